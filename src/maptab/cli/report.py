@@ -1,0 +1,1 @@
+"""``maptab report``."""

@@ -1,0 +1,1 @@
+"""suites stage of the maptab pipeline."""
