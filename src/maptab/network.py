@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from typing import Literal
 
 Scenario = Literal["metromap", "travelmap"]
@@ -348,7 +347,9 @@ class Network:
             ]
         except (KeyError, TypeError, ValueError) as exc:
             raise NetworkError(f"malformed network data: {exc}") from None
-        positions = {k: (float(p[0]), float(p[1])) for k, p in dict(data.get("positions") or {}).items()}
+        positions = {
+            k: (float(p[0]), float(p[1])) for k, p in dict(data.get("positions") or {}).items()
+        }
         return cls(
             data["scenario"],  # type: ignore[arg-type]
             vertices,
