@@ -122,9 +122,18 @@ class DatasetWriter:
 
         folder = self.map_dir(entry.id)
         folder.mkdir(parents=True, exist_ok=True)
-        tables.write_csv(tables.edge_rows(network), folder / TABLE_FILES["edges"])
-        tables.write_csv(tables.vertex_rows(network), folder / TABLE_FILES["vertices"])
-        tables.write_csv(tables.mix_rows(network), folder / TABLE_FILES["mix"])
+        scenario = network.scenario
+        tables.write_csv(
+            tables.edge_rows(network), folder / TABLE_FILES["edges"], tables.EDGE_COLUMNS[scenario]
+        )
+        tables.write_csv(
+            tables.vertex_rows(network),
+            folder / TABLE_FILES["vertices"],
+            tables.VERTEX_COLUMNS[scenario],
+        )
+        tables.write_csv(
+            tables.mix_rows(network), folder / TABLE_FILES["mix"], tables.MIX_COLUMNS[scenario]
+        )
         (folder / "network.json").write_text(
             json.dumps(network.to_dict(), ensure_ascii=False, indent=1) + "\n",
             encoding="utf-8",

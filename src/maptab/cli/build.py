@@ -1,1 +1,87 @@
-"""``maptab build``."""
+"""``maptab build``: make a benchmark dataset (synthetic MapTab-style, or ReasonMap from real
+topologies)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from maptab.cli.app import app, console, fail
+from maptab.cli.progress import track
+
+
+@app.command()
+def build(
+    preset: Annotated[
+        str,
+        typer.Option(help="Dataset size: 'mini' (a few maps, seconds) or 'paper' (full scale)."),
+    ] = "mini",
+    seed: Annotated[
+        int, typer.Option(help="Seed; the same seed and options give identical files.")
+    ] = 0,
+    out: Annotated[Path, typer.Option(help="Output folder.")] = Path("out/dataset"),
+    render: Annotated[bool, typer.Option(help="Render a map image for every map.")] = True,
+    report_totals: Annotated[
+        bool, typer.Option(help="Ask criteria queries to also report the route's four totals.")
+    ] = False,
+    cost_model: Annotated[
+        str, typer.Option(help="Cost model for gold labels: 'additive' (default) or 'mean'.")
+    ] = "additive",
+    from_reasonmap: Annotated[
+        Path | None,
+        typer.Option(help="Build a ReasonMap-style dataset from a metadata folder instead."),
+    ] = None,
+    images: Annotated[
+        Path | None, typer.Option(help="With --from-reasonmap: folder of real map images.")
+    ] = None,
+    branch_splits: Annotated[
+        Path | None,
+        typer.Option(
+            help="With --from-reasonmap: JSON {'<map>/<line>': '<first branch station>'}."
+        ),
+    ] = None,
+    per_map: Annotated[
+        int, typer.Option(help="With --from-reasonmap: station pairs per map.")
+    ] = 40,
+) -> None:
+    """Build a benchmark: maps, tables, images, RP and QA queries with exact gold labels.
+
+    Examples:
+      maptab build --preset mini --out out/mini
+      maptab build --preset paper --seed 1 --out out/paper
+      maptab build --from-reasonmap STATIONS_DIR --images MAPS_DIR --out out/reasonmap
+    """
+    try:
+        if from_reasonmap is not None:
+            from maptab.build.reasonmap import build_reasonmap_dataset
+
+            manifest = build_reasonmap_dataset(
+                from_reasonmap,
+                out,
+                images_dir=images,
+                branch_splits=branch_splits,
+                seed=seed,
+                per_map=per_map,
+                progress=True,
+            )
+        else:
+            from maptab.build.pipeline import build_benchmark
+
+            manifest = build_benchmark(
+                out,
+                preset=preset,
+                seed=seed,
+                render=render,
+                report_totals=report_totals,
+                cost_model=cost_model,
+                progress=track,
+            )
+    except (ValueError, OSError) as exc:
+        fail(str(exc))
+    counts = manifest["counts"]
+    console.print(
+        f"[green]built[/] {out}: {counts['maps']} maps, {counts.get('rp', 0)} RP, "
+        f"{counts.get('qa', 0)} QA, {counts.get('reasonmap', 0)} ReasonMap questions"
+    )

@@ -1,1 +1,132 @@
-"""``maptab run``."""
+"""``maptab run``: answer a dataset's samples with a model or baseline, resumably."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from maptab.cli.app import app, console, fail
+
+
+@app.command("run")
+def run_cmd(
+    dataset: Annotated[Path, typer.Argument(help="Dataset folder (with manifest.json).")],
+    model: Annotated[
+        str,
+        typer.Option(help="openai:NAME, vllm:PATH, oracle, shortest, random or blank."),
+    ],
+    split: Annotated[
+        str | None, typer.Option(help="Only samples of this split (train/test).")
+    ] = None,
+    categories: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Comma-separated: rp, qa, reasonmap, an RP category (time, map_mix, …) or qa:N.",
+        ),
+    ] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N requests.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Requests in flight.")] = 16,
+    out: Annotated[
+        Path | None, typer.Option(help="Run folder (default runs/<dataset>__<model>).")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,
+    api_key_env: Annotated[
+        str, typer.Option(help="Environment variable holding the API key.")
+    ] = "OPENAI_API_KEY",
+    retry_errors: Annotated[
+        bool, typer.Option("--retry-errors", help="Redo samples whose request failed.")
+    ] = False,
+    table_format: Annotated[str, typer.Option(help="Tables as csv or json.")] = "csv",
+    timeout: Annotated[float, typer.Option(help="Seconds per HTTP attempt.")] = 120.0,
+    max_retries: Annotated[int, typer.Option(min=0, help="Retries of a failed request.")] = 6,
+    rpm: Annotated[
+        float | None, typer.Option(help="At most this many requests per minute.")
+    ] = None,
+    temperature: Annotated[float, typer.Option()] = 0.0,
+    max_tokens: Annotated[int, typer.Option(help="Most new tokens per answer.")] = 2048,
+    thinking_budget: Annotated[
+        int | None, typer.Option(help="Thinking tokens, sent where supported (papers: 4096).")
+    ] = None,
+    extra_body: Annotated[
+        str | None, typer.Option(help="JSON object merged into each request body.")
+    ] = None,
+    max_pixels: Annotated[
+        int, typer.Option(min=1, help="Image pixel budget (aspect ratio kept).")
+    ] = 2048 * 2048,
+    image_size: Annotated[
+        str | None, typer.Option(help="WIDTHxHEIGHT: stretch images to this exact shape.")
+    ] = None,
+    image_format: Annotated[str, typer.Option(help="png or jpeg.")] = "png",
+    seed: Annotated[int, typer.Option(help="Seed of the random baseline.")] = 0,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Run a model on DATASET; predictions go to RUN_DIR/predictions.jsonl (resumable)."""
+    from maptab.run import ImageSpec, make_provider
+    from maptab.run.runner import run
+
+    cats = [c for item in categories or () for c in item.split(",") if c.strip()]
+    try:
+        body = json.loads(extra_body) if extra_body else None
+        if body is not None and not isinstance(body, dict):
+            raise ValueError("--extra-body must be a JSON object")
+        size = _size(image_size) if image_size else None
+        image = ImageSpec(max_pixels, "stretch" if size else "fit", size, image_format)  # type: ignore[arg-type]
+        if table_format not in ("csv", "json"):
+            raise ValueError(f"--table-format must be csv or json, not {table_format!r}")
+        provider = make_provider(
+            model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            concurrency=concurrency,
+            timeout=timeout,
+            max_retries=max_retries,
+            rpm=rpm,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            thinking_budget=thinking_budget,
+            extra_body=body,
+            seed=seed,
+        )
+        run_dir = out or Path("runs") / f"{dataset.resolve().name}__{_slug(model)}"
+        summary = run(
+            dataset,
+            provider,
+            run_dir,
+            split=split,
+            categories=cats,
+            limit=limit,
+            concurrency=concurrency,
+            retry_errors=retry_errors,
+            progress=progress,
+            table_format=table_format,  # type: ignore[arg-type]
+            image=image,
+            spec=model,
+        )
+    except json.JSONDecodeError as exc:
+        fail(f"--extra-body is not valid JSON ({exc.msg})")
+    except ValueError as exc:  # DatasetError, StoreError, ProviderConfigError, bad options
+        fail(str(exc))
+    except KeyboardInterrupt:
+        fail("interrupted; rerun the same command to resume", code=130)
+    console.print(
+        f"{summary.total} samples: {summary.skipped} already done, {summary.completed} answered "
+        f"({summary.rate:.1f}/s), {summary.errors} errors -> {summary.out_dir}",
+        highlight=False,
+    )
+    if summary.errors:
+        console.print("rerun with --retry-errors to redo the failed requests", highlight=False)
+
+
+def _size(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"\s*(\d+)\s*[xX×]\s*(\d+)\s*", text)
+    if not m or min(int(m.group(1)), int(m.group(2))) < 1:
+        raise ValueError(f"--image-size must be WIDTHxHEIGHT, not {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _slug(spec: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", spec).strip("-") or "model"

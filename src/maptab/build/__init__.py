@@ -1,0 +1,1 @@
+"""build stage of the maptab pipeline."""

@@ -1,0 +1,296 @@
+"""``maptab build``: synthesise maps, tables, images and queries into a dataset folder.
+
+The pipeline (SPEC 6, 8–11, 15), all seeded so the same preset and seed give a
+byte-identical dataset:
+
+1. synthesise networks with geometry and names (:mod:`maptab.build.synth`) and their
+   attributes (:mod:`maptab.build.attributes`);
+2. score map difficulty per scenario, cut it into thirds, split maps train/test by
+   consecutive triples (:mod:`maptab.build.difficulty`);
+3. allocate OD pairs per map with Algorithm 1 (:mod:`maptab.build.allocation`);
+4. per map: sample OD pairs, rank their query difficulty (SPLI / SPCI thirds), emit the 12
+   RP queries of each pair with exact gold labels (:mod:`maptab.build.queries`), and the 12
+   QA queries of its scenario (:mod:`maptab.build.qa`);
+5. render every map (:mod:`maptab.render`) and write the dataset (:mod:`maptab.dataset`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from maptab.build import allocation, attributes, difficulty, qa, synth
+from maptab.build.prompts import rp_prompt
+from maptab.build.queries import od_queries, sample_pairs
+from maptab.dataset import DatasetWriter, MapEntry
+from maptab.network import Network
+from maptab.schema import QA_STYLES, RP_STYLES, QAQuery, RPQuery
+from maptab.tables import derive_mix
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    """How many maps of each scenario, and how many OD pairs (Q) each scenario gets."""
+
+    name: str
+    metro_maps: int
+    travel_maps: int
+    metro_pairs: int
+    travel_pairs: int
+    q_min: int = 5
+    alpha: float = 1.5
+    sizes: tuple[str, ...] = ("small", "medium", "large")
+
+
+PRESETS: dict[str, Preset] = {
+    # a few maps of each scenario, built in seconds (the demo and the tests use it)
+    "mini": Preset("mini", 3, 3, 24, 24, q_min=2),
+    # the paper's scale: 160 + 168 maps, 8,000 + 8,400 OD pairs -> 196,800 RP queries
+    "paper": Preset("paper", 160, 168, 8000, 8400),
+}
+
+QA_OUTPUT = (
+    "Give only the final answer (a number; 1 for yes, 0 for no), wrapped as "
+    "<answer_begin>answer<answer_end>."
+)
+
+
+def _seeds(seed: int, n: int) -> list[int]:
+    """``n`` independent child seeds of ``seed`` (stable across numpy versions)."""
+    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(n)]
+
+
+def _shuffled(n: int, rng: np.random.Generator) -> list[int]:
+    return [int(i) for i in rng.permutation(n)]
+
+
+def synthesize_maps(preset: Preset, seed: int) -> list[Network]:
+    """The preset's networks with attributes, metro maps first, ids ``metro-000``…"""
+    nets: list[Network] = []
+    plan = [("metromap", i) for i in range(preset.metro_maps)] + [
+        ("travelmap", i) for i in range(preset.travel_maps)
+    ]
+    for (scenario, i), child in zip(plan, _seeds(seed, len(plan)), strict=True):
+        rng = np.random.default_rng(child)
+        size = preset.sizes[i % len(preset.sizes)]
+        if scenario == "metromap":
+            net = synth.synth_metro(synth.sample_metro_spec(rng, size), child, f"metro-{i:03d}")
+        else:
+            net = synth.synth_scenic(synth.sample_scenic_spec(rng, size), child, f"travel-{i:03d}")
+        nets.append(attributes.synthesize_attributes(net, child))
+    return nets
+
+
+def classify_maps(nets: list[Network], seed: int) -> list[MapEntry]:
+    """Difficulty level and split of every map, scored within its scenario (SPEC 8)."""
+    entries: dict[str, MapEntry] = {}
+    for scenario in ("metromap", "travelmap"):
+        group = [n for n in nets if n.scenario == scenario]
+        if not group:
+            continue
+        scores = difficulty.map_difficulty_scores(group)
+        levels = difficulty.tercile_levels(scores)
+        splits = difficulty.split_maps(scores, seed)
+        for net, score, level, split in zip(group, scores, levels, splits, strict=True):
+            entries[net.map_id] = MapEntry(
+                id=net.map_id,
+                scenario=scenario,
+                difficulty=level,
+                split=split,
+                language=str(net.meta.get("language", "en")),
+                difficulty_score=float(score),
+            )
+    return [entries[n.map_id] for n in nets]
+
+
+def pair_quotas(nets: list[Network], entries: list[MapEntry], preset: Preset) -> dict[str, int]:
+    """OD pairs per map, by Algorithm 1 within each scenario."""
+    quotas: dict[str, int] = {}
+    for scenario, total in (("metromap", preset.metro_pairs), ("travelmap", preset.travel_pairs)):
+        idx = [i for i, e in enumerate(entries) if e.scenario == scenario]
+        if not idx:
+            continue
+        counts = allocation.allocate_queries(
+            [len(nets[i].vertices) for i in idx],
+            [entries[i].difficulty for i in idx],
+            [entries[i].split for i in idx],
+            total,
+            alpha=preset.alpha,
+            q_min=preset.q_min,
+        )
+        quotas.update({entries[i].id: int(c) for i, c in zip(idx, counts, strict=True)})
+    return quotas
+
+
+class _Cycle:
+    """Cyclic assignment of instruction styles, one counter per key (SPEC 9, 10)."""
+
+    def __init__(self, styles: tuple[str, ...]) -> None:
+        self.styles = styles
+        self.counts: dict[object, int] = {}
+
+    def next(self, key: object) -> str:
+        n = self.counts.get(key, 0)
+        self.counts[key] = n + 1
+        return self.styles[n % len(self.styles)]
+
+
+def rp_queries_for_map(
+    net: Network,
+    entry: MapEntry,
+    quota: int,
+    seed: int,
+    styles: _Cycle,
+    *,
+    report_totals: bool = False,
+    cost_model: str = "additive",
+) -> list[RPQuery]:
+    """The RP queries of one map: ``quota`` OD pairs × 12 categories."""
+    rng = np.random.default_rng(seed)
+    mix_net = net.with_attributes(vertices=derive_mix(net))
+    pairs = sample_pairs(net, quota, rng)
+    measure = difficulty.spli if net.scenario == "metromap" else difficulty.spci
+    levels = difficulty.tercile_levels([measure(net, s, t) for s, t in pairs])
+    n_edges, n_vertices = len(net.edges), len(net.vertices)
+    out: list[RPQuery] = []
+    for p, ((s, t), level) in enumerate(zip(pairs, levels, strict=True)):
+        for category, weights, gold, repetition in od_queries(
+            net, mix_net, s, t, rng, cost_model=cost_model
+        ):
+            style = styles.next((net.scenario, category.name))
+            shown = {}
+            for part in category.inputs:
+                if part in ("edges", "vertices"):
+                    shown[part] = _shuffled(n_edges if part == "edges" else n_vertices, rng)
+                elif part == "mix":
+                    shown[part] = _shuffled(n_vertices, rng)
+            asks_totals = report_totals and not category.criteria_free
+            out.append(
+                RPQuery(
+                    id=f"{entry.id}/rp-{p:04d}-{category.name}",
+                    map_id=entry.id,
+                    scenario=net.scenario,
+                    split=entry.split,
+                    category=category.name,
+                    style=style,
+                    question=rp_prompt(
+                        category, net.scenario, style, s, t, weights, report_totals=asks_totals
+                    ),
+                    source=s,
+                    target=t,
+                    map_difficulty=entry.difficulty,
+                    query_difficulty=level,
+                    weights=weights,
+                    totals=gold.totals,
+                    repetition=repetition,
+                    report_totals=asks_totals,
+                    cost_model=cost_model,
+                    tables=shown,
+                    **gold.label(),  # type: ignore[arg-type]
+                )
+            )
+    return out
+
+
+def qa_queries_for_map(net: Network, entry: MapEntry, seed: int, styles: _Cycle) -> list[QAQuery]:
+    """The 12 QA queries of one map (one per type of its scenario, SPEC 10)."""
+    rng = np.random.default_rng(seed)
+    out: list[QAQuery] = []
+    for qtype in qa.QA_TYPES:
+        if qtype.scenario != net.scenario:
+            continue
+        style = styles.next(qtype.number)
+        params = qa.sample_qa_params(qtype.number, net, rng)
+        shown: dict[str, list[int]] = {}
+        for part in qtype.inputs:
+            if part in ("edges", "vertices", "mix"):
+                n = len(net.edges) if part == "edges" else len(net.vertices)
+                shown[part] = _shuffled(n, rng)
+        if "dropped" in params:  # type 22: one spot left out of the table shown
+            drop = set(params["dropped"])
+            names = net.stations
+            for part in ("vertices", "mix"):
+                if part in shown:
+                    shown[part] = [i for i in shown[part] if names[i] not in drop]
+        table_order = {
+            part: [net.stations[i] for i in order]
+            for part, order in shown.items()
+            if part != "edges"
+        }
+        answer = qa.qa_answer(qtype.number, net, params, shown=table_order)
+        question = qa.qa_question(qtype.number, style, params, net) + "\n" + QA_OUTPUT
+        out.append(
+            QAQuery(
+                id=f"{entry.id}/qa-{qtype.number:02d}",
+                map_id=entry.id,
+                scenario=net.scenario,
+                split=entry.split,
+                type=qtype.number,
+                capabilities=list(qtype.capabilities),
+                style=style,
+                question=question,
+                answer=answer,
+                inputs=list(qtype.inputs),
+                tables=shown,
+                drop_line_column=net.scenario == "metromap" and "mix" in qtype.inputs,
+            )
+        )
+    return out
+
+
+def build_benchmark(
+    out_dir: str | Path,
+    *,
+    preset: str = "mini",
+    seed: int = 0,
+    render: bool = True,
+    report_totals: bool = False,
+    cost_model: str = "additive",
+    progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None,
+) -> dict[str, Any]:
+    """Build a MapTab-style benchmark into ``out_dir``; returns the manifest."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+    spec = PRESETS[preset]
+    track = progress or (lambda items, _label, _total: items)
+    nets = synthesize_maps(spec, seed)
+    entries = classify_maps(nets, seed)
+    quotas = pair_quotas(nets, entries, spec)
+    writer = DatasetWriter(
+        Path(out_dir),
+        seed,
+        options={
+            "preset": asdict(spec),
+            "render": render,
+            "report_totals": report_totals,
+            "cost_model": cost_model,
+        },
+    )
+    rp_styles, qa_styles = _Cycle(RP_STYLES), _Cycle(QA_STYLES)
+    seeds = _seeds(seed + 1, len(nets))
+    for net, entry, child in track(list(zip(nets, entries, seeds, strict=True)), "maps", len(nets)):
+        image = None
+        folder = writer.add_map(net, entry)
+        if render:
+            from maptab.render import save_map
+
+            image = folder / "image.png"
+            save_map(net, image)
+        writer.add(
+            "rp",
+            rp_queries_for_map(
+                net,
+                entry,
+                quotas[entry.id],
+                child,
+                rp_styles,
+                report_totals=report_totals,
+                cost_model=cost_model,
+            ),
+        )
+        writer.add("qa", qa_queries_for_map(net, entry, child, qa_styles))
+    return writer.finish()

@@ -1,0 +1,149 @@
+"""Route-planning queries: origin–destination sampling, weights, gold labels (SPEC 9).
+
+Each OD pair yields one query per category of :data:`maptab.schema.RP_CATEGORIES` (12),
+with gold labels from the exact solver (:mod:`maptab.solver`): all minimum-hop routes for
+the criteria-free categories, all J-optimal routes for the criteria categories.
+
+Weights follow the released sample: one integer triple and one integer quadruple (each
+entry drawn from 1–9) per OD pair, normalised to six decimals; the three 3-criteria
+categories share the triple (in criterion order) and ``all_criteria`` / ``map_mix`` share
+the quadruple.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from maptab.costs import Weights, route_totals
+from maptab.network import Network
+from maptab.schema import CRITERIA, RP_CATEGORIES, RPCategory
+from maptab.solver import Route, fewest_stations, optimal_routes
+
+MIN_ROUTE_STATIONS = 3
+
+
+def normalised_weights(integers: list[int]) -> list[float]:
+    """Integers → weights with six decimals summing to exactly 1 (last entry absorbs rounding)."""
+    total = sum(integers)
+    out = [round(i / total, 6) for i in integers[:-1]]
+    out.append(round(1.0 - sum(out), 6))
+    return out
+
+
+def category_weights(category: RPCategory, triple: list[float], quad: list[float]) -> list[float]:
+    """``[wT, wP, wC, wR]`` for ``category``: 1 on a single criterion, the shared draws otherwise."""
+    if len(category.criteria) == 1:
+        return [1.0 if c in category.criteria else 0.0 for c in CRITERIA]
+    source = iter(triple if len(category.criteria) == 3 else quad)
+    return [next(source) if c in category.criteria else 0.0 for c in CRITERIA]
+
+
+def hop_distances(network: Network, source: str) -> dict[str, int]:
+    """Breadth-first hop counts from ``source`` over the station graph."""
+    graph = network.simple_graph()
+    dist = {source: 0}
+    queue = deque([source])
+    while queue:
+        s = queue.popleft()
+        for n in graph[s]:
+            if n not in dist:
+                dist[n] = dist[s] + 1
+                queue.append(n)
+    return dist
+
+
+def eligible_pairs(network: Network) -> list[tuple[str, str]]:
+    """Ordered distinct OD pairs whose shortest route has at least 3 stations (2+ hops)."""
+    pairs = []
+    for s in network.stations:
+        dist = hop_distances(network, s)
+        pairs.extend((s, t) for t in network.stations if dist.get(t, 0) >= MIN_ROUTE_STATIONS - 1)
+    return pairs
+
+
+def sample_pairs(network: Network, count: int, rng: np.random.Generator) -> list[tuple[str, str]]:
+    """``count`` distinct eligible OD pairs (all of them when fewer exist), seeded."""
+    pairs = eligible_pairs(network)
+    if count >= len(pairs):
+        order = rng.permutation(len(pairs))
+    else:
+        order = rng.choice(len(pairs), size=count, replace=False)
+    return [pairs[i] for i in order]
+
+
+def repetition_class(optimal: list[Route], shortest: list[Route]) -> str:
+    """FR / PR / NR (SPEC 9): is an optimal route among the criteria-free (min-hop) routes?
+
+    FR: it is the unique shortest path; PR: it is one of several; NR: none of them.
+    """
+    shortest_paths = {r.stations for r in shortest}
+    if not any(r.stations in shortest_paths for r in optimal):
+        return "NR"
+    return "FR" if len(shortest_paths) == 1 else "PR"
+
+
+@dataclass(frozen=True, slots=True)
+class Gold:
+    """Gold label of one query: reference routes and, for criteria queries, totals."""
+
+    routes: list[Route]
+    totals: dict[str, float] | None
+
+    def label(self) -> dict[str, object]:
+        return {
+            "routes": [r.format() for r in self.routes],
+            "route_vertex_numbers": [r.vertex_count for r in self.routes],
+            "transfer_vertex_numbers": [r.transfer_count for r in self.routes],
+        }
+
+
+def gold_label(
+    network: Network,
+    mix_network: Network,
+    category: RPCategory,
+    source: str,
+    target: str,
+    weights: list[float] | None,
+    *,
+    cost_model: str = "additive",
+) -> Gold:
+    """Exact gold routes (and totals of ``routes[0]``) for one query (SPEC 3–4)."""
+    if category.criteria_free:
+        return Gold(fewest_stations(network, source, target), None)
+    net = mix_network if category.items == "vertex" else network
+    w = Weights(*weights)  # type: ignore[misc]
+    routes = optimal_routes(net, source, target, w, items=category.items, model=cost_model)
+    best = routes[0]
+    totals = route_totals(net, best.stations, best.lines, items=category.items).as_label()
+    return Gold(routes, totals)
+
+
+def od_queries(
+    network: Network,
+    mix_network: Network,
+    source: str,
+    target: str,
+    rng: np.random.Generator,
+    *,
+    cost_model: str = "additive",
+) -> Iterator[tuple[RPCategory, list[float] | None, Gold, str | None]]:
+    """The 12 (category, weights, gold, repetition class) tuples of one OD pair."""
+    triple = normalised_weights([int(x) for x in rng.integers(1, 10, size=3)])
+    quad = normalised_weights([int(x) for x in rng.integers(1, 10, size=4)])
+    shortest: list[Route] | None = None
+    for category in RP_CATEGORIES:
+        if category.criteria_free:
+            if shortest is None:
+                shortest = fewest_stations(network, source, target)
+            yield category, None, Gold(shortest, None), None
+        else:
+            weights = category_weights(category, triple, quad)
+            gold = gold_label(
+                network, mix_network, category, source, target, weights, cost_model=cost_model
+            )
+            assert shortest is not None  # criteria-free categories come first in the registry
+            yield category, weights, gold, repetition_class(gold.routes, shortest)

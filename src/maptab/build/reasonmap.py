@@ -1,0 +1,490 @@
+"""ReasonMap questions (SPEC 14): reference routes, question difficulty, pair sampling, and the
+ReasonMap-style dataset built from real topologies (``maptab build --from-reasonmap``).
+
+**Routes.** A route from ``a`` to ``b`` is a sequence of *segments*; a segment rides one line
+from a departure stop to an arrival stop along a simple path of that line's own track graph
+(its edges), so on a loop line either direction is a ride and on a branched line the ride is
+the path through the branch point. Consecutive segments meet at a stop; the route as a whole
+visits no station twice, and no line is ridden twice. Its cost is the lexicographic pair
+``(transfers, stops)``: transfers = segments − 1, stops = edges travelled.
+
+**Reference routes** (:func:`plan_routes`): the optimum is the cheapest route. Alternatives
+are the cheapest route of each other *line sequence*, ranked by cost; up to
+``max_alternatives`` routes with pairwise distinct line sequences are kept, and only line
+sequences with at most ``max_extra_transfers`` transfers more than the optimum are
+considered. Ties are broken by the lines' order of first appearance in the network, then by
+the station keys along the route, so the result is a pure function of the network.
+
+**Question difficulty** (:func:`question_difficulty`): transfers of the first reference
+route: 0 easy, 1 medium, 2 or more hard.
+
+**Pair sampling** (:func:`reasonmap_questions`): unordered station pairs whose optimal route
+passes at least one intermediate station, in seeded random order, each drawn in a seeded
+random direction; a pair is kept while its level's quota (20:15:5 by default) is open. When a
+map has too few pairs of some level, the open slots are filled with the remaining pairs of
+the other levels in the same sampled order, so each map still yields ``per_map`` questions
+when it has that many pairs (documented in ``docs/reasonmap.md``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from maptab.build import difficulty
+from maptab.dataset import DatasetWriter, MapEntry
+from maptab.metadata import load_branch_splits, load_reasonmap
+from maptab.network import Network
+from maptab.schema import ReasonMapQuestion, RMSegment
+
+LEVELS = ("easy", "medium", "hard")
+LONG_TEMPLATES = ("num_via", "via_list")
+SEGMENT_SEPARATOR = "--"
+
+
+class PlanError(ValueError):
+    """A route request that cannot be answered (unknown station, same endpoints, no route)."""
+
+
+# --------------------------------------------------------------------------- planner
+class RoutePlanner:
+    """Exact ReasonMap route planning on one metromap (see the module docstring).
+
+    Build once per network; :meth:`min_transfers` is a constant-time look-up after the
+    line-graph distances are computed, :meth:`routes` enumerates line sequences level by level.
+    """
+
+    def __init__(self, network: Network) -> None:
+        if network.scenario != "metromap":
+            raise PlanError(f"map {network.map_id!r}: ReasonMap routes need a metromap")
+        self.network = network
+        self.lines: list[str] = network.line_names
+        self._rank = {line: i for i, line in enumerate(self.lines)}
+        self.track: dict[str, dict[str, set[str]]] = {line: {} for line in self.lines}
+        for e in network.edges:
+            adj = self.track[e.line]  # type: ignore[index]
+            adj.setdefault(e.u, set()).add(e.v)
+            adj.setdefault(e.v, set()).add(e.u)
+        self.station_lines: dict[str, list[str]] = {s: [] for s in network.vertices}
+        for line in self.lines:
+            for s in self.track[line]:
+                self.station_lines[s].append(line)
+        self.shared: dict[tuple[str, str], list[str]] = {}
+        for i, x in enumerate(self.lines):
+            for y in self.lines[i + 1 :]:
+                common = [s for s in network.vertices if s in self.track[x] and s in self.track[y]]
+                if common:
+                    self.shared[(x, y)] = self.shared[(y, x)] = common
+        self.line_adj: dict[str, list[str]] = {
+            x: [y for y in self.lines if (x, y) in self.shared] for x in self.lines
+        }
+        self.line_dist = {x: self._bfs_lines(x) for x in self.lines}
+        self._rides: dict[tuple[str, str, str], list[tuple[str, ...]]] = {}
+
+    def _bfs_lines(self, start: str) -> dict[str, int]:
+        dist = {start: 0}
+        queue = deque([start])
+        while queue:
+            x = queue.popleft()
+            for y in self.line_adj[x]:
+                if y not in dist:
+                    dist[y] = dist[x] + 1
+                    queue.append(y)
+        return dist
+
+    def resolve(self, name: str) -> str:
+        """The station key of ``name`` (key or display label); :class:`PlanError` if unknown."""
+        key = self.network.resolve(name)
+        if key is None:
+            raise PlanError(f"map {self.network.map_id!r}: unknown station {name!r}")
+        return key
+
+    def min_transfers(self, a: str, b: str) -> int | None:
+        """Fewest transfers of any route from ``a`` to ``b`` (``None`` when unreachable).
+
+        Exact: a shortest line sequence is always realisable by a simple route, since a
+        station visited twice would lie on two of its lines and give a shorter sequence.
+        """
+        best = None
+        for x in self.station_lines[a]:
+            dist = self.line_dist[x]
+            for y in self.station_lines[b]:
+                d = dist.get(y)
+                if d is not None and (best is None or d < best):
+                    best = d
+        return best
+
+    def rides(self, line: str, x: str, y: str) -> list[tuple[str, ...]]:
+        """Every simple path from ``x`` to ``y`` on ``line``'s track graph (stations, ends included)."""
+        key = (line, x, y)
+        if key not in self._rides:
+            adj = self.track[line]
+            found: list[tuple[str, ...]] = []
+            path = [x]
+            on_path = {x}
+
+            def walk(s: str) -> None:
+                if s == y:
+                    found.append(tuple(path))
+                    return
+                for n in sorted(adj[s]):
+                    if n not in on_path:
+                        path.append(n)
+                        on_path.add(n)
+                        walk(n)
+                        on_path.discard(n)
+                        path.pop()
+
+            walk(x)
+            self._rides[key] = found
+        return self._rides[key]
+
+    def _line_sequences(self, a: str, b: str, transfers: int) -> Iterator[tuple[str, ...]]:
+        """Line sequences of exactly ``transfers + 1`` distinct lines from ``a`` to ``b``."""
+        ends = set(self.station_lines[b])
+
+        def reach(line: str) -> int:
+            dist = self.line_dist[line]
+            return min((dist[e] for e in ends if e in dist), default=len(self.lines))
+
+        def extend(seq: list[str]) -> Iterator[tuple[str, ...]]:
+            left = transfers + 1 - len(seq)
+            if left == 0:
+                if seq[-1] in ends:
+                    yield tuple(seq)
+                return
+            for y in self.line_adj[seq[-1]]:
+                if y not in seq and reach(y) <= left - 1:
+                    seq.append(y)
+                    yield from extend(seq)
+                    seq.pop()
+
+        for x in self.station_lines[a]:
+            if reach(x) <= transfers:
+                yield from extend([x])
+
+    def _best_for(
+        self, a: str, b: str, seq: tuple[str, ...]
+    ) -> tuple[int, tuple[str, ...], list[tuple[str, ...]]] | None:
+        """The cheapest simple route riding exactly ``seq``: (stops, station path, rides)."""
+        best: list[Any] = [None]
+        rides: list[tuple[str, ...]] = []
+        visited = {a}
+
+        def go(i: int, at: str, stops: int) -> None:
+            if best[0] is not None and stops > best[0][0]:
+                return
+            line = seq[i]
+            last = i == len(seq) - 1
+            targets = [b] if last else self.shared[(line, seq[i + 1])]
+            for t in targets:
+                if t in visited or (not last and t == b):
+                    continue
+                for ride in self.rides(line, at, t):
+                    inner = ride[1:]
+                    if any(s in visited for s in inner) or (not last and b in inner):
+                        continue
+                    total = stops + len(ride) - 1
+                    if best[0] is not None and total > best[0][0]:
+                        continue
+                    rides.append(ride)
+                    if last:
+                        path = tuple(s for r in rides for s in r[:-1]) + (b,)
+                        if best[0] is None or (total, path) < best[0][:2]:
+                            best[0] = (total, path, list(rides))
+                    else:
+                        visited.update(inner)
+                        go(i + 1, t, total)
+                        visited.difference_update(inner)
+                    rides.pop()
+
+        go(0, a, 0)
+        return best[0]
+
+    def routes(
+        self, a: str, b: str, *, max_alternatives: int = 3, max_extra_transfers: int = 1
+    ) -> list[list[tuple[str, tuple[str, ...]]]]:
+        """Reference routes as lists of ``(line, ride stations)``; best first.
+
+        Raises :class:`PlanError` when the stations are equal or not connected.
+        """
+        a, b = self.resolve(a), self.resolve(b)
+        if a == b:
+            raise PlanError(f"map {self.network.map_id!r}: departure and arrival are both {a!r}")
+        fewest = self.min_transfers(a, b)
+        if fewest is None:
+            raise PlanError(f"map {self.network.map_id!r}: no route from {a!r} to {b!r}")
+        found: list[tuple[Any, ...]] = []
+        for transfers in range(fewest, fewest + max_extra_transfers + 1):
+            level = []
+            for seq in self._line_sequences(a, b, transfers):
+                hit = self._best_for(a, b, seq)
+                if hit is not None:
+                    stops, path, rides = hit
+                    ranks = tuple(self._rank[x] for x in seq)
+                    level.append(((transfers, stops, ranks, path), seq, rides))
+            found.extend(sorted(level, key=lambda item: item[0]))
+            if len(found) >= max_alternatives:
+                break
+        return [list(zip(seq, rides, strict=True)) for _, seq, rides in found[:max_alternatives]]
+
+    def segments(self, route: list[tuple[str, tuple[str, ...]]]) -> list[RMSegment]:
+        """A planned route as ReasonMap segments (display names)."""
+        label = self.network.label
+        return [
+            RMSegment(
+                route_name=line,
+                departure_stop=label(ride[0]),
+                arrival_stop=label(ride[-1]),
+                via_stops=[label(s) for s in ride[1:-1]],
+                num_via_stops=len(ride) - 2,
+            )
+            for line, ride in route
+        ]
+
+
+def plan_routes(
+    network: Network,
+    a: str,
+    b: str,
+    *,
+    max_alternatives: int = 3,
+    max_extra_transfers: int = 1,
+) -> list[list[RMSegment]]:
+    """Reference routes from ``a`` to ``b`` (SPEC 14): fewest transfers, then fewest stops.
+
+    Returns up to ``max_alternatives`` routes with pairwise distinct line sequences, the
+    optimum first, each a list of :class:`~maptab.schema.RMSegment` with display names. The
+    exact definitions (what a segment may ride, the ranking, the tie-break) are in the module
+    docstring. ``a`` and ``b`` may be station keys or display labels.
+
+    Raises :class:`PlanError` for unknown or equal stations, or when no route exists.
+
+    >>> net = Network.from_lines({"L1": ["A", "B", "C"], "L2": ["C", "D"]})
+    >>> [s.route_name for s in plan_routes(net, "A", "D")[0]]
+    ['L1', 'L2']
+    """
+    planner = RoutePlanner(network)
+    routes = planner.routes(
+        a, b, max_alternatives=max_alternatives, max_extra_transfers=max_extra_transfers
+    )
+    return [planner.segments(r) for r in routes]
+
+
+def question_difficulty(routes: Sequence[Sequence[RMSegment | dict[str, Any]]]) -> str:
+    """Question difficulty by the first reference route's transfers: 0 easy, 1 medium, ≥2 hard."""
+    if not routes or not routes[0]:
+        raise PlanError("question difficulty needs at least one non-empty reference route")
+    transfers = len(routes[0]) - 1
+    return LEVELS[min(transfers, 2)]
+
+
+# --------------------------------------------------------------------------- questions
+_SHORT = (
+    "This is the rail transit map of {city}. Plan a trip from {a} to {b}.\n"
+    "Give the trip as its segments in travel order, one block per segment:\n"
+    "Route Name: <the line's name as printed on the map>\n"
+    "Departure Stop: <the station where you board>\n"
+    "Arrival Stop: <the station where you get off>\n"
+    "{extra}"
+    "Put a line containing only -- between two blocks. Where you change lines, that "
+    "station is the arrival stop of one block and the departure stop of the next."
+)
+_EXTRA = {
+    "num_via": (
+        "Number of Via Stops: <how many stations the train passes between the departure "
+        "and arrival stop, counting neither of them>\n"
+    ),
+    "via_list": (
+        "Via Stops: <the stations passed between the departure and arrival stop, in travel "
+        "order, separated by commas; write None when there are none>\n"
+    ),
+}
+
+
+def city_name(map_id: str) -> str:
+    """A readable city name from a map id: ``america/los_angeles`` -> ``Los Angeles``."""
+    return map_id.rsplit("/", 1)[-1].replace("_", " ").strip().title() or "this city"
+
+
+def question_texts(city: str, a: str, b: str, long_template: str) -> tuple[str, str]:
+    """The short question and the long question (``num_via`` or ``via_list`` template)."""
+    if long_template not in _EXTRA:
+        raise ValueError(f"unknown long template {long_template!r}; expected {LONG_TEMPLATES}")
+    short = _SHORT.format(city=city, a=a, b=b, extra="")
+    long = _SHORT.format(city=city, a=a, b=b, extra=_EXTRA[long_template])
+    return short, long
+
+
+def scaled_quota(quota: Sequence[int], total: int) -> tuple[int, ...]:
+    """``quota`` rescaled to sum to ``total`` (largest remainder; ties to the easier level)."""
+    base = sum(quota)
+    if base <= 0 or total < 0:
+        raise ValueError(f"quota {tuple(quota)} and total {total} must be positive")
+    exact = [q * total / base for q in quota]
+    counts = [int(x) for x in exact]
+    order = sorted(range(len(quota)), key=lambda i: (-(exact[i] - counts[i]), i))
+    for i in order[: total - sum(counts)]:
+        counts[i] += 1
+    return tuple(counts)
+
+
+def sample_question_pairs(
+    planner: RoutePlanner, per_map: int, quota: Sequence[int], rng: random.Random
+) -> list[tuple[str, str, int]]:
+    """Station pairs ``(a, b, fewest transfers)`` to the level quota (module docstring)."""
+    net = planner.network
+    stations = net.stations
+    pairs = [(x, y) for i, x in enumerate(stations) for y in stations[i + 1 :]]
+    rng.shuffle(pairs)
+    want = dict(zip(LEVELS, scaled_quota(quota, per_map), strict=True))
+    kept: list[tuple[str, str, int]] = []
+    spare: list[tuple[str, str, int]] = []
+    for x, y in pairs:
+        a, b = (y, x) if rng.random() < 0.5 else (x, y)
+        transfers = planner.min_transfers(a, b)
+        if transfers is None or b in net.neighbours(a):
+            continue
+        level = LEVELS[min(transfers, 2)]
+        if want[level] > 0:
+            want[level] -= 1
+            kept.append((a, b, transfers))
+            if len(kept) == per_map:
+                return kept
+        elif len(spare) < per_map:
+            spare.append((a, b, transfers))
+    return kept + spare[: per_map - len(kept)]
+
+
+def reasonmap_questions(
+    network: Network,
+    *,
+    map_difficulty: str,
+    split: str,
+    rng_seed: int,
+    per_map: int = 40,
+    quota: Sequence[int] = (20, 15, 5),
+    city_label: str | None = None,
+) -> list[ReasonMapQuestion]:
+    """ReasonMap questions for one map (SPEC 14).
+
+    Samples up to ``per_map`` station pairs to the easy:medium:hard ``quota`` (rescaled when
+    it does not sum to ``per_map``; shortfalls filled as the module docstring says), plans
+    their reference routes with :func:`plan_routes`, and writes a short and a long question per
+    pair; long questions alternate the ``num_via`` and ``via_list`` templates. Ids are
+    ``<map_id>/rm-0001``, … Deterministic for a given ``rng_seed``.
+    """
+    planner = RoutePlanner(network)
+    rng = random.Random(rng_seed)
+    city = city_label or city_name(network.map_id)
+    out = []
+    for n, (a, b, _) in enumerate(sample_question_pairs(planner, per_map, quota, rng), 1):
+        routes = [planner.segments(r) for r in planner.routes(a, b)]
+        template = LONG_TEMPLATES[(n - 1) % 2]
+        la, lb = network.label(a), network.label(b)
+        short, long = question_texts(city, la, lb, template)
+        out.append(
+            ReasonMapQuestion(
+                id=f"{network.map_id}/rm-{n:04d}",
+                map_id=network.map_id,
+                split=split,
+                station_1=la,
+                station_2=lb,
+                question_short=short,
+                question_long=long,
+                long_template=template,
+                question_difficulty=question_difficulty(routes),
+                map_difficulty=map_difficulty,
+                routes=[[asdict(s) for s in r] for r in routes],
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- dataset
+def _derived_seed(seed: int, map_id: str) -> int:
+    """A per-map seed that depends only on the dataset seed and the map id."""
+    digest = hashlib.sha256(f"{seed}:{map_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def _language(network: Network) -> str:
+    """``zh`` when station names use Han characters, else ``en`` (a script-level guess)."""
+    names = (network.label(s) for s in network.vertices)
+    return "zh" if any("\u4e00" <= ch <= "\u9fff" for n in names for ch in n) else "en"
+
+
+def metadata_files(stations_dir: Path) -> list[tuple[str, Path]]:
+    """``(map_id, path)`` of every metadata JSON under ``stations_dir``, sorted by map id."""
+    files = sorted(stations_dir.rglob("*.json"))
+    return [(p.relative_to(stations_dir).with_suffix("").as_posix(), p) for p in files]
+
+
+def build_reasonmap_dataset(
+    stations_dir: str | Path,
+    out_dir: str | Path,
+    *,
+    images_dir: str | Path | None = None,
+    branch_splits: str | Path | None = None,
+    seed: int = 0,
+    per_map: int = 40,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """A ReasonMap-style dataset on real topologies; returns the manifest (SPEC 14, issue 3.7).
+
+    Every metadata JSON under ``stations_dir`` becomes a map with id its relative path without
+    ``.json`` (``italy/rome``), loaded with :func:`maptab.metadata.load_reasonmap` (branched
+    lines split as the shipped table says, extended and overridden by the
+    ``branch_splits`` file). Map difficulty and the
+    train/test split come from :mod:`maptab.build.difficulty` (GS and WASP thirds; consecutive
+    triples). ``images_dir/<map_id>.png`` is copied as the map image when present, otherwise
+    the image slot stays empty for the renderer. Attribute columns of the tables are zero:
+    ReasonMap questions use topology only.
+    """
+    stations_dir = Path(stations_dir)
+    files = metadata_files(stations_dir)
+    if not files:
+        raise ValueError(f"{stations_dir}: no ReasonMap metadata JSON files found")
+    splits = load_branch_splits()
+    if branch_splits is not None:
+        splits.update(load_branch_splits(branch_splits))
+    nets = [load_reasonmap(p, branch_splits=splits, map_id=mid) for mid, p in files]
+    scores = difficulty.map_difficulty_scores(nets)
+    levels = difficulty.tercile_levels(scores)
+    split_of = difficulty.split_maps(scores, seed)
+    writer = DatasetWriter(
+        Path(out_dir),
+        seed,
+        {"suite": "reasonmap", "per_map": per_map, "quota": [20, 15, 5]},
+    )
+    items: Any = zip(nets, levels, split_of, scores, strict=True)
+    if progress:
+        from maptab.cli.progress import track  # the CLI's bar; imported only when shown
+
+        items = track(items, "ReasonMap maps", total=len(nets))
+    for net, level, split, score in items:
+        image = Path(images_dir) / f"{net.map_id}.png" if images_dir is not None else None
+        entry = MapEntry(
+            id=net.map_id,
+            scenario="metromap",
+            difficulty=level,
+            split=split,
+            language=_language(net),
+            difficulty_score=score,
+            source="reasonmap",
+        )
+        writer.add_map(net, entry, image=image if image and image.is_file() else None)
+        questions = reasonmap_questions(
+            net,
+            map_difficulty=level,
+            split=split,
+            rng_seed=_derived_seed(seed, net.map_id),
+            per_map=per_map,
+        )
+        writer.add("reasonmap", questions)
+    return writer.finish()

@@ -1,0 +1,505 @@
+"""The route cost model: items, normalisation, the weighted cost ``J`` and reported totals (SPEC 3).
+
+Definitions
+-----------
+A route ``r = (v1 … vk)`` on a metromap also has a *line assignment*: one line per hop,
+chosen among the edges joining the two stations (two lines may share a track). Its
+**items** are
+
+* its ``k − 1`` edges (the edge of the assigned line on each hop), unless ``items="vertex"``
+  (the Map+Mix_tab category, SPEC 5: vertex items only);
+* its vertices: on a metromap ``v1 … v(k-1)`` (the source counts, the destination does not);
+  on a travelmap ``v1 … vk`` (every vertex, the destination too), where a vertex that is not
+  the destination and has ``Time = 0`` (a transport hub) counts ``Price = 0``.
+
+A **transfer** happens at an inner station where the incoming and outgoing hop lines differ;
+it adds the station's Transfer Time. Transfers count in both item modes (the Mix_tab keeps
+the Transfer Time column).
+
+Every item is normalised with the scenario's :data:`SCALES` into four *deficits*
+``(t̂, p̂, (1 − ĉ)·[c ≠ 0], (1 − r̂)·[r ≠ 0])``; zero comfort / reliability values are
+excluded (they add nothing and do not enter averages).
+
+* ``additive`` model (default): ``J = Σ_items w · deficits + wT · Σ_transfers tt̂``.
+* ``mean`` model (the paper's Eq. 1 as printed):
+  ``J = wT·T̂ + wP·P̂ + wC·(1 − Ĉavg) + wR·(1 − R̂avg)`` where ``T̂`` includes transfer time
+  and an average over no non-zero item is 0 (so its term is the full weight).
+
+When a function is given no line assignment it uses the **J-optimal** one; among assignments
+whose ``J`` ties (relative tolerance :data:`REL_TOL`) the one with fewest transfers; among
+those, each distinct set of transfer stations is a separate marking (see
+:func:`optimal_assignments`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+
+import numpy as np
+
+from maptab.network import Edge, Network
+
+REL_TOL = 1e-9
+"""Relative tolerance under which two costs are the same optimum (SPEC 4)."""
+
+ITEMS = ("edge_vertex", "vertex")
+MODELS = ("additive", "mean")
+
+
+class CostError(ValueError):
+    """Bad input to the cost model: unknown station, non-adjacent hop, bad weights…"""
+
+
+def within(value: float, best: float) -> bool:
+    """``value`` ties with or beats the optimum ``best`` (relative tolerance :data:`REL_TOL`)."""
+    return value <= best + REL_TOL * abs(best) + 1e-12
+
+
+# --------------------------------------------------------------------------- weights, scales
+@dataclass(frozen=True)
+class Weights:
+    """Criterion weights ``(wT, wP, wC, wR)``: non-negative, summing to 1 (± 1e-6)."""
+
+    time: float
+    price: float
+    comfort: float
+    reliability: float
+
+    def __post_init__(self) -> None:
+        vals = self.as_list()
+        if any(not math.isfinite(v) or v < 0 for v in vals):
+            raise CostError(f"weights must be finite and non-negative, got {vals}")
+        if abs(sum(vals) - 1.0) > 1e-6:
+            raise CostError(f"weights must sum to 1, got {vals} (sum {sum(vals):.6g})")
+
+    @classmethod
+    def parse(cls, text: str) -> Weights:
+        """Parse ``"wT,wP,wC,wR"``, e.g. ``"0.5,0.5,0,0"``."""
+        parts = [p.strip() for p in str(text).split(",")]
+        if len(parts) != 4:
+            raise CostError(f"weights {text!r}: expected four comma-separated numbers wT,wP,wC,wR")
+        try:
+            vals = [float(p) for p in parts]
+        except ValueError:
+            raise CostError(f"weights {text!r}: not all four values are numbers") from None
+        return cls(*vals)
+
+    def as_list(self) -> list[float]:
+        return [self.time, self.price, self.comfort, self.reliability]
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Divisors that normalise raw attribute values of one scenario (SPEC 3 table)."""
+
+    time: float
+    price: float
+    comfort: float
+    reliability: float
+    transfer: float
+
+
+SCALES: dict[str, Scale] = {
+    "metromap": Scale(time=3.0, price=1.5, comfort=1.0, reliability=1.0, transfer=3.0),
+    # travelmaps have no transfers; the transfer divisor is the time one for completeness
+    "travelmap": Scale(time=180.0, price=200.0, comfort=5.0, reliability=1.0, transfer=180.0),
+}
+
+# feature columns: four deficits, then counts of non-zero comfort / reliability items
+_NF = 6
+
+
+def _features(t: float, p: float, c: float, r: float, s: Scale) -> tuple[float, ...]:
+    """Normalised deficits of one item plus its non-zero comfort / reliability indicators."""
+    return (
+        t / s.time,
+        p / s.price,
+        (1.0 - c / s.comfort) if c != 0 else 0.0,
+        (1.0 - r / s.reliability) if r != 0 else 0.0,
+        1.0 if c != 0 else 0.0,
+        1.0 if r != 0 else 0.0,
+    )
+
+
+def _check_items(items: str, model: str = "additive") -> None:
+    if items not in ITEMS:
+        raise CostError(f"unknown items {items!r}; expected one of {ITEMS}")
+    if model not in MODELS:
+        raise CostError(f"unknown cost model {model!r}; expected one of {MODELS}")
+
+
+# --------------------------------------------------------------------------- per-network tables
+class CostTable:
+    """Normalised item features of one network, indexed for fast route evaluation.
+
+    Stations are numbered in table order (``index``), edges in Edge_tab order. ``hops[(i, j)]``
+    lists ``(line, edge number)`` for every edge joining stations ``i`` and ``j``.
+    Feature rows (six columns: four deficits, non-zero comfort / reliability flags):
+
+    * ``leave[i]`` — station ``i`` counted as a non-destination vertex;
+    * ``dest[i]`` — station ``i`` counted as the destination (all zero on a metromap);
+    * ``transfer[i]`` — a transfer at ``i`` (normalised Transfer Time in the time column);
+    * ``edge[e]`` — edge ``e`` (all zero when ``items == "vertex"``).
+    """
+
+    def __init__(self, network: Network, items: str = "edge_vertex") -> None:
+        _check_items(items)
+        self.network = network
+        self.items = items
+        s = SCALES[network.scenario]
+        travel = network.scenario == "travelmap"
+        self.stations = list(network.vertices)
+        self.index = {name: i for i, name in enumerate(self.stations)}
+        n, m = len(self.stations), len(network.edges)
+        self.leave = np.zeros((n, _NF))
+        self.dest = np.zeros((n, _NF))
+        self.transfer = np.zeros((n, _NF))
+        self.edge = np.zeros((m, _NF))
+        for i, v in enumerate(network.vertices.values()):
+            price = 0.0 if travel and v.time == 0 else v.price
+            self.leave[i] = _features(v.time, price, v.comfort, v.reliability, s)
+            if travel:
+                self.dest[i] = _features(v.time, v.price, v.comfort, v.reliability, s)
+            self.transfer[i, 0] = v.transfer_time / s.transfer
+        hops: dict[tuple[int, int], list[tuple[str | None, int]]] = {}
+        for k, e in enumerate(network.edges):
+            if items == "edge_vertex":
+                self.edge[k] = _features(e.time, e.price, e.comfort, e.reliability, s)
+            a, b = self.index[e.u], self.index[e.v]
+            hops.setdefault((a, b), []).append((e.line, k))
+            hops.setdefault((b, a), []).append((e.line, k))
+        self.hops = hops
+
+    def path_index(self, stations: Sequence[str]) -> list[int]:
+        """Station numbers of a route; raises :class:`CostError` on unknown or non-adjacent."""
+        idx = []
+        for s in stations:
+            if s not in self.index:
+                raise CostError(f"unknown station {s!r}")
+            idx.append(self.index[s])
+        if len(idx) < 2:
+            raise CostError("a route needs at least two stations")
+        for a, b in itertools.pairwise(idx):
+            if (a, b) not in self.hops:
+                raise CostError(
+                    f"stations {self.stations[a]!r} and {self.stations[b]!r} are not adjacent"
+                )
+        return idx
+
+    def hop_edges(self, path: Sequence[int], lines: Sequence[str | None]) -> list[int]:
+        """Edge numbers of a route under a given line assignment (one line per hop)."""
+        if len(lines) != len(path) - 1:
+            raise CostError(f"{len(lines)} lines given for a route of {len(path) - 1} hops")
+        out = []
+        for a, b, line in zip(path, path[1:], lines, strict=False):
+            match = [k for ln, k in self.hops[(a, b)] if ln == line]
+            if not match:
+                raise CostError(f"no edge {self.stations[a]}-{self.stations[b]} on line {line!r}")
+            out.append(match[0])
+        return out
+
+    def weighted(self, weights: Weights | None) -> WeightedCosts:
+        """Per-item additive costs for ``weights`` (``None``: all zero, transfers decide)."""
+        w = np.zeros(_NF)
+        if weights is not None:
+            w[:4] = weights.as_list()
+        return WeightedCosts(
+            (self.leave @ w).tolist(),
+            (self.dest @ w).tolist(),
+            (self.transfer @ w).tolist(),
+            (self.edge @ w).tolist(),
+        )
+
+    # ------------------------------------------------------------------ one fixed assignment
+    def feature_sum(self, path: Sequence[int], edges: Sequence[int]) -> np.ndarray:
+        """Summed feature row of a route with the given hop edges (transfers included)."""
+        net_edges = self.network.edges
+        total = self.dest[path[-1]].copy()
+        for pos, i in enumerate(path[:-1]):
+            total += self.leave[i] + self.edge[edges[pos]]
+            if pos and net_edges[edges[pos - 1]].line != net_edges[edges[pos]].line:
+                total += self.transfer[i]
+        return total
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedCosts:
+    """Additive costs of one weight vector: per station (leave / dest / transfer), per edge."""
+
+    leave: list[float]
+    dest: list[float]
+    transfer: list[float]
+    edge: list[float]
+
+
+def mean_cost(features: np.ndarray, weights: Weights) -> float:
+    """``J`` of the ``mean`` model from a route's summed feature row."""
+    wt, wp, wc, wr = weights.as_list()
+    t, p, cdef, rdef, nc, nr = features.tolist()
+    c_term = cdef / nc if nc else 1.0
+    r_term = rdef / nr if nr else 1.0
+    return wt * t + wp * p + wc * c_term + wr * r_term
+
+
+# --------------------------------------------------------------------------- assignments
+@dataclass(frozen=True, slots=True)
+class Marking:
+    """One J-optimal, fewest-transfer line assignment of a route and its transfer stations."""
+
+    lines: tuple[str | None, ...]
+    transfers: tuple[int, ...]  # positions in the route (1 … k-2) where a transfer happens
+
+
+def optimal_assignments(
+    table: CostTable, costs: WeightedCosts, path: Sequence[int]
+) -> tuple[float, list[Marking]]:
+    """Additive ``J*`` of a route over all line assignments and its markings (SPEC 4).
+
+    Returns ``J*`` (destination item included) and one :class:`Marking` per distinct set of
+    transfer stations among the assignments that reach ``J*`` (within :data:`REL_TOL`) with the
+    fewest transfers. With ``costs`` all zero (``table.weighted(None)``) every assignment ties
+    and the markings are those of the minimum-transfer assignments (criteria-free gold).
+
+    Layered dynamic programme over hop options: forward/backward optimal costs select the
+    J-tight transitions; forward/backward transfer counts on those select the fewest-transfer
+    transitions; markings are collected over what remains.
+    """
+    k = len(path) - 1
+    opts = [table.hops[(path[h], path[h + 1])] for h in range(k)]
+    edges = table.network.edges
+    if all(len(o) == 1 for o in opts):  # one assignment: no shared track on the route
+        hop = [edges[o[0][1]].line for o in opts]
+        marks = tuple(h for h in range(1, k) if hop[h - 1] != hop[h])
+        total = sum(costs.leave[i] for i in path[:-1]) + costs.dest[path[-1]]
+        total += sum(costs.edge[o[0][1]] for o in opts) + sum(costs.transfer[path[h]] for h in marks)
+        return total, [Marking(tuple(hop), marks)]
+    lines = [[edges[e].line for _, e in o] for o in opts]
+    ec = [[costs.edge[e] for _, e in o] for o in opts]
+    leave = [costs.leave[i] for i in path]
+    tr = [costs.transfer[i] for i in path]
+
+    def step(h: int, a: int, b: int) -> float:  # cost of entering hop h option b from option a
+        return leave[h] + ec[h][b] + (tr[h] if lines[h - 1][a] != lines[h][b] else 0.0)
+
+    fwd = [[leave[0] + c for c in ec[0]]]
+    for h in range(1, k):
+        prev = fwd[-1]
+        fwd.append(
+            [min(prev[a] + step(h, a, b) for a in range(len(prev))) for b in range(len(opts[h]))]
+        )
+    bwd: list[list[float]] = [[0.0] * len(opts[k - 1])]
+    for h in range(k - 1, 0, -1):
+        nxt = bwd[0]
+        bwd.insert(
+            0,
+            [min(step(h, a, b) + nxt[b] for b in range(len(nxt))) for a in range(len(opts[h - 1]))],
+        )
+    best = min(fwd[-1])
+
+    def tight(h: int, a: int, b: int) -> bool:
+        return within(fwd[h - 1][a] + step(h, a, b) + bwd[h][b], best)
+
+    # fewest transfers over J-tight transitions (integer DP, forward and backward)
+    inf = math.inf
+    tf = [[0 if within(fwd[0][b] + bwd[0][b], best) else inf for b in range(len(opts[0]))]]
+    for h in range(1, k):
+        tf.append(
+            [
+                min(
+                    (
+                        tf[-1][a] + (lines[h - 1][a] != lines[h][b])
+                        for a in range(len(opts[h - 1]))
+                        if tf[-1][a] < inf and tight(h, a, b)
+                    ),
+                    default=inf,
+                )
+                for b in range(len(opts[h]))
+            ]
+        )
+    fewest = min(tf[-1])
+    tb: list[list[float]] = [[0 if tf[-1][b] < inf else inf for b in range(len(opts[k - 1]))]]
+    for h in range(k - 1, 0, -1):
+        nxt = tb[0]
+        tb.insert(
+            0,
+            [
+                min(
+                    (
+                        (lines[h - 1][a] != lines[h][b]) + nxt[b]
+                        for b in range(len(opts[h]))
+                        if nxt[b] < inf and tight(h, a, b)
+                    ),
+                    default=inf,
+                )
+                for a in range(len(opts[h - 1]))
+            ],
+        )
+    # markings: forward over transitions that keep both optimality conditions
+    layer: list[dict[tuple[int, ...], tuple[str | None, ...]]] = [
+        {(): (lines[0][b],)} if tf[0][b] + tb[0][b] == fewest else {} for b in range(len(opts[0]))
+    ]
+    for h in range(1, k):
+        new: list[dict[tuple[int, ...], tuple[str | None, ...]]] = [{} for _ in opts[h]]
+        for b in range(len(opts[h])):
+            for a, marks in enumerate(layer):
+                if not marks or not tight(h, a, b):
+                    continue
+                change = lines[h - 1][a] != lines[h][b]
+                if tf[h - 1][a] + change + tb[h][b] != fewest:
+                    continue
+                for m, ls in marks.items():
+                    key = (*m, h) if change else m
+                    new[b].setdefault(key, (*ls, lines[h][b]))
+        layer = new
+    found: dict[tuple[int, ...], tuple[str | None, ...]] = {}
+    for marks in layer:
+        for m, ls in marks.items():
+            found.setdefault(m, ls)
+    total = best + costs.dest[path[-1]]
+    return total, [Marking(ls, m) for m, ls in sorted(found.items())]
+
+
+def _all_assignments(table: CostTable, path: Sequence[int]) -> list[list[int]]:
+    """Every line assignment of a route as hop edge numbers (exponential in parallel hops)."""
+    choices = [[e for _, e in table.hops[(a, b)]] for a, b in itertools.pairwise(path)]
+    return [list(p) for p in itertools.product(*choices)]
+
+
+def _transfer_positions(table: CostTable, edges: Sequence[int]) -> tuple[int, ...]:
+    net_edges = table.network.edges
+    return tuple(
+        h for h in range(1, len(edges)) if net_edges[edges[h - 1]].line != net_edges[edges[h]].line
+    )
+
+
+def mean_assignments(
+    table: CostTable, weights: Weights, path: Sequence[int]
+) -> tuple[float, list[Marking]]:
+    """Like :func:`optimal_assignments` for the ``mean`` model, by enumerating assignments.
+
+    The ``mean`` objective is not additive, so every line assignment of the route is scored;
+    the count is the product of the number of parallel lines per hop.
+    """
+    scored = []
+    for edges in _all_assignments(table, path):
+        j = mean_cost(table.feature_sum(path, edges), weights)
+        scored.append((j, _transfer_positions(table, edges), edges))
+    best = min(j for j, _, _ in scored)
+    tied = [(m, e) for j, m, e in scored if within(j, best)]
+    fewest = min(len(m) for m, _ in tied)
+    net_edges = table.network.edges
+    found: dict[tuple[int, ...], tuple[str | None, ...]] = {}
+    for m, e in tied:
+        if len(m) == fewest:
+            found.setdefault(m, tuple(net_edges[k].line for k in e))
+    return best, [Marking(ls, m) for m, ls in sorted(found.items())]
+
+
+# --------------------------------------------------------------------------- public functions
+@dataclass(frozen=True)
+class Totals:
+    """Reported totals of a route in raw units (SPEC 3), unrounded."""
+
+    total_time: float
+    total_price: float
+    average_comfort: float
+    average_reliability: float
+
+    def as_label(self) -> dict[str, float]:
+        """MapTab label fields: times/prices to 2 decimals, averages to 6 (half-up)."""
+        return {
+            "Total_Time": round_half_up(self.total_time, 2),
+            "Total_Price": round_half_up(self.total_price, 2),
+            "Average_Comfort Level": round_half_up(self.average_comfort, 6),
+            "Average_Reliability": round_half_up(self.average_reliability, 6),
+        }
+
+
+def round_half_up(value: float, digits: int) -> float:
+    """Round the decimal spelling of ``value`` half-up (``2.675 → 2.68``, unlike ``round``)."""
+    q = Decimal(1).scaleb(-digits)
+    return float(Decimal(repr(float(value))).quantize(q, rounding=ROUND_HALF_UP))
+
+
+def _resolve_lines(
+    table: CostTable, path: list[int], lines: Sequence[str | None] | None, weights: Weights | None
+) -> list[int]:
+    """Hop edges of a route: the given assignment, else the first optimal marking's."""
+    if lines is None:
+        _, marks = optimal_assignments(table, table.weighted(weights), path)
+        lines = marks[0].lines
+    return table.hop_edges(path, lines)
+
+
+def route_totals(
+    network: Network,
+    stations: Sequence[str],
+    lines: Sequence[str | None] | None = None,
+    *,
+    items: str = "edge_vertex",
+    weights: Weights | None = None,
+) -> Totals:
+    """Total_Time, Total_Price, Average_Comfort Level, Average_Reliability of a route (SPEC 3).
+
+    ``lines`` is the line per hop (``None`` entries on a travelmap). Without it the route uses
+    its J-optimal assignment for ``weights`` (first marking), or with no weights its
+    fewest-transfer assignment. Sums are exact decimal sums of the table values.
+    """
+    _check_items(items)
+    table = CostTable(network, items)
+    path = table.path_index(stations)
+    edges = _resolve_lines(table, path, lines, weights)
+    travel = network.scenario == "travelmap"
+    rows: list[tuple[float, float, float, float]] = []
+    verts = [network.vertices[s] for s in stations]
+    counted = verts if travel else verts[:-1]
+    for pos, v in enumerate(counted):
+        hub = travel and v.time == 0 and pos < len(verts) - 1
+        rows.append((v.time, 0.0 if hub else v.price, v.comfort, v.reliability))
+    if items == "edge_vertex":
+        for k in edges:
+            e: Edge = network.edges[k]
+            rows.append((e.time, e.price, e.comfort, e.reliability))
+    time = sum((Decimal(repr(r[0])) for r in rows), Decimal(0))
+    time += sum(
+        (Decimal(repr(verts[h].transfer_time)) for h in _transfer_positions(table, edges)),
+        Decimal(0),
+    )
+    price = sum((Decimal(repr(r[1])) for r in rows), Decimal(0))
+
+    def average(col: int) -> float:
+        vals = [Decimal(repr(r[col])) for r in rows if r[col] != 0]
+        return float(sum(vals, Decimal(0)) / len(vals)) if vals else 0.0
+
+    return Totals(float(time), float(price), average(2), average(3))
+
+
+def route_cost(
+    network: Network,
+    stations: Sequence[str],
+    weights: Weights,
+    lines: Sequence[str | None] | None = None,
+    *,
+    items: str = "edge_vertex",
+    model: str = "additive",
+) -> float:
+    """``J`` of a route under ``weights`` (SPEC 3); lower is better.
+
+    ``lines`` is the line per hop; ``None`` takes the J-minimising assignment. Raises
+    :class:`CostError` for unknown stations, non-adjacent hops or a line with no such edge.
+    """
+    _check_items(items, model)
+    table = CostTable(network, items)
+    path = table.path_index(stations)
+    if lines is None:
+        if model == "mean":
+            return mean_assignments(table, weights, path)[0]
+        return optimal_assignments(table, table.weighted(weights), path)[0]
+    feats = table.feature_sum(path, table.hop_edges(path, lines))
+    if model == "mean":
+        return mean_cost(feats, weights)
+    return float(feats[:4] @ np.array(weights.as_list()))

@@ -1,0 +1,142 @@
+"""Greedy label placement with collision checks on a grid hash (SPEC 15).
+
+Each label tries candidate boxes in order of preference. A candidate is *feasible* when it
+lies inside the image and overlaps no station mark and no label already placed (hard
+obstacles); among feasible candidates the cheapest wins, where cost = preference rank +
+``LINE_PENALTY`` × number of stroke segments the box crosses (soft obstacles). When no
+candidate is feasible, the candidate touching the fewest hard obstacles is used and the
+owner is reported as crowded (the legibility check then names it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from maptab.render.geometry import Box, GridIndex, Point, StationMark, Stroke
+from maptab.render.text import TextBlock
+
+LINE_PENALTY = 8.0
+
+#: unit directions of the eight candidate positions around a point
+DIRECTIONS: dict[str, tuple[int, int]] = {
+    "E": (1, 0),
+    "W": (-1, 0),
+    "N": (0, -1),
+    "S": (0, 1),
+    "NE": (1, -1),
+    "SE": (1, 1),
+    "NW": (-1, -1),
+    "SW": (-1, 1),
+}
+
+
+@dataclass
+class Placer:
+    """Collision state for one image: hard boxes and soft stroke segments."""
+
+    width: float
+    height: float
+    pad: float
+    hard: GridIndex
+    soft: GridIndex
+
+    @classmethod
+    def for_image(
+        cls, width: float, height: float, marks: Iterable[StationMark], strokes: Iterable[Stroke]
+    ) -> Placer:
+        placer = cls(width, height, 0.0, GridIndex(96.0), GridIndex(96.0))
+        for m in marks:
+            placer.hard.insert(m.box, ("station", m.station))
+        for s in strokes:
+            half = s.width / 2
+            for a, b in zip(s.points, s.points[1:], strict=False):
+                box = Box(min(a[0], b[0]), min(a[1], b[1]), max(a[0], b[0]), max(a[1], b[1]))
+                placer.soft.insert(box.inflate(half), (a, b, half))
+        return placer
+
+    def block(self, box: Box, owner: object) -> None:
+        """Mark ``box`` as taken (a placed label, a legend)."""
+        self.hard.insert(box, owner)
+
+    def line_hits(self, box: Box) -> int:
+        """Number of stroke segments that ``box`` touches."""
+        hits = 0
+        for _, (a, b, half) in self.soft.query(box):
+            if box.inflate(half).hits_segment(a, b):
+                hits += 1
+        return hits
+
+    def choose(self, candidates: Sequence[Box]) -> tuple[Box, bool]:
+        """The best candidate box and whether it is collision-free (nothing is recorded)."""
+        best: tuple[float, int, Box] | None = None
+        fallback: tuple[int, int, Box] | None = None
+        for rank, box in enumerate(candidates):
+            padded = box.inflate(self.pad)
+            if not padded.inside(self.width, self.height):
+                continue
+            hard = len(self.hard.query(padded))
+            if hard:
+                if fallback is None or hard < fallback[0]:
+                    fallback = (hard, rank, box)
+                continue
+            cost = rank + LINE_PENALTY * self.line_hits(box)
+            if best is None or cost < best[0]:
+                best = (cost, rank, box)
+                if cost == 0:
+                    break
+        if best is not None:
+            chosen, ok = best[2], True
+        elif fallback is not None:
+            chosen, ok = fallback[2], False
+        else:
+            chosen, ok = candidates[0], False
+        return chosen, ok
+
+
+def around_point(center: Point, gap: float, block: TextBlock, order: Sequence[str]) -> list[Box]:
+    """Candidate boxes for a label beside ``center``, ``gap`` px away, in ``order``."""
+    cx, cy = center
+    w, h = block.width, block.height
+    out = []
+    for name in order:
+        dx, dy = DIRECTIONS[name]
+        if dx == 0:
+            x0 = cx - w / 2
+        else:
+            x0 = cx + gap if dx > 0 else cx - gap - w
+        if dy == 0:
+            y0 = cy - h / 2
+        else:
+            y0 = cy + gap if dy > 0 else cy - gap - h
+        out.append(Box(x0, y0, x0 + w, y0 + h))
+    return out
+
+
+def preferred_sides(center: Point, neighbours: Iterable[Point]) -> list[str]:
+    """Candidate order for a station: sides away from its track first.
+
+    A station whose track runs mostly horizontally prefers above/below; vertically, right
+    and left; diagonally, the two perpendicular diagonals.
+    """
+    hx = hy = d1 = d2 = 0.0
+    for nx, ny in neighbours:
+        dx, dy = abs(nx - center[0]), abs(ny - center[1])
+        if dx > 2 * dy:
+            hx += 1
+        elif dy > 2 * dx:
+            hy += 1
+        elif (nx - center[0]) * (ny - center[1]) > 0:
+            d1 += 1  # "\" diagonal on screen
+        else:
+            d2 += 1  # "/" diagonal
+    best = max(hx, hy, d1, d2)
+    if best == 0 or best == hy:
+        order = ["E", "W", "NE", "SE", "NW", "SW", "N", "S"]
+    elif best == hx:
+        order = ["N", "S", "NE", "SE", "NW", "SW", "E", "W"]
+    elif best == d1:
+        order = ["NE", "SW", "E", "W", "N", "S", "SE", "NW"]
+    else:
+        order = ["SE", "NW", "E", "W", "N", "S", "NE", "SW"]
+    return order

@@ -1,0 +1,68 @@
+"""Render a network to an image: dispatch metro/scenic, lay out if needed, paint (SPEC 15)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from PIL import Image
+
+from maptab.network import Network
+from maptab.render.draw import to_image, to_svg
+from maptab.render.geometry import PlacedGeometry, Point
+from maptab.render.layout import layout_network
+from maptab.render.metro import metro_geometry
+from maptab.render.scenic import scenic_geometry
+
+
+class RenderError(ValueError):
+    """A network or output path that cannot be rendered."""
+
+
+@dataclass
+class RenderResult:
+    """The painted image, the placed-geometry record it was painted from, and SVG on request."""
+
+    image: Image.Image
+    placed: PlacedGeometry
+    svg: str | None = None
+
+
+def map_positions(network: Network) -> dict[str, Point]:
+    """``network.positions`` when every station has one, else :func:`layout_network`."""
+    if network.positions and all(s in network.positions for s in network.vertices):
+        return {s: network.positions[s] for s in network.vertices}
+    return layout_network(network)
+
+
+def place_map(network: Network, *, scale: float = 1.0) -> PlacedGeometry:
+    """The placed geometry of a map, without painting it."""
+    if scale <= 0:
+        raise RenderError(f"scale must be positive, got {scale}")
+    if not network.vertices:
+        raise RenderError(f"map {network.map_id!r} has no stations to draw")
+    build = metro_geometry if network.scenario == "metromap" else scenic_geometry
+    return build(network, map_positions(network), scale=scale)
+
+
+def render_map(network: Network, *, scale: float = 1.0, fmt: str = "png") -> RenderResult:
+    """Render a metromap or travelmap; ``fmt="svg"`` also fills :attr:`RenderResult.svg`."""
+    if fmt not in ("png", "svg"):
+        raise RenderError(f"unknown image format {fmt!r}; expected 'png' or 'svg'")
+    placed = place_map(network, scale=scale)
+    return RenderResult(to_image(placed), placed, to_svg(placed) if fmt == "svg" else None)
+
+
+def save_map(network: Network, path: str | Path, **kw: object) -> RenderResult:
+    """Render and write ``path``: PNG or SVG by its suffix (keywords go to :func:`render_map`)."""
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in ("png", "svg"):
+        raise RenderError(f"{path}: output must end in .png or .svg")
+    result = render_map(network, fmt=fmt, **kw)  # type: ignore[arg-type]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "svg":
+        path.write_text(result.svg or "", encoding="utf-8")
+    else:
+        result.image.save(path, optimize=False, compress_level=3)
+    return result

@@ -1,0 +1,281 @@
+"""Metro map geometry: octilinear lines, offsets on shared track, stations, labels, legend.
+
+SPEC 15 / issue 4 item 1. :func:`metro_geometry` turns a metromap with positions into a
+:class:`~maptab.render.geometry.PlacedGeometry`; the backends in :mod:`maptab.render.draw`
+paint it. Conventions:
+
+* every edge is drawn as an octilinear path (:func:`~maptab.render.geometry.octilinear_route`)
+  between its stations; the ``k`` lines sharing a station pair are drawn side by side,
+  offset by ``(i - (k - 1) / 2) × spacing`` from the centre path in line order;
+* each line is drawn as few polylines as possible (greedy trail decomposition of its edges),
+  so a loop line comes out as one closed polyline;
+* a station on one line is a white dot outlined in the line's colour; a station on two or
+  more lines is a larger ring, wide enough to join all its offset lines;
+* colours come from ``network.meta["line_colors"]`` ({line: "#rrggbb"}) when given, else a
+  fixed palette in line order; a legend band under the map lists every line;
+* the scale makes the median edge ``EDGE_PX × scale`` pixels long, so a 400-station map is
+  about 4,000 px wide.
+"""
+
+from __future__ import annotations
+
+import colorsys
+from collections import defaultdict
+
+from maptab.network import Network
+from maptab.render.geometry import (
+    Box,
+    Frame,
+    LabelBox,
+    LegendEntry,
+    PlacedGeometry,
+    Point,
+    StationMark,
+    Stroke,
+    dedupe,
+    fit_frame,
+    octilinear_route,
+    offset_polyline,
+)
+from maptab.render.labels import Placer, around_point, preferred_sides
+from maptab.render.text import measure
+
+EDGE_PX = 150.0
+LINE_WIDTH = 9.0
+FONT_PX = 20
+LEGEND_FONT_PX = 26
+
+PALETTE = (
+    "#E3002B",
+    "#0072BC",
+    "#009B48",
+    "#F7931D",
+    "#8E44AD",
+    "#00AEEF",
+    "#A0522D",
+    "#EC008C",
+    "#7AC143",
+    "#D4A600",
+    "#1A237E",
+    "#C1272D",
+    "#009688",
+    "#6D6E71",
+    "#8D7B2F",
+    "#3F51B5",
+    "#FF6F61",
+    "#2E7D32",
+    "#D81B60",
+    "#00838F",
+)
+
+
+def line_colors(network: Network) -> dict[str, str]:
+    """Colour per line: ``meta["line_colors"]`` first, then the palette, then golden-ratio hues."""
+    given = network.meta.get("line_colors") or {}
+    out: dict[str, str] = {}
+    k = 0
+    for line in network.line_names:
+        if isinstance(given, dict) and line in given:
+            out[line] = str(given[line])
+            continue
+        if k < len(PALETTE):
+            out[line] = PALETTE[k]
+        else:
+            r, g, b = colorsys.hsv_to_rgb((k * 0.618034) % 1.0, 0.75, 0.8)
+            out[line] = f"#{int(r * 255):02X}{int(g * 255):02X}{int(b * 255):02X}"
+        k += 1
+    return out
+
+
+def pair_key(u: str, v: str) -> tuple[str, str]:
+    """The canonical (sorted) key of an undirected station pair."""
+    return (u, v) if u <= v else (v, u)
+
+
+def trails(pairs: list[tuple[str, str]]) -> list[list[str]]:
+    """Cover the edges of one line with few station sequences (each edge exactly once).
+
+    Trails start at stations of odd degree (termini, branch points) so a path line is one
+    trail and a loop line is one closed trail (first station repeated at the end).
+    """
+    adj: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for i, (u, v) in enumerate(pairs):
+        adj[u].append((v, i))
+        adj[v].append((u, i))
+    used = [False] * len(pairs)
+    order = list(dict.fromkeys(s for p in pairs for s in p))
+    starts = [s for s in order if len(adj[s]) % 2 == 1] + order
+    out: list[list[str]] = []
+    for start in starts:
+        while any(not used[i] for _, i in adj[start]):
+            seq, cur = [start], start
+            while True:
+                nxt = next(((n, i) for n, i in adj[cur] if not used[i]), None)
+                if nxt is None:
+                    break
+                used[nxt[1]] = True
+                cur = nxt[0]
+                seq.append(cur)
+            out.append(seq)
+    return out
+
+
+def metro_geometry(
+    network: Network, positions: dict[str, Point], *, scale: float = 1.0
+) -> PlacedGeometry:
+    """Place every line, station, label and legend entry of a metromap (module docstring)."""
+    lw = LINE_WIDTH * scale
+    spacing = lw * 1.2
+    lang = _lang(network)
+    colors = line_colors(network)
+    pair_lines: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for e in network.edges:
+        key = pair_key(e.u, e.v)
+        if e.line not in pair_lines[key]:
+            pair_lines[key].append(str(e.line))
+    frame = fit_frame(
+        positions,
+        pair_lines,
+        edge_px=EDGE_PX * scale,
+        min_gap_px=5.0 * lw,
+        margin=140 * scale,
+        max_side=9000 * scale,
+    )
+    px = {s: frame(positions[s]) for s in network.vertices}
+    legend_block = [measure(str(line), round(LEGEND_FONT_PX * scale), lang) for line in colors]
+    width = round(frame.map_width + 2 * frame.margin)
+    legend_rows = _legend_rows(legend_block, width, frame.margin, scale)
+    row_h = LEGEND_FONT_PX * scale * 1.8
+    height = round(frame.map_height + 2 * frame.margin + legend_rows * row_h + 40 * scale)
+    placed = PlacedGeometry(width, height, "metromap", "#FFFFFF", lw)
+
+    # centre paths and per-line offset paths
+    line_order = {line: i for i, line in enumerate(network.line_names)}
+    offsets: dict[tuple[str, str, str], float] = {}
+    for key, lines in pair_lines.items():
+        lines.sort(key=line_order.__getitem__)
+        placed.edge_paths[key] = octilinear_route(px[key[0]], px[key[1]])
+        k = len(lines)
+        for i, line in enumerate(lines):
+            offsets[(*key, line)] = (i - (k - 1) / 2) * spacing
+
+    def line_path(line: str, a: str, b: str) -> list[Point]:
+        key = pair_key(a, b)
+        pts = offset_polyline(placed.edge_paths[key], offsets[(*key, line)])
+        return pts if key == (a, b) else pts[::-1]
+
+    for line in network.line_names:
+        pairs = list(dict.fromkeys(pair_key(e.u, e.v) for e in network.line_edges(line)))
+        for seq in trails(pairs):
+            pts: list[Point] = []
+            for a, b in zip(seq, seq[1:], strict=False):
+                pts.extend(line_path(line, a, b))
+            placed.strokes.append(Stroke(line, dedupe(pts), colors[line], lw))
+
+    # stations
+    station_lines: dict[str, set[str]] = {s: set(v.lines) for s, v in network.vertices.items()}
+    reach: dict[str, float] = defaultdict(float)
+    for (u, v, line), off in offsets.items():
+        station_lines[u].add(line)
+        station_lines[v].add(line)
+        reach[u] = max(reach[u], abs(off))
+        reach[v] = max(reach[v], abs(off))
+    for s in network.vertices:
+        lines = station_lines[s]
+        if len(lines) >= 2:
+            radius = max(lw * 1.15, reach[s] + lw * 0.9)
+            mark = StationMark(s, px[s], radius, "ring", "#111111", lw * 0.45)
+        else:
+            color = colors[next(iter(lines))] if lines else "#555555"
+            radius = max(lw * 0.8, reach[s] + lw * 0.55)
+            mark = StationMark(s, px[s], radius, "dot", color, lw * 0.4)
+        placed.stations[s] = mark
+
+    # legend band under the map
+    legend_top = frame.margin * 1.5 + frame.map_height
+    placer = Placer.for_image(width, height, placed.stations.values(), placed.strokes)
+    placer.pad = 2.0 * scale
+    _place_legend(placed, placer, legend_block, colors, legend_top, frame, scale)
+
+    # labels: transfers and termini first, then the rest in table order
+    degree = {s: len(network.neighbours(s)) for s in network.vertices}
+    order = sorted(
+        network.vertices,
+        key=lambda s: (-len(station_lines[s]), degree[s] != 1, 0),
+    )
+    size = round(FONT_PX * scale)
+    for s in order:
+        _place_station_label(network, placed, placer, s, size, lang, px)
+    return placed
+
+
+def _lang(network: Network) -> str | None:
+    lang = network.meta.get("language")
+    return str(lang) if lang else None
+
+
+def _legend_rows(blocks: list, width: float, margin: float, scale: float) -> int:
+    rows, x = 1, margin
+    for b in blocks:
+        w = 70 * scale + b.width + 50 * scale
+        if x + w > width - margin and x > margin:
+            rows += 1
+            x = margin
+        x += w
+    return rows if blocks else 0
+
+
+def _place_legend(
+    placed: PlacedGeometry,
+    placer: Placer,
+    blocks: list,
+    colors: dict[str, str],
+    top: float,
+    frame: Frame,
+    scale: float,
+) -> None:
+    row_h = LEGEND_FONT_PX * scale * 1.8
+    x, y = frame.margin, top
+    for (line, color), block in zip(colors.items(), blocks, strict=True):
+        w = 70 * scale + block.width + 50 * scale
+        if x + w > placed.width - frame.margin and x > frame.margin:
+            x, y = frame.margin, y + row_h
+        mid = y + row_h / 2
+        swatch = Stroke(line, [(x, mid), (x + 56 * scale, mid)], color, placed.line_width)
+        box = Box(x + 70 * scale, mid - block.height / 2, x + 70 * scale + block.width, mid + block.height / 2)
+        placer.block(box, ("legend", line))
+        placed.legend.append(LegendEntry(line, swatch, LabelBox(line, block, box, "legend")))
+        x += w
+
+
+def _place_station_label(
+    network: Network,
+    placed: PlacedGeometry,
+    placer: Placer,
+    station: str,
+    size: int,
+    lang: str | None,
+    px: dict[str, Point],
+) -> None:
+    mark = placed.stations[station]
+    center = mark.center
+    sides = preferred_sides(center, (px[n] for n in network.neighbours(station)))
+    gap = mark.radius + mark.outline / 2 + 3.0 * (size / FONT_PX)
+    text = network.label(station)
+    candidates: list[Box] = []
+    block = measure(text, size, lang)
+    for factor in (1.0, 1.8):
+        candidates += around_point(center, gap * factor + placer.pad, block, sides)
+    box, ok = placer.choose(candidates)
+    if not ok:  # retry smaller before giving up
+        small = measure(text, max(9, round(size * 0.8)), lang)
+        alt = around_point(center, gap + placer.pad, small, sides)
+        alt += around_point(center, gap * 2.2 + placer.pad, small, sides)
+        box2, ok2 = placer.choose(alt)
+        if ok2:
+            box, ok, block = box2, True, small
+    if not ok:
+        placed.crowded.append(station)
+    placer.block(box.inflate(placer.pad), ("label", station))
+    halo = placer.line_hits(box.inflate(placer.pad * 2)) > 0
+    placed.labels[station] = LabelBox(station, block, box, "station", halo=halo)

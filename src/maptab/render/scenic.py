@@ -1,0 +1,155 @@
+"""Scenic (travelmap) geometry: spots, styled paths and edge annotations (issue 4 item 2).
+
+* ``network.meta["modes"]`` — ``{edge_name: "walk" | "drive"}``: walking paths are dashed
+  green, driving roads solid brown with a light casing, others solid grey; a legend band
+  explains the styles that occur.
+* ``network.meta["annotations"]`` — ``{edge_name: {"kind": "time" | "distance", "value": v}}``:
+  drawn as a framed tag on its edge (``"v min"`` / ``"v km"``; a string value is shown as is).
+  Edge names are ``"u-v"`` with table names; ``"v-u"`` is accepted too.
+* spots are filled circles; names are placed like metro labels (greedy, collision-checked),
+  after the annotations, which have fewer places to go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from maptab.network import Edge, Network
+from maptab.render.geometry import (
+    Box,
+    LabelBox,
+    LegendEntry,
+    PlacedGeometry,
+    Point,
+    StationMark,
+    Stroke,
+    fit_frame,
+)
+from maptab.render.labels import Placer, around_point, preferred_sides
+from maptab.render.metro import pair_key
+from maptab.render.text import measure
+
+EDGE_PX = 220.0
+SPOT_RADIUS = 11.0
+FONT_PX = 21
+NOTE_FONT_PX = 16
+BACKGROUND = "#F6F3EA"
+
+#: (colour, width, dash, casing) per mode; ``None`` is an edge without a mode
+STYLES: dict[str | None, tuple[str, float, tuple[float, float] | None, str | None]] = {
+    "walk": ("#2E8B57", 4.0, (14.0, 9.0), None),
+    "drive": ("#9A6B3F", 7.0, None, "#E8DCC8"),
+    None: ("#7A7A7A", 5.0, None, None),
+}
+MODE_NAMES = {"walk": "walk", "drive": "drive", None: "path"}
+
+
+def _lookup(table: Mapping[str, object], e: Edge) -> object | None:
+    return table.get(e.name, table.get(f"{e.v}-{e.u}"))
+
+
+def annotation_text(note: object) -> str:
+    """``{"kind": "time", "value": 12}`` → ``"12 min"``; distance → ``"km"``."""
+    if not isinstance(note, Mapping):
+        return str(note)
+    value = note.get("value")
+    if isinstance(value, str):
+        return value
+    unit = {"time": "min", "distance": "km"}.get(str(note.get("kind")), "")
+    num = f"{value:g}" if isinstance(value, int | float) else str(value)
+    return f"{num} {unit}".strip()
+
+
+def scenic_geometry(
+    network: Network, positions: dict[str, Point], *, scale: float = 1.0
+) -> PlacedGeometry:
+    """Place every spot, path, annotation and spot name of a travelmap (module docstring)."""
+    lang = str(network.meta.get("language") or "") or None
+    modes = dict(network.meta.get("modes") or {})
+    notes = dict(network.meta.get("annotations") or {})
+    pairs = [pair_key(e.u, e.v) for e in network.edges]
+    frame = fit_frame(
+        positions,
+        pairs,
+        edge_px=EDGE_PX * scale,
+        min_gap_px=9 * SPOT_RADIUS * scale,
+        margin=150 * scale,
+        max_side=9000 * scale,
+    )
+    px = {s: frame(positions[s]) for s in network.vertices}
+    used_modes = list(dict.fromkeys(_lookup(modes, e) for e in network.edges))
+    used_modes = [m if m in STYLES else None for m in used_modes]
+    legend_h = (60 * scale) if used_modes else 0
+    width = round(frame.map_width + 2 * frame.margin)
+    height = round(frame.map_height + 2 * frame.margin + legend_h)
+    placed = PlacedGeometry(width, height, "travelmap", BACKGROUND, STYLES[None][1] * scale)
+    for e in network.edges:
+        mode = _lookup(modes, e)
+        color, w, dash, casing = STYLES[mode if mode in STYLES else None]
+        pts = [px[e.u], px[e.v]]
+        placed.edge_paths.setdefault(pair_key(e.u, e.v), pts if e.u <= e.v else pts[::-1])
+        d = (dash[0] * scale, dash[1] * scale) if dash else None
+        placed.strokes.append(Stroke(e.name, pts, color, w * scale, d, casing))
+    for s in network.vertices:
+        placed.stations[s] = StationMark(
+            s, px[s], SPOT_RADIUS * scale, "spot", "#C8423B", 3.0 * scale
+        )
+    placer = Placer.for_image(width, height, placed.stations.values(), placed.strokes)
+    placer.pad = 3.0 * scale
+    _legend(placed, placer, used_modes, frame.margin, height - legend_h, scale)
+
+    note_size = round(NOTE_FONT_PX * scale)
+    for e in network.edges:
+        note = _lookup(notes, e)
+        if note is None:
+            continue
+        block = measure(annotation_text(note), note_size, lang)
+        a, b = px[e.u], px[e.v]
+        frame_pad = note_size * 0.3
+        candidates = []
+        for t in (0.5, 0.38, 0.62, 0.28, 0.72):
+            cx, cy = a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t
+            box = Box(cx - block.width / 2, cy - block.height / 2, cx + block.width / 2, cy + block.height / 2)
+            candidates.append(box)
+        box, _ = placer.choose([c.inflate(frame_pad) for c in candidates])
+        box = box.inflate(-frame_pad)
+        placer.block(box.inflate(frame_pad + placer.pad), ("note", e.name))
+        color = STYLES[_lookup(modes, e) if _lookup(modes, e) in STYLES else None][0]
+        placed.annotations[e.name] = LabelBox(e.name, block, box, "annotation", frame=color)
+
+    size = round(FONT_PX * scale)
+    for s in network.vertices:
+        mark = placed.stations[s]
+        block = measure(network.label(s), size, lang)
+        sides = preferred_sides(mark.center, (px[n] for n in network.neighbours(s)))
+        gap = mark.radius + mark.outline + 3 * scale + placer.pad
+        candidates = around_point(mark.center, gap, block, sides)
+        candidates += around_point(mark.center, gap * 2.2, block, sides)
+        box, ok = placer.choose(candidates)
+        if not ok:
+            placed.crowded.append(s)
+        placer.block(box.inflate(placer.pad), ("label", s))
+        halo = placer.line_hits(box.inflate(placer.pad * 2)) > 0
+        placed.labels[s] = LabelBox(s, block, box, "station", halo=halo)
+    return placed
+
+
+def _legend(
+    placed: PlacedGeometry,
+    placer: Placer,
+    modes: list[str | None],
+    left: float,
+    top: float,
+    scale: float,
+) -> None:
+    x = left
+    mid = top + 25 * scale
+    for mode in modes:
+        color, w, dash, casing = STYLES[mode]
+        d = (dash[0] * scale, dash[1] * scale) if dash else None
+        swatch = Stroke(MODE_NAMES[mode], [(x, mid), (x + 70 * scale, mid)], color, w * scale, d, casing)
+        block = measure(MODE_NAMES[mode], round(FONT_PX * scale), None)
+        box = Box(x + 84 * scale, mid - block.height / 2, x + 84 * scale + block.width, mid + block.height / 2)
+        placer.block(box, ("legend", mode))
+        placed.legend.append(LegendEntry(MODE_NAMES[mode], swatch, LabelBox(MODE_NAMES[mode], block, box, "legend")))
+        x = box.x1 + 50 * scale

@@ -1,0 +1,260 @@
+"""Built-in baselines: providers that answer from the dataset itself, with no network.
+
+Each reads the sample (``request.meta["sample"]``) and the map's ``network.json``, and
+answers in the prompt contract's format (SPEC 11): RP as one line ``A-B(transfer)-C``
+inside ``<route_begin>…<route_end>``; QA as ``<answer_begin>…<answer_end>``; ReasonMap as
+``Route Name: … / Departure Stop: … / Arrival Stop: …`` segments joined by ``--`` (long
+questions add ``Number of Via Stops:`` or ``Via Stops:`` per the row's ``long_template``).
+
+* ``oracle`` solves every RP query exactly from the sample's own data with
+  :mod:`maptab.solver` (criteria-free: fewest stations; criteria: the additive or mean
+  optimum over the category's items, Mix_tab values for ``map_mix``), so it scores 100% on
+  every category that shows tables; QA rows store no computation parameters, so it
+  answers the gold ``answer``; ReasonMap: the first reference route.
+* ``shortest`` answers every RP query with a fewest-stations route, ignoring the criteria
+  (the papers' "shortest-path trap"); ReasonMap: that route cut into line segments.
+* ``random`` answers a random simple path (seeded per sample id, so reruns and any
+  concurrency give the same answers); ReasonMap likewise.
+* ``blank`` answers nothing (every sample is a format error).
+
+``shortest`` and ``random`` answer QA with ``0`` and a seeded coin flip (0/1) respectively.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from maptab.costs import Weights
+from maptab.dataset import Dataset
+from maptab.network import Network
+from maptab.run.providers import Completion
+from maptab.run.requests import ChatRequest
+from maptab.schema import RP_BY_NAME, RPQuery
+from maptab.solver import Route, fewest_stations, optimal_routes
+from maptab.tables import derive_mix
+
+
+def walked_route(network: Network, stations: list[str]) -> Route:
+    """``stations`` as a :class:`~maptab.solver.Route` with a fewest-transfers line per hop.
+
+    Greedy, which is optimal: keep the lines common to the hops so far and change (a
+    transfer) only when none of them continues. ``cost`` is the number of stations.
+    """
+    hops = [
+        {e.line for e in network.edges_between(a, b)}
+        for a, b in zip(stations, stations[1:], strict=False)
+    ]
+    lines: list[str | None] = []
+    start, common = 0, set(hops[0]) if hops else set()
+    for i in range(1, len(hops) + 1):
+        nxt = common & hops[i] if i < len(hops) else set()
+        if not nxt:
+            pick = min(common, key=lambda x: (x is None, str(x)))
+            lines.extend([pick] * (i - start))
+            if i < len(hops):
+                start, common = i, set(hops[i])
+        else:
+            common = nxt
+    transfers = tuple(stations[i] for i in range(1, len(lines)) if lines[i] != lines[i - 1])
+    return Route(tuple(stations), transfers, tuple(lines), float(len(stations)))
+
+
+def route_block(path: str) -> str:
+    return f"<route_begin>{path}<route_end>"
+
+
+def answer_block(value: Any) -> str:
+    """The QA answer: integers without decimals, other numbers as stored."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return f"<answer_begin>{value}<answer_end>"
+
+
+def reasonmap_answer(segments: list[dict[str, Any]], variant: str, template: str) -> str:
+    """ReasonMap segments in the answer format the questions ask for."""
+    blocks = []
+    for seg in segments:
+        lines = [
+            f"Route Name: {seg['route_name']}",
+            f"Departure Stop: {seg['departure_stop']}",
+            f"Arrival Stop: {seg['arrival_stop']}",
+        ]
+        if variant == "long" and template == "via_list":
+            lines.append(f"Via Stops: {', '.join(seg['via_stops']) or 'none'}")
+        elif variant == "long":
+            lines.append(f"Number of Via Stops: {seg['num_via_stops']}")
+        blocks.append("\n".join(lines))
+    return "\n--\n".join(blocks)
+
+
+def path_segments(network: Network, path: Route) -> list[dict[str, Any]]:
+    """A metro path cut into ReasonMap segments at each line change (display names)."""
+    segs: list[dict[str, Any]] = []
+    start = 0
+    st = path.stations
+    for i in range(1, len(path.lines) + 1):
+        if i == len(path.lines) or path.lines[i] != path.lines[i - 1]:
+            via = [network.label(s) for s in st[start + 1 : i]]
+            segs.append(
+                {
+                    "route_name": path.lines[start] or "",
+                    "departure_stop": network.label(st[start]),
+                    "arrival_stop": network.label(st[i]),
+                    "via_stops": via,
+                    "num_via_stops": len(via),
+                }
+            )
+            start = i
+    return segs
+
+
+class _Baseline:
+    """Shared plumbing: networks per (dataset, map), dispatch on the request kind."""
+
+    name = ""
+    uses_images = False
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+        self.model = self.name
+        self.settings: dict[str, Any] = {"seed": seed} if self.name == "random" else {}
+        self._datasets: dict[str, Dataset] = {}
+
+    def network(self, request: ChatRequest) -> Network:
+        root = request.meta["dataset"]
+        if root not in self._datasets:
+            self._datasets[root] = Dataset(root)
+        return self._datasets[root].network(request.meta["map_id"])
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        return Completion(self.answer(request))
+
+    def answer(self, request: ChatRequest) -> str:
+        row = request.meta["sample"]
+        if request.kind == "qa":
+            return self.qa(request, row)
+        net = self.network(request)
+        if request.kind == "rp":
+            q = RPQuery.from_dict(row)
+            s, t = net.resolve(q.source), net.resolve(q.target)
+            if s is None or t is None:
+                raise ValueError(f"{request.id}: source or target is not a station of the map")
+            return route_block(self.rp(net, q, s, t).format())
+        s, t = net.resolve(row["station_1"]), net.resolve(row["station_2"])
+        if s is None or t is None:
+            raise ValueError(f"{request.id}: station_1 or station_2 is not a station of the map")
+        segs = self.reasonmap(net, row, s, t)
+        return reasonmap_answer(segs, request.meta.get("variant", "short"), row["long_template"])
+
+    def rp(self, net: Network, q: RPQuery, s: str, t: str) -> Route:
+        raise NotImplementedError
+
+    def qa(self, request: ChatRequest, row: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def reasonmap(self, net: Network, row: dict[str, Any], s: str, t: str) -> list[dict[str, Any]]:
+        return path_segments(net, self.rp_path(net, s, t, row["id"]))
+
+    def rp_path(self, net: Network, s: str, t: str, sid: str) -> Route:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _fewest(net: Network, s: str, t: str) -> Route:
+    routes = fewest_stations(net, s, t)
+    if not routes:
+        raise ValueError(f"no route from {s!r} to {t!r}")
+    return routes[0]
+
+
+class OracleProvider(_Baseline):
+    """Exact answers from the sample's own data (see the module docstring)."""
+
+    name = "oracle"
+
+    def rp(self, net: Network, q: RPQuery, s: str, t: str) -> Route:
+        cat = RP_BY_NAME[q.category]
+        if cat.criteria_free:
+            return _fewest(net, s, t)
+        if cat.items == "vertex":
+            net = net.with_attributes(vertices=derive_mix(net))
+        w = Weights(*q.weights)  # type: ignore[misc]
+        routes = optimal_routes(net, s, t, w, items=cat.items, model=q.cost_model)
+        if not routes:
+            raise ValueError(f"no route from {s!r} to {t!r}")
+        return routes[0]
+
+    def qa(self, request: ChatRequest, row: dict[str, Any]) -> str:
+        return answer_block(row["answer"])
+
+    def reasonmap(self, net: Network, row: dict[str, Any], s: str, t: str) -> list[dict[str, Any]]:
+        return row["routes"][0]
+
+
+class ShortestProvider(_Baseline):
+    """A fewest-stations route whatever the criteria (the shortest-path trap)."""
+
+    name = "shortest"
+
+    def rp(self, net: Network, q: RPQuery, s: str, t: str) -> Route:
+        return _fewest(net, s, t)
+
+    def rp_path(self, net: Network, s: str, t: str, sid: str) -> Route:
+        return _fewest(net, s, t)
+
+    def qa(self, request: ChatRequest, row: dict[str, Any]) -> str:
+        return answer_block(0)
+
+
+class RandomProvider(_Baseline):
+    """A random simple path from source to target (randomised depth-first search)."""
+
+    name = "random"
+
+    def _rng(self, sid: str) -> random.Random:
+        return random.Random(f"{self.seed}:{sid}")
+
+    def rp(self, net: Network, q: RPQuery, s: str, t: str) -> Route:
+        return self.rp_path(net, s, t, q.id)
+
+    def rp_path(self, net: Network, s: str, t: str, sid: str) -> Route:
+        rng = self._rng(sid)
+        graph = {k: sorted(v) for k, v in net.simple_graph().items()}
+        parent: dict[str, str | None] = {s: None}
+        stack = [s]
+        while stack:
+            cur = stack.pop()
+            if cur == t:
+                break
+            nbrs = [n for n in graph[cur] if n not in parent]
+            rng.shuffle(nbrs)
+            for n in nbrs:
+                parent[n] = cur
+            stack.extend(nbrs)
+        if t not in parent:
+            raise ValueError(f"{sid}: no path between the asked stations")
+        seq: list[str] = [t]
+        while (p := parent[seq[-1]]) is not None:
+            seq.append(p)
+        seq.reverse()
+        return walked_route(net, seq)
+
+    def qa(self, request: ChatRequest, row: dict[str, Any]) -> str:
+        return answer_block(self._rng(request.id).randint(0, 1))
+
+
+class BlankProvider(_Baseline):
+    """An empty answer for every sample (scored as format errors)."""
+
+    name = "blank"
+
+    def answer(self, request: ChatRequest) -> str:
+        return ""
+
+
+BASELINE_CLASSES: dict[str, type[_Baseline]] = {
+    c.name: c for c in (OracleProvider, ShortestProvider, RandomProvider, BlankProvider)
+}

@@ -1,0 +1,174 @@
+"""OpenAI-compatible chat completions (hosted APIs, vLLM / SGLang servers), SPEC 16.
+
+Retries are ours, not the client's (the client is built with ``max_retries=0``), so that
+the policy is explicit and testable: 429, 408, 409, 5xx, timeouts, dropped connections and
+malformed response bodies are retried with exponential backoff and full jitter
+(``backoff · 2^attempt · U[0.5, 1.5]``, capped at ``max_backoff``; a server's
+``Retry-After`` is honoured as a floor); any other 4xx fails at once. The API key is read
+from the environment variable ``api_key_env`` and is never stored in ``settings``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from typing import Any
+
+import openai
+
+from maptab.run.providers import (
+    Completion,
+    ProviderConfigError,
+    ProviderError,
+    RateLimiter,
+    split_reasoning,
+)
+from maptab.run.requests import ChatRequest
+
+_RETRY_STATUS = {408, 409, 425, 429}
+
+
+class OpenAIProvider:
+    """Chat completions through the official ``openai`` ``AsyncOpenAI`` client.
+
+    ``concurrency`` bounds requests in flight (an asyncio semaphore); ``timeout`` is per
+    attempt, in seconds; ``rpm`` optionally limits request starts per minute. Defaults follow
+    the papers: temperature 0, at most 2,048 new tokens. ``thinking_budget`` (the papers use
+    4,096 for thinking models) is sent as ``{"thinking": {"type": "enabled",
+    "budget_tokens": N}}`` only when set; ``extra_body`` passes anything else a server wants
+    (e.g. vLLM's ``{"chat_template_kwargs": {"enable_thinking": true}}``).
+
+    Without the key variable set, a ``base_url`` (a local server) gets a placeholder key;
+    the hosted default endpoint raises :class:`ProviderConfigError`.
+    """
+
+    name = "openai"
+    uses_images = True
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        concurrency: int = 16,
+        timeout: float = 120.0,
+        max_retries: int = 6,
+        backoff: float = 1.0,
+        max_backoff: float = 60.0,
+        rpm: float | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 2048,
+        thinking_budget: int | None = None,
+        extra_body: dict[str, Any] | None = None,
+        seed: int | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ProviderConfigError("--concurrency must be at least 1")
+        key = os.environ.get(api_key_env)
+        if not key:
+            if base_url is None:
+                raise ProviderConfigError(
+                    f"set the API key in the environment variable {api_key_env}"
+                )
+            key = "EMPTY"
+        self.model = model
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self._client = openai.AsyncOpenAI(
+            api_key=key, base_url=base_url, timeout=timeout, max_retries=0
+        )
+        self._sem = asyncio.Semaphore(concurrency)
+        self._limiter = RateLimiter(rpm)
+        self._rng = random.Random(seed)
+        body = dict(extra_body or {})
+        if thinking_budget:
+            body["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
+        self._params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
+        if body:
+            self._params["extra_body"] = body
+        self.settings: dict[str, Any] = {
+            "base_url": base_url,
+            "api_key_env": api_key_env,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "thinking_budget": thinking_budget,
+            "extra_body": extra_body or None,
+            "timeout": timeout,
+            "max_retries": max_retries,
+            "rpm": rpm,
+        }
+        self.attempts = 0  # HTTP attempts made, retries included (for tests and reports)
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        """Send one request, retrying transient failures; raises :class:`ProviderError`."""
+        async with self._sem:
+            for attempt in range(self.max_retries + 1):
+                await self._limiter.wait()
+                self.attempts += 1
+                try:
+                    resp = await self._client.chat.completions.create(
+                        model=self.model, messages=request.messages, **self._params
+                    )
+                    return _completion(resp)
+                except Exception as exc:  # classified below; unknown errors are not retried
+                    retry, floor, why = _classify(exc)
+                    if not retry or attempt == self.max_retries:
+                        tries = f" after {attempt + 1} attempts" if attempt else ""
+                        raise ProviderError(f"{why}{tries}") from None
+                delay = min(self.max_backoff, self.backoff * 2**attempt)
+                await asyncio.sleep(max(floor, delay * self._rng.uniform(0.5, 1.5)))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _completion(resp: Any) -> Completion:
+    """A :class:`Completion` from a chat-completion object; malformed bodies raise ``ValueError``."""
+    choices = getattr(resp, "choices", None)
+    if not choices:
+        raise ValueError("response has no choices")
+    msg = choices[0].message
+    content = msg.content or ""
+    extra = getattr(msg, "model_extra", None) or {}
+    native = extra.get("reasoning_content") or extra.get("reasoning") or ""
+    text, think = split_reasoning(content)
+    reasoning = "\n\n".join(r for r in (str(native).strip(), think) if r)
+    usage = getattr(resp, "usage", None)
+    return Completion(
+        text,
+        reasoning,
+        int(getattr(usage, "prompt_tokens", 0) or 0),
+        int(getattr(usage, "completion_tokens", 0) or 0),
+    )
+
+
+def _classify(exc: Exception) -> tuple[bool, float, str]:
+    """``(retryable, minimum wait in s, one-line description)`` of a failed attempt."""
+    if isinstance(exc, openai.APITimeoutError):
+        return True, 0.0, "timeout"
+    if isinstance(exc, openai.APIConnectionError):
+        return True, 0.0, f"connection error ({type(exc.__cause__ or exc).__name__})"
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        floor = _retry_after(exc.response.headers.get("retry-after"))
+        retry = status in _RETRY_STATUS or status >= 500
+        return retry, floor, f"HTTP {status}: {_short(exc.message)}"
+    if isinstance(exc, openai.APIResponseValidationError | ValueError | AttributeError | TypeError):
+        return True, 0.0, f"malformed response ({_short(str(exc))})"
+    return False, 0.0, f"{type(exc).__name__}: {_short(str(exc))}"
+
+
+def _retry_after(value: str | None) -> float:
+    try:
+        return min(60.0, max(0.0, float(value))) if value else 0.0
+    except ValueError:
+        return 0.0
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

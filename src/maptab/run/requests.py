@@ -1,0 +1,432 @@
+"""Chat requests built from dataset samples (SPEC 11): question text, tables, map image.
+
+A dataset directory follows the layout of the builder (issue 3, item 6)::
+
+    DIR/manifest.json
+    DIR/maps/<map_id>/{edges,vertices,mix}.csv, network.json, image.png
+    DIR/rp.jsonl, DIR/qa.jsonl, DIR/reasonmap.jsonl
+
+Each sample becomes one :class:`ChatRequest` (a ReasonMap row becomes two, ``<id>/short``
+and ``<id>/long``): a single user message whose content parts are, in this order,
+
+1. the sample's ``question`` (the full instruction text written by the builder);
+2. one text part per table shown, ``"<Table_name> (CSV):\\n…"`` (or ``(JSON)``), the tables
+   in the order of the category's inputs and the rows in the order of the sample's
+   ``tables`` indices (the per-sample shuffle, SPEC 5);
+3. the map image as an ``image_url`` part with a base64 data URL, when ``map`` is shown.
+
+Images are resized once per map and encoding (see :class:`ImageEncoder`), so thousands of
+requests on one map share one string.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from maptab.dataset import TABLE_FILES, Dataset, DatasetError
+from maptab.schema import RP_BY_NAME, QAQuery, ReasonMapQuestion, RPQuery, read_jsonl
+from maptab.tables import split_lines
+
+Kind = Literal["rp", "qa", "reasonmap"]
+KINDS: tuple[Kind, ...] = ("rp", "qa", "reasonmap")
+TABLE_TITLES = {"edges": "Edge_tab", "vertices": "Vertex_tab", "mix": "Mix_tab"}
+DEFAULT_MAX_PIXELS = 2048 * 2048
+
+
+@dataclass(slots=True)
+class ChatRequest:
+    """One request to a model.
+
+    ``messages`` are in the OpenAI chat format (image parts as data URLs). ``meta`` carries
+    what baselines and the run store need: ``map_id``, ``category`` (RP) or ``type`` (QA),
+    ``variant`` (ReasonMap ``short``/``long``), ``dataset`` (its directory) and ``sample``
+    (the dataset row as a dict).
+    """
+
+    id: str
+    kind: Kind
+    messages: list[dict[str, Any]]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ImageSpec:
+    """How map images are prepared.
+
+    ``mode="fit"`` scales the image down (never up) so that ``width × height ≤ max_pixels``,
+    keeping the aspect ratio; ``mode="stretch"`` resizes to exactly ``size`` (models that
+    need a fixed shape). ``format`` is ``png`` or ``jpeg``.
+    """
+
+    max_pixels: int = DEFAULT_MAX_PIXELS
+    mode: Literal["fit", "stretch"] = "fit"
+    size: tuple[int, int] | None = None
+    format: Literal["png", "jpeg"] = "png"
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("fit", "stretch"):
+            raise ValueError(f"image mode must be 'fit' or 'stretch', not {self.mode!r}")
+        if self.mode == "stretch" and (self.size is None or min(self.size) < 1):
+            raise ValueError("image mode 'stretch' needs a size WIDTHxHEIGHT")
+        if self.max_pixels < 1:
+            raise ValueError("the image pixel budget must be positive")
+        if self.format not in ("png", "jpeg"):
+            raise ValueError(f"image format must be 'png' or 'jpeg', not {self.format!r}")
+
+    def target(self, width: int, height: int) -> tuple[int, int]:
+        """The output size for a ``width × height`` source."""
+        if self.mode == "stretch":
+            assert self.size is not None
+            return self.size
+        if width * height <= self.max_pixels:
+            return width, height
+        scale = (self.max_pixels / (width * height)) ** 0.5
+        w, h = max(1, int(width * scale)), max(1, int(height * scale))
+        while w * h > self.max_pixels:  # guard against rounding up past the budget
+            w, h = (w - 1, h) if w >= h else (w, h - 1)
+        return w, h
+
+    def tag(self) -> str:
+        size = f"{self.size[0]}x{self.size[1]}" if self.size else str(self.max_pixels)
+        return f"{self.mode}-{size}.{self.format}"
+
+
+class ImageEncoder:
+    """Resize and base64-encode each map image once, caching in memory and on disk.
+
+    The disk cache (``cache_dir``, e.g. ``RUN_DIR/.cache/images``) holds the encoded bytes,
+    keyed by map, :class:`ImageSpec` and the source file's size and modification time, so a
+    resumed run does not re-encode. ``encoded`` counts images actually resized.
+    """
+
+    def __init__(self, spec: ImageSpec, cache_dir: Path | None = None) -> None:
+        self.spec = spec
+        self.cache_dir = cache_dir
+        self._memory: dict[Path, str] = {}
+        self.encoded = 0
+
+    def data_url(self, path: Path) -> str:
+        """The ``data:image/…;base64,…`` URL of the prepared image at ``path``."""
+        url = self._memory.get(path)
+        if url is None:
+            url = self._load(path)
+            self._memory[path] = url
+        return url
+
+    def _load(self, path: Path) -> str:
+        if not path.is_file():
+            raise DatasetError(f"{path}: map image missing (render the dataset's maps first)")
+        st = path.stat()
+        mime = f"image/{self.spec.format}"
+        key = hashlib.sha256(f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()
+        cached = self.cache_dir / f"{key[:24]}.{self.spec.tag()}" if self.cache_dir else None
+        if cached is not None and cached.is_file():
+            data = cached.read_bytes()
+        else:
+            data = self._encode(path)
+            self.encoded += 1
+            if cached is not None:
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cached.with_suffix(cached.suffix + ".tmp")
+                tmp.write_bytes(data)
+                tmp.replace(cached)
+        return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+    def _encode(self, path: Path) -> bytes:
+        from PIL import Image, UnidentifiedImageError
+
+        try:
+            with Image.open(path) as im:
+                im.load()
+                size = self.spec.target(*im.size)
+                out = im if size == im.size else im.resize(size, Image.Resampling.LANCZOS)
+                if self.spec.format == "jpeg":
+                    out = out.convert("RGB")
+                elif out.mode not in ("RGB", "RGBA", "L", "LA", "P"):
+                    out = out.convert("RGBA")
+                buf = io.BytesIO()
+                out.save(buf, format=self.spec.format.upper(), optimize=False)
+        except (UnidentifiedImageError, OSError) as exc:
+            raise DatasetError(f"{path}: not a readable image ({exc})") from None
+        return buf.getvalue()
+
+
+# --------------------------------------------------------------------------- tables
+@dataclass(frozen=True, slots=True)
+class _Table:
+    columns: list[str]
+    rows: list[list[str]]
+
+
+def read_table(path: Path) -> _Table:
+    """A MapTab CSV as header + rows of raw cell strings (BOM tolerated, values untouched)."""
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as fh:
+            rows = list(csv.reader(fh))
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: table missing") from None
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise DatasetError(f"{path}: not a readable UTF-8 CSV ({exc})") from None
+    if not rows:
+        raise DatasetError(f"{path}: empty table")
+    header, body = rows[0], [r for r in rows[1:] if r]
+    for n, row in enumerate(body, 2):
+        if len(row) != len(header):
+            raise DatasetError(f"{path}: row {n} has {len(row)} cells, header has {len(header)}")
+    return _Table(header, body)
+
+
+def _select(
+    table: _Table, order: Sequence[int] | None, keep: Sequence[str] | None, drop: Sequence[str]
+) -> tuple[list[str], list[list[str]]]:
+    cols = [c for c in table.columns if (keep is None or c in keep) and c not in drop]
+    idx = [table.columns.index(c) for c in cols]
+    order = range(len(table.rows)) if order is None else order
+    return cols, [[table.rows[i][j] for j in idx] for i in order]
+
+
+def table_text(
+    table: _Table,
+    *,
+    order: Sequence[int] | None = None,
+    keep: Sequence[str] | None = None,
+    drop: Sequence[str] = (),
+    fmt: Literal["csv", "json"] = "csv",
+) -> str:
+    """The table as shown to a model: selected columns, rows in ``order``.
+
+    CSV keeps the cells exactly as written in the dataset (``\\n`` line ends, no BOM). JSON
+    is a list of objects, one per line; numeric cells become numbers and ``Line`` becomes a
+    list (:func:`maptab.tables.split_lines`), as in MapTab's JSON tables.
+    """
+    cols, rows = _select(table, order, keep, drop)
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(cols)
+        w.writerows(rows)
+        return buf.getvalue().rstrip("\n")
+    objs = [{c: _json_cell(c, v) for c, v in zip(cols, row, strict=True)} for row in rows]
+    return "[\n" + ",\n".join(json.dumps(o, ensure_ascii=False) for o in objs) + "\n]"
+
+
+def _json_cell(column: str, value: str) -> Any:
+    if column == "Line":
+        return split_lines(value)
+    if column in ("Edge", "Vertex"):
+        return value
+    try:
+        num = float(value)
+    except ValueError:
+        return value
+    return int(num) if num.is_integer() and "." not in value else num
+
+
+# --------------------------------------------------------------------------- dataset
+@dataclass(slots=True)
+class Sample:
+    """A dataset row with its kind (``variant`` is ``short``/``long`` for ReasonMap)."""
+
+    id: str
+    kind: Kind
+    row: dict[str, Any]
+    record: RPQuery | QAQuery | ReasonMapQuestion
+    variant: str = ""
+
+    @property
+    def map_id(self) -> str:
+        return str(self.row["map_id"])
+
+
+def _parse_selectors(categories: Iterable[str] | None) -> tuple[set[str], set[str], set[int]]:
+    """Split ``--categories`` into whole kinds, RP categories and QA types."""
+    kinds: set[str] = set()
+    rp: set[str] = set()
+    qa: set[int] = set()
+    for token in categories or ():
+        t = token.strip()
+        if t in KINDS:
+            kinds.add(t)
+        elif t in RP_BY_NAME:
+            rp.add(t)
+        elif t.startswith("qa:") and t[3:].isdigit() and 1 <= int(t[3:]) <= 24:
+            qa.add(int(t[3:]))
+        elif t:
+            valid = ", ".join([*KINDS, *RP_BY_NAME, "qa:1 … qa:24"])
+            raise DatasetError(f"unknown category {t!r}; expected one of: {valid}")
+    return kinds, rp, qa
+
+
+def iter_samples(
+    dataset_dir: str | Path,
+    *,
+    split: str | None = None,
+    categories: Iterable[str] | None = None,
+    limit: int | None = None,
+) -> Iterator[Sample]:
+    """The samples of a dataset, in file order (``rp``, ``qa``, ``reasonmap``), filtered.
+
+    ``categories`` mixes whole kinds (``rp``, ``qa``, ``reasonmap``), RP category names
+    (``time``, ``map_mix``, …) and QA types (``qa:7``); a row is kept when any selector
+    matches. ``limit`` keeps the first N requests after filtering.
+    """
+    root = Dataset(dataset_dir).root
+    kinds, rp_cats, qa_types = _parse_selectors(categories)
+    any_sel = bool(kinds or rp_cats or qa_types)
+    files = [(k, root / f"{k}.jsonl") for k in KINDS]
+    if not any(p.is_file() for _, p in files):
+        raise DatasetError(f"{root}: no rp.jsonl, qa.jsonl or reasonmap.jsonl")
+    count = 0
+    for kind, path in files:
+        if not path.is_file():
+            continue
+        for n, row in enumerate(read_jsonl(path), 1):
+            record = _record(kind, row, path, n)
+            if split is not None and row.get("split") != split:
+                continue
+            picked = (kind == "rp" and row.get("category") in rp_cats) or (
+                kind == "qa" and row.get("type") in qa_types
+            )
+            if any_sel and kind not in kinds and not picked:
+                continue
+            variants = ("short", "long") if kind == "reasonmap" else ("",)
+            for v in variants:
+                if limit is not None and count >= limit:
+                    return
+                sid = f"{row['id']}/{v}" if v else str(row["id"])
+                yield Sample(sid, kind, row, record, v)
+                count += 1
+
+
+_RECORDS = {"rp": RPQuery, "qa": QAQuery, "reasonmap": ReasonMapQuestion}
+
+
+def _record(kind: Kind, row: Any, path: Path, n: int) -> RPQuery | QAQuery | ReasonMapQuestion:
+    """The typed record of a JSONL row; a missing or mistyped field names file and line."""
+    if not isinstance(row, dict):
+        raise DatasetError(f"{path}:{n}: not a JSON object")
+    for key in ("id", "map_id"):
+        if not isinstance(row.get(key), str) or not row[key]:
+            raise DatasetError(f"{path}:{n}: field {key!r} missing or not a string")
+    cls = _RECORDS[kind]
+    try:
+        return cls.from_dict(row)
+    except TypeError as exc:
+        missing = str(exc).split("argument", 1)[-1].lstrip("s: ")
+        raise DatasetError(f"{path}:{n}: fields missing: {missing}") from None
+
+
+class RequestBuilder:
+    """Turns :class:`Sample` rows into :class:`ChatRequest` objects for one dataset.
+
+    Map tables are read once per map and kept; images go through one :class:`ImageEncoder`.
+    With ``images=False`` no image part is attached (baselines do not look at pixels).
+    """
+
+    def __init__(
+        self,
+        dataset_dir: str | Path,
+        *,
+        table_format: Literal["csv", "json"] = "csv",
+        image: ImageSpec | None = None,
+        images: bool = True,
+        cache_dir: Path | None = None,
+    ) -> None:
+        if table_format not in ("csv", "json"):
+            raise ValueError(f"table format must be 'csv' or 'json', not {table_format!r}")
+        self.dataset = Dataset(dataset_dir)
+        self.root = self.dataset.root
+        self.table_format = table_format
+        self.images = images
+        self.encoder = ImageEncoder(image or ImageSpec(), cache_dir)
+        self._tables: dict[tuple[str, str], _Table] = {}
+        self._dirs: dict[str, Path] = {}
+
+    def map_dir(self, map_id: str) -> Path:
+        """The map's folder; an unknown map or a path leaving the dataset is an error."""
+        if map_id not in self._dirs:
+            self._dirs[map_id] = self.dataset.map_dir(map_id)
+        return self._dirs[map_id]
+
+    def table(self, map_id: str, kind: str) -> _Table:
+        key = (map_id, kind)
+        if key not in self._tables:
+            self._tables[key] = read_table(self.map_dir(map_id) / TABLE_FILES[kind])
+        return self._tables[key]
+
+    def request(self, sample: Sample) -> ChatRequest:
+        """The chat request for one sample (see the module docstring for its layout)."""
+        rec = sample.record
+        mdir = self.map_dir(sample.map_id)
+        meta: dict[str, Any] = {
+            "map_id": sample.map_id,
+            "dataset": str(self.root),
+            "sample": sample.row,
+        }
+        keep: Sequence[str] | None = None
+        drop: Sequence[str] = ()
+        if isinstance(rec, RPQuery):
+            cat = RP_BY_NAME.get(rec.category)
+            if cat is None:
+                raise DatasetError(f"{sample.id}: unknown RP category {rec.category!r}")
+            inputs, text, tables = cat.inputs, rec.question, rec.tables
+            keep = ("Edge",) if cat.edge_column_only else None
+            meta["category"] = rec.category
+        elif isinstance(rec, QAQuery):
+            inputs, text, tables = tuple(rec.inputs), rec.question, rec.tables
+            drop = ("Line",) if rec.drop_line_column else ()
+            meta["type"] = rec.type
+        else:
+            inputs, tables = ("map",), {}
+            text = rec.question_short if sample.variant == "short" else rec.question_long
+            meta["variant"] = sample.variant
+        parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        label = self.table_format.upper()
+        for name in inputs:
+            if name not in TABLE_FILES:
+                continue
+            tab = self.table(sample.map_id, name)
+            order = tables.get(name)
+            if order is not None and any(not 0 <= i < len(tab.rows) for i in order):
+                raise DatasetError(f"{sample.id}: 'tables.{name}' has a row index out of range")
+            body = table_text(tab, order=order, keep=keep, drop=drop, fmt=self.table_format)
+            parts.append({"type": "text", "text": f"{TABLE_TITLES[name]} ({label}):\n{body}"})
+        if "map" in inputs and self.images:
+            url = self.encoder.data_url(mdir / "image.png")
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        return ChatRequest(sample.id, sample.kind, [{"role": "user", "content": parts}], meta)
+
+
+def build_requests(
+    dataset_dir: str | Path,
+    *,
+    split: str | None = None,
+    categories: Iterable[str] | None = None,
+    limit: int | None = None,
+    table_format: Literal["csv", "json"] = "csv",
+    image_budget: int = DEFAULT_MAX_PIXELS,
+    image_mode: Literal["fit", "stretch"] = "fit",
+    image_size: tuple[int, int] | None = None,
+    image_format: Literal["png", "jpeg"] = "png",
+    images: bool = True,
+    cache_dir: Path | None = None,
+) -> list[ChatRequest]:
+    """All chat requests of a dataset (filtered as :func:`iter_samples` says).
+
+    Raises :class:`DatasetError` (one line naming file and row) on a malformed dataset.
+    ``maptab run`` builds the same requests lazily, one just before it is sent.
+    """
+    spec = ImageSpec(image_budget, image_mode, image_size, image_format)
+    builder = RequestBuilder(
+        dataset_dir, table_format=table_format, image=spec, images=images, cache_dir=cache_dir
+    )
+    samples = iter_samples(dataset_dir, split=split, categories=categories, limit=limit)
+    return [builder.request(s) for s in samples]

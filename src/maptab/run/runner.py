@@ -1,0 +1,309 @@
+"""Resumable, concurrent runs of a provider over a dataset (issue 5, SPEC 16).
+
+:func:`run` selects the samples, skips those already answered in ``out_dir`` (errored ones
+too, unless ``retry_errors``), and sends the rest through ``concurrency`` asyncio workers.
+Each request is built just before it is sent (tables rendered per sample, each map image
+encoded once) and each answer is appended to ``predictions.jsonl`` as soon as it arrives.
+Requests that fail after the provider's retries are stored with ``error`` set; any other
+exception while answering one sample is stored the same way (named by its type) so that one
+bad sample cannot sink a long run; a malformed dataset stops the run with a one-line error.
+
+``run.json`` records the settings (never an API key) and, when the run ends, its summary. A
+rerun into the same directory must use the same model and request settings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from maptab import __version__
+from maptab.dataset import DatasetError
+from maptab.run.providers import Provider, ProviderError
+from maptab.run.requests import ImageSpec, RequestBuilder, Sample, iter_samples
+from maptab.run.store import PredictionStore, StoreError
+from maptab.schema import Prediction
+
+RUN_FILE = "run.json"
+# settings that may change between resumed runs without changing what is asked
+_OPERATIONAL = ("base_url", "api_key_env", "timeout", "max_retries", "rpm")
+
+
+@dataclass(slots=True)
+class RunSummary:
+    """What a run did. ``skipped``: already done before it; ``completed``: answered now
+    (errors included); ``errors``: rows of the selected samples left with ``error`` set."""
+
+    out_dir: str
+    total: int
+    skipped: int
+    completed: int
+    errors: int
+    elapsed_s: float
+    repaired_bytes: int = 0
+    compacted: bool = False
+
+    @property
+    def rate(self) -> float:
+        """Requests answered per second in this run."""
+        return self.completed / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+def run(
+    dataset_dir: str | Path,
+    provider: Provider,
+    out_dir: str | Path,
+    *,
+    split: str | None = None,
+    categories: Iterable[str] | None = None,
+    limit: int | None = None,
+    concurrency: int = 16,
+    retry_errors: bool = False,
+    progress: bool = True,
+    table_format: Literal["csv", "json"] = "csv",
+    image: ImageSpec | None = None,
+    spec: str | None = None,
+) -> RunSummary:
+    """Run ``provider`` on the selected samples of ``dataset_dir`` into ``out_dir``.
+
+    ``spec`` is the ``--model`` string recorded in ``run.json``. The provider is closed at
+    the end (a provider serves one run). Raises ``DatasetError`` / ``StoreError`` (one-line
+    messages) on a malformed dataset or an unusable run directory.
+    """
+    return asyncio.run(
+        arun(
+            dataset_dir,
+            provider,
+            out_dir,
+            split=split,
+            categories=categories,
+            limit=limit,
+            concurrency=concurrency,
+            retry_errors=retry_errors,
+            progress=progress,
+            table_format=table_format,
+            image=image,
+            spec=spec,
+        )
+    )
+
+
+async def arun(
+    dataset_dir: str | Path,
+    provider: Provider,
+    out_dir: str | Path,
+    *,
+    split: str | None = None,
+    categories: Iterable[str] | None = None,
+    limit: int | None = None,
+    concurrency: int = 16,
+    retry_errors: bool = False,
+    progress: bool = True,
+    table_format: Literal["csv", "json"] = "csv",
+    image: ImageSpec | None = None,
+    spec: str | None = None,
+) -> RunSummary:
+    """:func:`run` inside a running event loop."""
+    if concurrency < 1:
+        raise ValueError("--concurrency must be at least 1")
+    image = image or ImageSpec()
+    out = Path(out_dir)
+    cats = sorted(set(categories or ()))
+    samples = list(iter_samples(dataset_dir, split=split, categories=cats, limit=limit))
+    _check_unique(samples, dataset_dir)
+    builder = RequestBuilder(
+        dataset_dir,
+        table_format=table_format,
+        image=image,
+        images=provider.uses_images,
+        cache_dir=out / ".cache" / "images",
+    )
+    record = {
+        "dataset": str(Path(dataset_dir).resolve()),
+        "model": spec or f"{provider.name}:{provider.model}",
+        "provider": provider.name,
+        "model_name": provider.model,
+        "settings": provider.settings,
+        "table_format": table_format,
+        "image": asdict(image),
+        "split": split,
+        "categories": cats,
+        "limit": limit,
+        "concurrency": concurrency,
+        "maptab_version": __version__,
+        "started_at": _now(),
+    }
+    row_settings = {**provider.settings, "table_format": table_format, "image": image.tag()}
+    start = time.perf_counter()
+    try:
+        with PredictionStore(out) as store:
+            _check_compatible(out / RUN_FILE, record)
+            _write_json(out / RUN_FILE, record)
+            done = store.done_ids(include_errors=not retry_errors)
+            todo = [s for s in samples if s.id not in done]
+            bar = _Progress(len(samples), len(samples) - len(todo), enabled=progress)
+            pending = iter(todo)
+
+            async def worker() -> None:
+                for sample in pending:
+                    pred = await _answer(sample, builder, provider, row_settings)
+                    store.append(pred)
+                    bar.advance(pred.error is not None)
+
+            with bar:
+                try:
+                    async with asyncio.TaskGroup() as tg:  # a fatal error cancels the rest
+                        for _ in range(min(concurrency, len(todo))):
+                            tg.create_task(worker())
+                except BaseExceptionGroup as group:
+                    raise group.exceptions[0] from None
+            compacted = store.compact()
+            ids = {s.id for s in samples}
+            errors = sum(1 for i, r in store.rows.items() if i in ids and r.get("error"))
+            summary = RunSummary(
+                str(out),
+                len(samples),
+                len(samples) - len(todo),
+                len(todo),
+                errors,
+                time.perf_counter() - start,
+                store.repaired,
+                compacted,
+            )
+            record["finished_at"] = _now()
+            record["summary"] = {**asdict(summary), "rate": round(summary.rate, 3)}
+            _write_json(out / RUN_FILE, record)
+    finally:
+        await provider.aclose()
+    return summary
+
+
+async def _answer(
+    sample: Sample, builder: RequestBuilder, provider: Provider, settings: dict[str, Any]
+) -> Prediction:
+    base = {
+        "id": sample.id,
+        "kind": sample.kind,
+        "provider": provider.name,
+        "model": provider.model,
+        "settings": settings,
+    }
+    request = builder.request(sample)  # a malformed dataset raises here and stops the run
+    t0 = time.perf_counter()
+    try:
+        c = await provider.complete(request)
+    except ProviderError as exc:
+        return Prediction(response="", latency_s=_since(t0), error=str(exc), **base)
+    except (DatasetError, StoreError):
+        raise
+    except Exception as exc:  # one sample's failure is recorded, not fatal (module doc)
+        err = f"{type(exc).__name__}: {exc}"
+        return Prediction(response="", latency_s=_since(t0), error=err, **base)
+    return Prediction(
+        response=c.text,
+        reasoning=c.reasoning,
+        latency_s=_since(t0),
+        prompt_tokens=c.prompt_tokens,
+        completion_tokens=c.completion_tokens,
+        **base,
+    )
+
+
+def _since(t0: float) -> float:
+    return round(time.perf_counter() - t0, 4)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _check_unique(samples: list[Sample], dataset_dir: str | Path) -> None:
+    seen: set[str] = set()
+    for s in samples:
+        if s.id in seen:
+            raise DatasetError(f"{dataset_dir}: sample id {s.id!r} appears twice")
+        seen.add(s.id)
+
+
+def _fingerprint(record: dict[str, Any]) -> dict[str, Any]:
+    settings = {k: v for k, v in record["settings"].items() if k not in _OPERATIONAL}
+    keys = ("dataset", "provider", "model_name", "table_format", "image")
+    return {**{k: record.get(k) for k in keys}, "settings": settings}
+
+
+def _check_compatible(path: Path, record: dict[str, Any]) -> None:
+    """A resumed run must ask the same thing of the same model."""
+    if not path.is_file():
+        return
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise StoreError(f"{path}: not valid JSON ({exc.msg})") from None
+    a, b = _fingerprint(old), _fingerprint(record)
+    for key in a:
+        if a[key] != b[key]:
+            raise StoreError(
+                f"{path}: this run directory was started with {key} = {a[key]!r}, "
+                f"not {b[key]!r}; use another --out"
+            )
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class _Progress:
+    """A rich progress bar (stderr): done/total, rate, errors, elapsed and remaining time."""
+
+    def __init__(self, total: int, done: int, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self.errors = 0
+        self.new = 0
+        self.t0 = time.perf_counter()
+        if enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._bar = Progress(
+                TextColumn("[bold]run"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]:.1f} req/s"),
+                TextColumn("[red]{task.fields[errors]} errors"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+            )
+            self._task = self._bar.add_task("run", total=total, completed=done, rate=0.0, errors=0)
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self._bar.stop()
+
+    def advance(self, error: bool) -> None:
+        self.new += 1
+        self.errors += error
+        if self.enabled:
+            rate = self.new / max(1e-9, time.perf_counter() - self.t0)
+            self._bar.update(self._task, advance=1, rate=rate, errors=self.errors)

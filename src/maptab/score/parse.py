@@ -1,0 +1,495 @@
+"""Reading answers out of free-form model responses (SPEC 12).
+
+Every function here is total: any string (empty, huge, binary-looking, any script) gives a
+result or ``None``, never an exception. ``None`` means *Output Format error*: the sample is
+scored wrong and counted apart.
+
+Pipeline for every answer kind:
+
+1. :func:`strip_reasoning` drops reasoning blocks (``<think>…</think>``, ``<thinking>``,
+   ``<reasoning>``, ``<|begin_of_thought|>…<|end_of_thought|>``, ``◁think▷…◁/think▷``). An
+   unterminated opening tag drops everything after it; a closing tag without an opening one
+   drops everything before it (servers that strip the opening tag).
+2. If the rest holds a tagged answer (``<route_begin>…<route_end>``,
+   ``<answer_begin>…<answer_end>``; the last one wins) only its content is read.
+3. Otherwise the *last line that parses* is used.
+
+Routes (:func:`parse_route`) accept ``-``, ``–``, ``—``, ``->``, ``→``, ``⟶``, ``=>`` with or
+without spaces, Markdown decoration (bold, italics, inline code, code fences, bullets,
+numbered items, quotes, headings), a ``Label:`` prefix, and transfer marks written
+``(transfer)`` in any case and spacing, with ASCII or full-width brackets. Station names
+that contain hyphens (``Porta Furba-Quadraro``, table key ``Porta Furba_Quadraro``) are
+recovered from the map vocabulary by a dynamic programme over the hyphen-split pieces.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+__all__ = [
+    "ParsedRoute",
+    "Segment",
+    "normalise_name",
+    "parse_answer",
+    "parse_reasonmap",
+    "parse_route",
+    "parse_totals",
+    "strip_reasoning",
+    "tagged",
+]
+
+# ----------------------------------------------------------------------------- reasoning
+_REASONING_TAGS: tuple[tuple[str, str], ...] = (
+    ("<think>", "</think>"),
+    ("<thinking>", "</thinking>"),
+    ("<reasoning>", "</reasoning>"),
+    ("<reason>", "</reason>"),
+    ("<|begin_of_thought|>", "<|end_of_thought|>"),
+    ("◁think▷", "◁/think▷"),
+)
+
+
+def strip_reasoning(text: str) -> str:
+    """``text`` without its reasoning blocks (see the module docstring for the rules)."""
+    if not isinstance(text, str):
+        return ""
+    out = text
+    low = out.lower()
+    for open_tag, close_tag in _REASONING_TAGS:
+        if open_tag not in low and close_tag not in low:
+            continue
+        # a closing tag with no opening tag before it: drop the prefix
+        first_close = low.find(close_tag)
+        first_open = low.find(open_tag)
+        if first_close != -1 and (first_open == -1 or first_close < first_open):
+            out = out[first_close + len(close_tag) :]
+            low = low[first_close + len(close_tag) :]
+        pieces: list[str] = []
+        pos = 0
+        while True:
+            start = low.find(open_tag, pos)
+            if start == -1:
+                pieces.append(out[pos:])
+                break
+            pieces.append(out[pos:start])
+            end = low.find(close_tag, start + len(open_tag))
+            if end == -1:  # unterminated: the rest is reasoning
+                break
+            pos = end + len(close_tag)
+        out = "".join(pieces)
+        low = out.lower()
+    return out
+
+
+def tagged(text: str, begin: str, end: str) -> str | None:
+    """Content of the last ``begin…end`` block (case-insensitive), else ``None``.
+
+    A ``begin`` tag with no ``end`` after it yields the text up to the end of the string.
+    """
+    low = text.lower()
+    b = low.rfind(begin.lower())
+    if b == -1:
+        return None
+    start = b + len(begin)
+    e = low.find(end.lower(), start)
+    return text[start:] if e == -1 else text[start:e]
+
+
+# ----------------------------------------------------------------------------- clean-up
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_BULLET = re.compile(r"^\s*(?:[#>]+\s*|[*+•·]\s+|-\s+(?=\S)|\d{1,3}[.)]\s+)")
+_DECOR = re.compile(r"\*\*|__|`|~~|\*")
+_TRANSFER = re.compile(
+    r"\s*[(\[（【]\s*(?:transfer|xfer|换乘)(?:\s*station)?\s*[)\]）】]", re.IGNORECASE
+)
+_TRANSFER_TOKEN = "\x00T"  # transfer marks are swapped for this before splitting
+
+
+def _clean_line(line: str) -> str:
+    line = _DECOR.sub("", line.replace("\x00", ""))
+    prev = None
+    while prev != line:  # nested bullets / quotes
+        prev = line
+        line = _BULLET.sub("", line, count=1)
+    return line.strip().strip("\"'“”‘’「」").strip()
+
+
+def _lines(text: str) -> list[str]:
+    """Candidate answer lines, cleaned of Markdown, code fences dropped, empty ones skipped."""
+    out = []
+    for raw in text.splitlines():
+        if _FENCE.match(raw):
+            continue
+        line = _clean_line(raw)
+        if line:
+            out.append(line)
+    return out
+
+
+def normalise_name(name: str) -> str:
+    """Comparison key of a station name: NFKD without diacritics, case-folded, ``-`` as
+    ``_``, runs of whitespace collapsed. Used for vocabulary matching, never fuzzily."""
+    decomposed = unicodedata.normalize("NFKD", name)
+    stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return " ".join(stripped.casefold().replace("-", "_").split())
+
+
+# ----------------------------------------------------------------------------- routes
+@dataclass(slots=True)
+class ParsedRoute:
+    """A route read from a response.
+
+    ``stations`` are the names as written (hyphens kept, transfer marks removed);
+    ``transfers`` the indices into ``stations`` that carried a ``(transfer)`` mark; ``raw``
+    the answer line the route was read from.
+    """
+
+    stations: list[str]
+    transfers: set[int] = field(default_factory=set)
+    raw: str = ""
+
+    def tokens(self) -> list[str]:
+        """MapTab-style tokens for the paper metrics: table spelling (``-`` → ``_``) with
+        ``(transfer)`` appended to marked stations."""
+        return [
+            s.replace("-", "_") + ("(transfer)" if i in self.transfers else "")
+            for i, s in enumerate(self.stations)
+        ]
+
+    def route_string(self) -> str:
+        """The route in MapTab notation ``A-B(transfer)-C``."""
+        return "-".join(self.tokens())
+
+
+# separators: arrows are always separators; dashes too, but a bare '-' between two
+# non-space characters may also be part of a name (resolved against the vocabulary)
+_SEP = re.compile(r"\s*(?:->|=>|→|⟶|➔|➝|⇒|—|–|−|-)\s*")
+_HARD = re.compile(r"->|=>|→|⟶|➔|➝|⇒")
+_LABEL = re.compile(r"^[^\n:：]{0,40}[:：]\s*")
+_MAX_PIECE = 200
+
+
+@dataclass(slots=True)
+class _Vocab:
+    keys: frozenset[str]
+    max_parts: int
+
+
+_VOCAB_CACHE: dict[int, tuple[Collection[str], _Vocab]] = {}
+
+
+def _vocab(vocabulary: Collection[str] | None) -> _Vocab | None:
+    if vocabulary is None:
+        return None
+    hit = _VOCAB_CACHE.get(id(vocabulary))
+    if hit is not None and hit[0] is vocabulary:
+        return hit[1]
+    keys = frozenset(normalise_name(v) for v in vocabulary if isinstance(v, str))
+    max_parts = max((k.count("_") + 1 for k in keys), default=1)
+    v = _Vocab(keys, max_parts)
+    if len(_VOCAB_CACHE) > 64:
+        _VOCAB_CACHE.clear()
+    _VOCAB_CACHE[id(vocabulary)] = (vocabulary, v)
+    return v
+
+
+def _split_pieces(line: str) -> tuple[list[str], list[str]] | None:
+    """Split a cleaned line at separators: ``(pieces, separators between them)``."""
+    body = _TRANSFER.sub(_TRANSFER_TOKEN, line)
+    pieces: list[str] = []
+    seps: list[str] = []
+    pos = 0
+    for m in _SEP.finditer(body):
+        pieces.append(body[pos : m.start()])
+        seps.append(m.group(0))
+        pos = m.end()
+    pieces.append(body[pos:])
+    # a trailing full stop after the last station is punctuation
+    pieces[-1] = pieces[-1].rstrip(" .。;；")
+    if any(not p.replace(_TRANSFER_TOKEN, "").strip() for p in pieces):
+        return None
+    return pieces, seps
+
+
+def _segment(pieces: list[str], seps: list[str], vocab: _Vocab | None) -> list[str]:
+    """Group pieces into station names.
+
+    Pieces ``i..j`` may merge (joined by ``-``) only across bare hyphens with no spaces and
+    when the merged name is in the vocabulary. Among all groupings, the DP maximises the
+    number of pieces covered by vocabulary names, then minimises the number of stations.
+    """
+    n = len(pieces)
+    if vocab is None:
+        return pieces
+    mergeable = [s == "-" for s in seps]
+
+    def name_key(i: int, j: int) -> str:
+        return normalise_name("-".join(p.replace(_TRANSFER_TOKEN, "") for p in pieces[i : j + 1]))
+
+    best: list[tuple[int, int]] = [(0, 0)] * (n + 1)  # (covered, -stations) up to i
+    back = [0] * (n + 1)
+    for j in range(1, n + 1):
+        cand: tuple[int, int] | None = None
+        for i in range(j - 1, max(-1, j - 1 - vocab.max_parts), -1):
+            if i < j - 1 and not mergeable[i]:
+                break
+            # a transfer mark may sit only on the last piece of a merged name
+            if i < j - 1 and _TRANSFER_TOKEN in pieces[i]:
+                break
+            hit = name_key(i, j - 1) in vocab.keys
+            if i < j - 1 and not hit:
+                continue
+            score = (best[i][0] + (j - i if hit else 0), best[i][1] - 1)
+            if cand is None or score > cand:
+                cand, back[j] = score, i
+        best[j] = cand  # type: ignore[assignment]  # the single piece is always a candidate
+    groups: list[str] = []
+    j = n
+    while j > 0:
+        i = back[j]
+        groups.append("-".join(pieces[i:j]))
+        j = i
+    return groups[::-1]
+
+
+def _trim_to_vocab(name: str, vocab: _Vocab, *, from_start: bool) -> str:
+    """Drop words of prose before the first (``from_start``) or after the last station:
+    ``So the route is Alpha`` → ``Alpha`` when only the latter is a vocabulary name."""
+    if normalise_name(name) in vocab.keys:
+        return name
+    words = name.split()
+    for k in range(1, len(words)):
+        cand = " ".join(words[k:] if from_start else words[: len(words) - k])
+        if normalise_name(cand) in vocab.keys:
+            return cand
+    return name
+
+
+def _route_from_line(line: str, vocab: _Vocab | None) -> tuple[ParsedRoute, int] | None:
+    """``(route, vocabulary hits)`` for one cleaned line, or ``None`` if it is no route."""
+    line = line.strip()
+    if not line:
+        return None
+    label = _LABEL.match(line)
+    if label and not _SEP.search(label.group(0)):
+        line = line[label.end() :]
+    split = _split_pieces(line)
+    if split is None:
+        return None
+    pieces, seps = split
+    if len(pieces) < 2 or any(len(p) > _MAX_PIECE for p in pieces):
+        return None
+    stations: list[str] = []
+    transfers: set[int] = set()
+    for group in _segment(pieces, seps, vocab):
+        marked = _TRANSFER_TOKEN in group
+        name = " ".join(group.replace(_TRANSFER_TOKEN, " ").split())
+        if not name:
+            return None
+        if marked:
+            transfers.add(len(stations))
+        stations.append(name)
+    if len(stations) < 2:
+        return None
+    if vocab is not None:
+        stations[0] = _trim_to_vocab(stations[0], vocab, from_start=True)
+        stations[-1] = _trim_to_vocab(stations[-1], vocab, from_start=False)
+    hits = 0 if vocab is None else sum(normalise_name(s) in vocab.keys for s in stations)
+    return ParsedRoute(stations, transfers, line), hits
+
+
+def parse_route(text: str, vocabulary: Collection[str] | None = None) -> ParsedRoute | None:
+    """The route a response states, or ``None`` (Output Format error).
+
+    ``vocabulary`` (station keys and display labels of the map) enables recovery of
+    hyphenated names and the choice of the answer line: without a tagged answer, the last
+    line in which at least half of the stations are vocabulary names wins; failing that (or
+    without a vocabulary) the last line with two or more stations.
+    """
+    if not isinstance(text, str):
+        return None
+    body = strip_reasoning(text)
+    inner = tagged(body, "<route_begin>", "<route_end>")
+    if inner is not None:
+        body = inner
+    vocab = _vocab(vocabulary)
+    fallback: ParsedRoute | None = None
+    for line in reversed(_lines(body)):
+        got = _route_from_line(line, vocab)
+        if got is None:
+            continue
+        route, hits = got
+        if vocab is None or 2 * hits >= len(route.stations):
+            return route
+        if fallback is None:
+            fallback = route
+    return fallback
+
+
+# ----------------------------------------------------------------------------- QA answers
+_NUMBER = re.compile(r"[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+−]?\.\d+")
+_YES = re.compile(r"\b(?:yes|true|correct)\b|是", re.IGNORECASE)
+_NO = re.compile(r"\b(?:no|false|incorrect)\b|否", re.IGNORECASE)
+
+
+def _to_float(tok: str) -> float | None:
+    try:
+        v = float(tok.replace(",", "").replace("−", "-"))
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _value(text: str) -> float | None:
+    """The value a short answer text states: a lone number, else yes/no, else its last
+    number."""
+    t = _clean_line(text.replace("\n", " "))
+    whole = _to_float(t.rstrip(".")) if t else None
+    if whole is not None:
+        return whole
+    nums = _NUMBER.findall(t)
+    yes, no = bool(_YES.search(t)), bool(_NO.search(t))
+    if not nums and yes != no:
+        return 1.0 if yes else 0.0
+    return _to_float(nums[-1]) if nums else None
+
+
+def parse_answer(text: str) -> float | None:
+    """A QA answer as a number (yes/true → 1, no/false → 0), or ``None``.
+
+    The tagged ``<answer_begin>…<answer_end>`` content is read whole; without tags, the last
+    line that states a value. Within the text read: a lone number; else a yes/no word when
+    no number is present; else the last number (thousands separators allowed).
+    """
+    if not isinstance(text, str):
+        return None
+    body = strip_reasoning(text)
+    inner = tagged(body, "<answer_begin>", "<answer_end>")
+    if inner is not None:
+        return _value(inner)
+    for line in reversed(_lines(body)):
+        v = _value(line)
+        if v is not None:
+            return v
+    return None
+
+
+_TOTAL_PATTERNS: dict[str, re.Pattern[str]] = {
+    name: re.compile(
+        r"(?:" + pattern + r")\s*\**\s*[:=：]\s*\**\s*\$?\s*(" + _NUMBER.pattern + ")",
+        re.IGNORECASE,
+    )
+    for name, pattern in (
+        ("Total_Time", r"total[_\s]*time"),
+        ("Total_Price", r"total[_\s]*price"),
+        ("Average_Comfort Level", r"average[_\s]*comfort(?:[_\s]*level)?"),
+        ("Average_Reliability", r"average[_\s]*reliability"),
+    )
+}
+
+
+def parse_totals(text: str) -> dict[str, float]:
+    """Reported totals (``Total_Time: 14.12`` …, any case, ``_`` or spaces) found in the
+    answer part of a response; the last statement of each wins."""
+    if not isinstance(text, str):
+        return {}
+    body = strip_reasoning(text)
+    out: dict[str, float] = {}
+    for name, pat in _TOTAL_PATTERNS.items():
+        found = pat.findall(body)
+        if found:
+            v = _to_float(found[-1])
+            if v is not None:
+                out[name] = v
+    return out
+
+
+# ----------------------------------------------------------------------------- ReasonMap
+@dataclass(slots=True)
+class Segment:
+    """One parsed ReasonMap answer segment; ``num_via_stops``/``via_stops`` are ``None``
+    when the answer did not state them."""
+
+    route_name: str
+    departure_stop: str
+    arrival_stop: str
+    num_via_stops: int | None = None
+    via_stops: list[str] | None = None
+
+
+_RM_FIELDS = {
+    "route name": "route_name",
+    "departure stop": "departure_stop",
+    "arrival stop": "arrival_stop",
+    "number of via stops": "num_via_stops",
+    "via stops": "via_stops",
+}
+_RM_KEY = re.compile(
+    r"(route\s*name|departure\s*stop|arrival\s*stop|number\s*of\s*via\s*stops|via\s*stops)"
+    r"\s*\**\s*[:：]",
+    re.IGNORECASE,
+)
+_LIST_SEP = re.compile(r"\s*(?:[,;，；、]|\n)\s*")
+
+
+def _rm_value(raw: str) -> str:
+    """A single-line field value: its first non-empty line, cleaned."""
+    first = next((ln for ln in raw.splitlines() if ln.strip()), "")
+    return _clean_line(first).strip(" ,;|")
+
+
+def parse_reasonmap(text: str, mode: str = "short") -> list[Segment] | None:
+    """ReasonMap segments from a response, or ``None`` when no complete segment is found.
+
+    Fields are ``Route Name:``, ``Departure Stop:``, ``Arrival Stop:`` and (long questions)
+    ``Number of Via Stops:`` or ``Via Stops:`` (a list split at commas, semicolons, ``、``
+    or line breaks). A new segment starts at each ``Route Name:``; ``--`` between segments
+    is optional. Each segment needs the three stop/route fields; in ``mode="long"`` a
+    missing via field is left ``None`` (scored 0 for that part, not a format error).
+    """
+    if not isinstance(text, str) or mode not in ("short", "long"):
+        return None
+    body = strip_reasoning(text)
+    inner = tagged(body, "<answer_begin>", "<answer_end>")
+    if inner is not None:
+        body = inner
+    matches = list(_RM_KEY.finditer(body))
+    if not matches:
+        return None
+    records: list[dict[str, str]] = []
+    for k, m in enumerate(matches):
+        key = _RM_FIELDS[" ".join(m.group(1).lower().split())]
+        end = matches[k + 1].start() if k + 1 < len(matches) else len(body)
+        value = body[m.end() : end]
+        value = value.split("--", 1)[0]
+        if key == "route_name" or not records or key in records[-1]:
+            records.append({})
+        records[-1][key] = value
+    segments: list[Segment] = []
+    for rec in records:
+        fields3 = [
+            _rm_value(rec.get(k, "")) for k in ("route_name", "departure_stop", "arrival_stop")
+        ]
+        if not all(fields3):
+            continue
+        seg = Segment(*fields3)
+        if "num_via_stops" in rec:
+            nums = _NUMBER.findall(rec["num_via_stops"])
+            v = _to_float(nums[0]) if nums else None
+            seg.num_via_stops = int(v) if v is not None and v.is_integer() and v >= 0 else None
+        if "via_stops" in rec:
+            seg.via_stops = _via_list(rec["via_stops"])
+        segments.append(seg)
+    return segments or None
+
+
+def _via_list(raw: str) -> list[str]:
+    text = _clean_line(raw.replace("\n", ", "))
+    if text.lower().strip(" .") in ("", "none", "n/a", "无", "[]"):
+        return []
+    items = (_clean_line(x).strip(" .[]") for x in _LIST_SEP.split(text.strip("[] ")))
+    return [x for x in items if x and x.lower() != "none"]

@@ -1,0 +1,47 @@
+"""QA accuracy and reported-totals accuracy (SPEC 10, 13).
+
+* A QA answer is correct when the parsed value and the gold answer are equal after both are
+  rounded half-up to 2 decimals (yes/no answers are 1/0, so they compare exactly).
+* A reported total (``Total_Time``, ``Total_Price``, ``Average_Comfort Level``,
+  ``Average_Reliability``; paper Table 4 columns T/P/C/R) is correct when it is present and
+  equals the gold value after both are rounded half-up to 2 decimals. Averages are stored
+  with 6 decimals; a model that writes ``0.56`` for ``0.5575`` is therefore counted right,
+  one that writes ``0.55`` wrong.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+from maptab.schema import TOTAL_FIELDS
+
+__all__ = ["TOTAL_LETTERS", "qa_correct", "round2", "totals_correct"]
+
+TOTAL_LETTERS = dict(zip(TOTAL_FIELDS, "TPCR", strict=True))
+_CENT = Decimal("0.01")
+
+
+def round2(x: float) -> Decimal:
+    """``x`` rounded half-up to 2 decimals, from its shortest decimal representation."""
+    d = Decimal(repr(float(x)))
+    try:
+        return d.quantize(_CENT, rounding=ROUND_HALF_UP)
+    except InvalidOperation:  # beyond 28 significant digits: already coarser than a cent
+        return d
+
+
+def qa_correct(pred: float | None, gold: float) -> bool:
+    """Whether a parsed QA answer equals the gold one at 2 decimals (``None`` is wrong)."""
+    if pred is None or not math.isfinite(pred):
+        return False
+    return round2(pred) == round2(gold)
+
+
+def totals_correct(reported: dict[str, float], gold: dict[str, float]) -> dict[str, bool]:
+    """Per letter (T/P/C/R) of the gold totals: was it reported and right at 2 decimals."""
+    return {
+        TOTAL_LETTERS[name]: qa_correct(reported.get(name), value)
+        for name, value in gold.items()
+        if name in TOTAL_LETTERS and value is not None
+    }

@@ -1,0 +1,539 @@
+"""Scoring a run: per-sample scores and a summary with confidence intervals (SPEC 12-14).
+
+Data flow: dataset + predictions → :func:`score_predictions` (pure: one score row per
+answered sample, then :func:`summarise`) → :func:`score_run` writes
+``RUN_DIR/scores.jsonl`` and ``RUN_DIR/summary.json``.
+
+* Prediction rows with ``error`` set are API failures: they get no score row and are counted
+  apart (``counts.api_errors``); an unparseable answer is a wrong answer counted as a format
+  error. Dataset samples with no prediction are counted as ``counts.missing``.
+* Every headline rate carries a 95% percentile-bootstrap interval clustered by ``map_id``
+  (:mod:`maptab.score.stats`), written ``{"mean", "lo", "hi", "n"}``; DS is a total
+  (``{"total", "lo", "hi", "n"}``).
+* RP breakdowns are per scenario: overall, by category, map difficulty, query difficulty,
+  map × query difficulty, repetition class (FR/PR/NR), reported-totals accuracy (T/P/C/R)
+  and error types. QA: per scenario, by type and by capability (mean of the accuracies of
+  the types attached to the capability, paper Table 3). ReasonMap: per mode, accuracy
+  (lenient and strict) and map score, plain and difficulty-weighted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from maptab.dataset import Dataset, DatasetError
+from maptab.network import Network, table_name
+from maptab.schema import Prediction, QAQuery, ReasonMapQuestion, RPQuery, read_jsonl, write_jsonl
+from maptab.score.errors import ERROR_TYPES
+from maptab.score.paper import difficulty_score, paper_scores, reference_tokens
+from maptab.score.parse import parse_answer, parse_reasonmap, parse_route, parse_totals
+from maptab.score.qa import qa_correct, totals_correct
+from maptab.score.reasonmap import score_reasonmap
+from maptab.score.stats import bootstrap_ci
+from maptab.score.verified import station_index, verify_route
+from maptab.tables import derive_mix
+
+__all__ = [
+    "ScoreError",
+    "load_external_results",
+    "load_predictions",
+    "score_predictions",
+    "score_run",
+    "summarise",
+]
+
+SCORES = "scores.jsonl"
+SUMMARY = "summary.json"
+LEVEL = 0.95
+N_BOOT = 2000
+
+
+class ScoreError(ValueError):
+    """Inputs that cannot be scored (unknown sample id, unreadable run); names the file."""
+
+
+# --------------------------------------------------------------------------- per sample
+class _Maps:
+    """Networks of a dataset, and their Mix_tab variants, loaded once each."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self.dataset = dataset
+        self._mix: dict[str, Network] = {}
+
+    def network(self, map_id: str) -> Network:
+        return self.dataset.network(map_id)
+
+    def mix(self, map_id: str) -> Network:
+        if map_id not in self._mix:
+            net = self.network(map_id)
+            self._mix[map_id] = net.with_attributes(vertices=derive_mix(net))
+        return self._mix[map_id]
+
+
+def _finite(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
+
+
+def score_rp(maps: _Maps, query: RPQuery, response: str) -> dict[str, Any]:
+    """Score row of one route-planning answer (paper and strict metrics, error type)."""
+    net = maps.network(query.map_id)
+    index = station_index(net)
+    parsed = parse_route(response, index.vocabulary)
+    tokens = parsed.tokens() if parsed else None
+    refs = [reference_tokens(r) for r in query.routes]
+    ema, pma = paper_scores(tokens, refs)
+    totals = None
+    if query.report_totals and query.totals:
+        totals = totals_correct(parse_totals(response), query.totals)
+    totals_ok = None if totals is None else all(totals.values())
+    mix = maps.mix(query.map_id) if query.category == "map_mix" else None
+    v = verify_route(net, parsed, query, mix_network=mix, totals_ok=totals_ok)
+    return {
+        "id": query.id,
+        "kind": "rp",
+        "map_id": query.map_id,
+        "scenario": query.scenario,
+        "category": query.category,
+        "map_difficulty": query.map_difficulty,
+        "query_difficulty": query.query_difficulty,
+        "repetition": query.repetition,
+        "parsed": parsed is not None,
+        "route": parsed.route_string() if parsed else None,
+        "ema": ema,
+        "pma": pma,
+        "ds": difficulty_score(ema, query.map_difficulty, query.query_difficulty),
+        "valid": v.valid,
+        "endpoints_ok": v.endpoints_ok,
+        "simple": v.simple,
+        "adjacent": v.adjacent,
+        "transfers_ok": v.transfers_ok,
+        "optimal": v.optimal,
+        "strict": v.correct,
+        "gap": _finite(v.gap),
+        "unresolved": v.unresolved_names,
+        # the paper's 0.5 rule accepted a route whose stations are not a reference's
+        "lenient_false_accept": bool(ema) and not v.optimal,
+        "totals": totals,
+        "error_type": v.error_type,
+    }
+
+
+def score_qa(query: QAQuery, response: str) -> dict[str, Any]:
+    """Score row of one QA answer."""
+    pred = parse_answer(response)
+    return {
+        "id": query.id,
+        "kind": "qa",
+        "map_id": query.map_id,
+        "scenario": query.scenario,
+        "type": query.type,
+        "capabilities": list(query.capabilities),
+        "parsed": pred is not None,
+        "pred": pred,
+        "answer": query.answer,
+        "correct": qa_correct(pred, query.answer),
+        "error_type": None if pred is not None else ERROR_TYPES[0],
+    }
+
+
+def score_rm(maps: _Maps, question: ReasonMapQuestion, mode: str, response: str) -> dict[str, Any]:
+    """Score row of one ReasonMap answer (``mode`` short or long)."""
+    segments = parse_reasonmap(response, mode)
+    s = score_reasonmap(maps.network(question.map_id), question, segments, mode)
+    return {
+        "id": f"{question.id}/{mode}",
+        "kind": "reasonmap",
+        "question_id": question.id,
+        "mode": mode,
+        "map_id": question.map_id,
+        "question_difficulty": question.question_difficulty,
+        "map_difficulty": question.map_difficulty,
+        "long_template": question.long_template,
+        "parsed": s.parsed,
+        "correct": s.correct,
+        "correct_strict": s.correct_strict,
+        "map_score": s.map_score,
+        "max_score": s.max_score,
+        "weight": s.weight,
+        "error_type": None if s.parsed else ERROR_TYPES[0],
+    }
+
+
+# --------------------------------------------------------------------------- summary
+def _ci(
+    rows: Sequence[dict[str, Any]],
+    value: Callable[[dict[str, Any]], float],
+    weight: Callable[[dict[str, Any]], float] | None = None,
+) -> dict[str, Any]:
+    vals = [float(value(r)) for r in rows]
+    w = None if weight is None else [weight(r) for r in rows]
+    mean, lo, hi = bootstrap_ci(
+        vals, clusters=[r["map_id"] for r in rows], weights=w, n_boot=N_BOOT, level=LEVEL
+    )
+    return {"mean": mean, "lo": lo, "hi": hi, "n": len(rows)}
+
+
+def _groups(
+    rows: Iterable[dict[str, Any]], key: Callable[[dict[str, Any]], Any]
+) -> dict[str, list]:
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        k = key(r)
+        if k is not None:
+            out[str(k)].append(r)
+    return dict(sorted(out.items()))
+
+
+def _rp_block(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    ds = _ci(rows, lambda r: r["ds"])
+    n = len(rows)
+    valid = [r for r in rows if r["valid"] and r["gap"] is not None]
+    accepted = [r for r in rows if r["ema"]]
+    false_accepts = sum(r["lenient_false_accept"] for r in rows)
+    return {
+        "n": n,
+        "ema": _ci(rows, lambda r: r["ema"]),
+        "pma": _ci(rows, lambda r: r["pma"]),
+        "ds": {"total": ds["mean"] * n, "lo": ds["lo"] * n, "hi": ds["hi"] * n, "n": n},
+        "strict": _ci(rows, lambda r: r["strict"]),
+        "valid": _ci(rows, lambda r: r["valid"]),
+        "optimal": _ci(rows, lambda r: r["optimal"]),
+        "transfers_ok": _ci(rows, lambda r: r["transfers_ok"]),
+        "gap": _ci(valid, lambda r: r["gap"]) if valid else None,
+        "format_errors": sum(not r["parsed"] for r in rows),
+        "lenient_false_accept": {
+            "count": false_accepts,
+            "share_of_ema": false_accepts / len(accepted) if accepted else 0.0,
+        },
+    }
+
+
+def _rp_scenario(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"overall": _rp_block(rows)}
+    for name, key in (
+        ("by_category", lambda r: r["category"]),
+        ("by_map_difficulty", lambda r: r["map_difficulty"]),
+        ("by_query_difficulty", lambda r: r["query_difficulty"]),
+        ("by_difficulty", lambda r: f"{r['map_difficulty']}/{r['query_difficulty']}"),
+        ("by_repetition", lambda r: r["repetition"]),
+    ):
+        out[name] = {k: _rp_block(g) for k, g in _groups(rows, key).items()}
+    asked = [r for r in rows if r["totals"] is not None]
+    out["totals"] = {
+        letter: _ci(asked, lambda r, letter=letter: r["totals"].get(letter, False))
+        for letter in "TPCR"
+        if any(letter in r["totals"] for r in asked)
+    }
+    wrong = [r["error_type"] for r in rows if r["error_type"]]
+    out["errors"] = {
+        t: {"count": wrong.count(t), "share": wrong.count(t) / len(rows)}
+        for t in ERROR_TYPES
+        if t in wrong
+    }
+    return out
+
+
+def _qa_scenario(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    per_type = _groups(rows, lambda r: r["type"])
+    capability_rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        for cap in r["capabilities"]:
+            capability_rows[cap].append(r)
+    by_cap = {}
+    for cap, crow in sorted(capability_rows.items()):
+        sizes = _groups(crow, lambda r: r["type"])
+        # weight 1/n_type: the weighted mean is the mean of the per-type accuracies
+        by_cap[cap] = _ci(
+            crow, lambda r: r["correct"], lambda r, s=sizes: 1 / len(s[str(r["type"])])
+        )
+    return {
+        "overall": _ci(rows, lambda r: r["correct"]),
+        "format_errors": sum(not r["parsed"] for r in rows),
+        "by_type": {
+            k: _ci(g, lambda r: r["correct"])
+            for k, g in sorted(per_type.items(), key=lambda kv: int(kv[0]))
+        },
+        "by_capability": by_cap,
+    }
+
+
+def _rm_mode(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    weight = lambda r: r["weight"]  # noqa: E731
+    return {
+        "accuracy": _ci(rows, lambda r: r["correct"]),
+        "accuracy_strict": _ci(rows, lambda r: r["correct_strict"]),
+        "map_score": _ci(rows, lambda r: r["map_score"]),
+        "weighted_accuracy": _ci(rows, lambda r: r["correct"], weight),
+        "weighted_accuracy_strict": _ci(rows, lambda r: r["correct_strict"], weight),
+        "weighted_map_score": _ci(rows, lambda r: r["map_score"], weight),
+        "max_score": rows[0]["max_score"],
+        "format_errors": sum(not r["parsed"] for r in rows),
+    }
+
+
+def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The summary of score rows (module docstring); pure, deterministic."""
+    by_kind = _groups(rows, lambda r: r["kind"])
+    out: dict[str, Any] = {"settings": {"ci_level": LEVEL, "n_boot": N_BOOT, "cluster": "map_id"}}
+    if "rp" in by_kind:
+        rp = by_kind["rp"]
+        out["rp"] = {
+            "overall": _rp_block(rp),
+            "by_scenario": {
+                k: _rp_scenario(g) for k, g in _groups(rp, lambda r: r["scenario"]).items()
+            },
+        }
+    if "qa" in by_kind:
+        qa = by_kind["qa"]
+        out["qa"] = {
+            "overall": _ci(qa, lambda r: r["correct"]),
+            "by_scenario": {
+                k: _qa_scenario(g) for k, g in _groups(qa, lambda r: r["scenario"]).items()
+            },
+        }
+    if "reasonmap" in by_kind:
+        out["reasonmap"] = {
+            k: _rm_mode(g) for k, g in _groups(by_kind["reasonmap"], lambda r: r["mode"]).items()
+        }
+    return out
+
+
+# --------------------------------------------------------------------------- drivers
+def _open_dataset(dataset_dir: str | Path) -> Dataset:
+    try:
+        return Dataset(dataset_dir)
+    except DatasetError as exc:
+        raise ScoreError(str(exc)) from None
+
+
+def score_predictions(
+    dataset_dir: str | Path,
+    predictions: Iterable[Prediction],
+    *,
+    progress: bool = False,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Score ``predictions`` against the dataset at ``dataset_dir``.
+
+    Returns one score row per answered sample (dataset order of the prediction list) and the
+    summary. Raises :class:`ScoreError` for a prediction id that is not in the dataset.
+    """
+    ds = _open_dataset(dataset_dir)
+    try:
+        rp = {q.id: q for q in ds.rp()}
+        qa = {q.id: q for q in ds.qa()}
+        rm = {q.id: q for q in ds.reasonmap()}
+    except (ValueError, TypeError) as exc:
+        raise ScoreError(f"{dataset_dir}: {exc}") from None
+    maps = _Maps(ds)
+    preds = list(predictions)
+    rows: list[dict[str, Any]] = []
+    api_errors: dict[str, int] = defaultdict(int)
+    seen: set[str] = set()
+    items: Iterable[Prediction] = preds
+    if progress:
+        from rich.console import Console
+        from rich.progress import track
+
+        items = track(preds, description="scoring", console=Console(stderr=True), transient=True)
+    for p in items:
+        base, _, mode = p.id.rpartition("/")
+        if p.id in rp:
+            kind = "rp"
+        elif p.id in qa:
+            kind = "qa"
+        elif base in rm and mode in ("short", "long"):
+            kind = "reasonmap"
+        else:
+            raise ScoreError(f"prediction {p.id!r} is not a sample of dataset {dataset_dir}")
+        seen.add(p.id)
+        if p.error:
+            api_errors[kind] += 1
+            continue
+        try:
+            if kind == "rp":
+                rows.append(score_rp(maps, rp[p.id], p.response or ""))
+            elif kind == "qa":
+                rows.append(score_qa(qa[p.id], p.response or ""))
+            else:
+                rows.append(score_rm(maps, rm[base], mode, p.response or ""))
+        except (DatasetError, ValueError) as exc:
+            raise ScoreError(f"{dataset_dir}: sample {p.id!r}: {exc}") from None
+    expected = len(rp) + len(qa) + 2 * len(rm)
+    summary = summarise(rows)
+    summary["counts"] = {
+        "predictions": len(preds),
+        "scored": {k: sum(r["kind"] == k for r in rows) for k in ("rp", "qa", "reasonmap")},
+        "api_errors": dict(api_errors),
+        "format_errors": sum(not r["parsed"] for r in rows),
+        "missing": expected - len(seen),
+    }
+    return rows, summary
+
+
+def load_predictions(run_dir: str | Path) -> list[Prediction]:
+    """Predictions of a run directory, last row winning per id (as the run store reads them)."""
+    path = Path(run_dir) / "predictions.jsonl"
+    if not path.is_file():
+        raise ScoreError(f"{run_dir}: no predictions.jsonl")
+    rows: dict[str, Prediction] = {}
+    try:
+        for n, d in enumerate(read_jsonl(path), 1):
+            if not isinstance(d, dict) or not isinstance(d.get("id"), str):
+                raise ScoreError(f"{path}:{n}: a prediction row needs a string 'id'")
+            rows[d["id"]] = Prediction.from_dict(d)
+    except ScoreError:
+        raise
+    except (ValueError, TypeError) as exc:
+        raise ScoreError(str(exc)) from None
+    return list(rows.values())
+
+
+def _run_info(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "run.json"
+    if not path.is_file():
+        raise ScoreError(f"{run_dir}: no run.json (pass --dataset to score external results)")
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ScoreError(f"{path}: not valid JSON ({exc.msg})") from None
+    if not isinstance(info, dict) or not isinstance(info.get("dataset"), str):
+        raise ScoreError(f"{path}: field 'dataset' (path of the dataset folder) is missing")
+    return info
+
+
+def _dataset_path(run_dir: Path, recorded: str) -> Path:
+    path = Path(recorded)
+    if not path.is_absolute() and not path.exists() and (run_dir / path).exists():
+        return run_dir / path
+    return path
+
+
+def write_scores(run_dir: str | Path, rows: list[dict[str, Any]], summary: dict[str, Any]) -> None:
+    """Write ``scores.jsonl`` and ``summary.json`` into ``run_dir``."""
+    out = Path(run_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / SCORES, rows)
+    (out / SUMMARY).write_text(
+        json.dumps(summary, ensure_ascii=False, indent=1, allow_nan=False) + "\n",
+        encoding="utf-8",
+        newline="\n",
+    )
+
+
+def _clean(obj: Any) -> Any:
+    """Replace NaN/inf (empty groups) by ``None`` so the JSON is standard."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def score_run(
+    run_dir: str | Path,
+    *,
+    dataset_dir: str | Path | None = None,
+    predictions: list[Prediction] | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Score a run directory; writes ``scores.jsonl`` and ``summary.json``; returns the summary.
+
+    The dataset is ``dataset_dir`` or the ``dataset`` recorded in ``RUN_DIR/run.json``;
+    predictions are ``predictions`` or ``RUN_DIR/predictions.jsonl``.
+    """
+    run = Path(run_dir)
+    info: dict[str, Any] = {}
+    if dataset_dir is None:
+        info = _run_info(run)
+        dataset_dir = _dataset_path(run, info["dataset"])
+    elif (run / "run.json").is_file():
+        info = _run_info(run)
+    preds = predictions if predictions is not None else load_predictions(run)
+    rows, summary = score_predictions(dataset_dir, preds, progress=progress)
+    summary = _clean({"model": info.get("model"), "dataset": str(dataset_dir), **summary})
+    write_scores(run, _clean(rows), summary)
+    return summary
+
+
+# --------------------------------------------------------------------------- external results
+def load_external_results(path: str | Path, dataset_dir: str | Path) -> list[Prediction]:
+    """Predictions from another tool's results JSON, mapped to the dataset's sample ids.
+
+    The file is a JSON list (or ``{"results": [...]}``) of MapTab-style samples, each with a
+    ``response`` and either an ``id`` of the dataset, or ``station_1``/``station_2`` (plus
+    optionally ``city``, ``category``, ``question``) identifying one route-planning query, or
+    a ``question`` identical to one QA query's. A sample matching no query or several is an
+    error naming its position.
+    """
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ScoreError(f"{p}: cannot read results JSON ({exc})") from None
+    if isinstance(data, dict):
+        data = data.get("results")
+    if not isinstance(data, list):
+        raise ScoreError(f"{p}: expected a JSON list of samples (or {{'results': [...]}})")
+    ds = _open_dataset(dataset_dir)
+    rp, qa = ds.rp(), ds.qa()
+    kinds = {q.id: "rp" for q in rp} | {q.id: "qa" for q in qa}
+    kinds |= {f"{q.id}/{m}": "reasonmap" for q in ds.reasonmap() for m in ("short", "long")}
+    by_question: dict[str, list[str]] = defaultdict(list)
+    for q in [*rp, *qa]:
+        by_question[q.question.strip()].append(q.id)
+    by_pair: dict[tuple[str, str], list[RPQuery]] = defaultdict(list)
+    for q in rp:
+        by_pair[(table_name(q.source), table_name(q.target))].append(q)
+    out: list[Prediction] = []
+    for n, sample in enumerate(data):
+        where = f"{p}: sample {n}"
+        if not isinstance(sample, dict):
+            raise ScoreError(f"{where}: not a JSON object")
+        response = sample.get("response")
+        if not isinstance(response, str):
+            raise ScoreError(f"{where}: field 'response' (a string) is missing")
+        sid = _match_sample(sample, kinds, by_question, by_pair, where)
+        model = str(sample.get("model", ""))
+        out.append(Prediction(id=sid, kind=kinds[sid], response=response, model=model))
+    return out
+
+
+def _match_sample(
+    sample: dict[str, Any],
+    known: dict[str, str],
+    by_question: dict[str, list[str]],
+    by_pair: dict[tuple[str, str], list[RPQuery]],
+    where: str,
+) -> str:
+    sid = sample.get("id")
+    if isinstance(sid, str) and sid in known:
+        return sid
+    question = str(sample.get("question", "")).strip()
+    if "station_1" in sample and "station_2" in sample:
+        cands = by_pair.get(
+            (table_name(str(sample["station_1"])), table_name(str(sample["station_2"]))), []
+        )
+        city = str(sample.get("city", "")).strip().lower()
+        if city:
+            cands = [q for q in cands if city in q.map_id.lower()] or cands
+        if "category" in sample:
+            cands = [q for q in cands if q.category == sample["category"]]
+        if question and len(cands) > 1:
+            cands = [q for q in cands if q.question.strip() == question] or cands
+        if len(cands) == 1:
+            return cands[0].id
+        raise ScoreError(
+            f"{where}: {len(cands)} route-planning queries match "
+            f"{sample['station_1']!r} → {sample['station_2']!r}; add an 'id' or 'category' field"
+        )
+    ids = by_question.get(question, [])
+    if len(ids) == 1:
+        return ids[0]
+    raise ScoreError(f"{where}: matches {len(ids)} dataset queries; add an 'id' field")

@@ -1,0 +1,233 @@
+"""Strict, verification-based route metrics (SPEC 13, ours; the default in reports).
+
+A parsed route is checked against the map itself, not against strings:
+
+* **names** are resolved exactly against the map vocabulary — the station key, its table
+  spelling (``-`` as ``_``) or its display label — ignoring only case, diacritics and runs of
+  whitespace (:class:`StationIndex`). There is no fuzzy ratio: a name that resolves to no
+  station, or to two, is *unresolved*.
+* **valid** — every name resolves, the route starts at the query's source and ends at its
+  target (``endpoints_ok``), visits no station twice (``simple``) and every consecutive pair
+  is joined by an edge (``adjacent``).
+* **transfers_ok** (valid routes) — the set of ``(transfer)`` marks equals the transfer
+  stations of one of the route's reference line assignments (SPEC 4): for criteria
+  queries the J-optimal assignments with the fewest transfers, for criteria-free queries the
+  minimum-transfer assignments (:func:`maptab.costs.optimal_assignments`). A travelmap
+  route must carry no marks.
+* **optimal** (valid routes) — criteria queries: ``J(pred)`` within the relative tolerance
+  1e-9 of ``J(opt)``, the cost of the first gold route; criteria-free: as few hops as the
+  gold routes.
+* **gap** (valid routes) — ``J(pred) / J(opt) − 1`` (criteria-free: hops ratio − 1); 0 for
+  an optimal route, ``None`` otherwise.
+* **correct** (strict) — valid, optimal and transfers right.
+
+The Map+Mix_tab category (``items == "vertex"``) is costed on the Mix_tab network
+(:func:`maptab.tables.derive_mix`), as its gold labels are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from maptab.costs import (
+    CostTable,
+    WeightedCosts,
+    Weights,
+    mean_assignments,
+    optimal_assignments,
+    within,
+)
+from maptab.network import Network, table_name
+from maptab.schema import RP_BY_NAME, RPQuery
+from maptab.score.errors import error_type
+from maptab.score.parse import ParsedRoute, normalise_name
+
+__all__ = ["StationIndex", "Verification", "gold_routes", "station_index", "verify_route"]
+
+
+class StationIndex:
+    """Exact name → station key look-up for one network (keys, table spellings, labels),
+    insensitive to case, diacritics and whitespace runs only."""
+
+    def __init__(self, network: Network) -> None:
+        self.network = network
+        self._norm: dict[str, str | None] = {}
+        for key in network.vertices:
+            for name in {key, network.label(key)}:
+                n = normalise_name(name)
+                prev = self._norm.get(n, key)
+                self._norm[n] = key if prev == key else None  # two stations: ambiguous
+
+    def resolve(self, name: str) -> str | None:
+        """The station key that ``name`` denotes, or ``None``."""
+        key = self.network.resolve(name)
+        if key is not None:
+            return key
+        return self._norm.get(normalise_name(name))
+
+    @property
+    def vocabulary(self) -> list[str]:
+        """Keys and display labels (what :func:`maptab.score.parse.parse_route` splits by)."""
+        return list(self.network.vertices) + list(self.network.labels.values())
+
+
+_INDEX_CACHE: dict[int, StationIndex] = {}
+
+
+def station_index(network: Network) -> StationIndex:
+    """The (cached) :class:`StationIndex` of ``network``."""
+    hit = _INDEX_CACHE.get(id(network))
+    if hit is None or hit.network is not network:
+        if len(_INDEX_CACHE) > 256:
+            _INDEX_CACHE.clear()
+        hit = _INDEX_CACHE[id(network)] = StationIndex(network)
+    return hit
+
+
+@dataclass(slots=True)
+class Verification:
+    """Outcome of checking one answer against the map (module docstring)."""
+
+    parsed: bool
+    stations: list[str | None] = field(default_factory=list)
+    unresolved_names: list[str] = field(default_factory=list)
+    endpoints_ok: bool = False
+    simple: bool = False
+    adjacent: bool = False
+    valid: bool = False
+    transfers_ok: bool = False
+    optimal: bool = False
+    gap: float | None = None
+    error_type: str | None = None
+
+    @property
+    def correct(self) -> bool:
+        return self.valid and self.optimal and self.transfers_ok
+
+
+def gold_routes(
+    index: StationIndex, routes: Sequence[str]
+) -> list[tuple[tuple[str, ...], frozenset[int]]]:
+    """Gold route strings as ``(station keys, marked positions)``."""
+    out = []
+    for r in routes:
+        keys: list[str] = []
+        marks: set[int] = set()
+        for pos, tok in enumerate(r.split("-")):
+            tok = tok.strip()
+            if tok.endswith("(transfer)"):
+                marks.add(pos)
+                tok = tok[: -len("(transfer)")].strip()
+            keys.append(index.resolve(tok) or tok)
+        out.append((tuple(keys), frozenset(marks)))
+    return out
+
+
+class _Costing:
+    """Cost tables and weighted item costs per (network, items), memoised."""
+
+    def __init__(self) -> None:
+        self._tables: dict[tuple[int, str], CostTable] = {}
+        self._weighted: dict[tuple[int, str, tuple[float, ...] | None], WeightedCosts] = {}
+
+    def table(self, network: Network, items: str) -> CostTable:
+        key = (id(network), items)
+        t = self._tables.get(key)
+        if t is None or t.network is not network:
+            if len(self._tables) > 64:
+                self._tables.clear()
+                self._weighted.clear()
+            t = self._tables[key] = CostTable(network, items)
+        return t
+
+    def weighted(self, table: CostTable, weights: Weights | None) -> WeightedCosts:
+        wkey = None if weights is None else tuple(weights.as_list())
+        key = (id(table.network), table.items, wkey)
+        w = self._weighted.get(key)
+        if w is None:
+            w = self._weighted[key] = table.weighted(weights)
+        return w
+
+    def assess(
+        self, network: Network, stations: Sequence[str], query: RPQuery
+    ) -> tuple[float, list[frozenset[int]]]:
+        """``(cost, reference markings)`` of a valid route: J* or hop count."""
+        category = RP_BY_NAME.get(query.category)
+        items = category.items if category else "edge_vertex"
+        table = self.table(network, items)
+        path = table.path_index(stations)
+        weights = Weights(*query.weights) if query.weights else None
+        if weights is not None and query.cost_model == "mean":
+            j, marks = mean_assignments(table, weights, path)
+        else:
+            j, marks = optimal_assignments(table, self.weighted(table, weights), path)
+        cost = j if weights is not None else float(len(stations) - 1)
+        return cost, [frozenset(m.transfers) for m in marks]
+
+
+_COSTING = _Costing()
+
+
+def verify_route(
+    network: Network,
+    parsed: ParsedRoute | None,
+    query: RPQuery,
+    *,
+    mix_network: Network | None = None,
+    totals_ok: bool | None = None,
+) -> Verification:
+    """Check ``parsed`` against ``network`` and the gold of ``query`` (module docstring).
+
+    ``mix_network`` is the Mix_tab network used to cost ``map_mix`` queries (required for
+    them). ``totals_ok`` (reported totals right; ``None`` when not asked) only feeds the
+    error type. Never raises for a bad answer; raises ``ValueError`` when the query's own
+    gold route does not fit the map (a broken dataset).
+    """
+    if parsed is None:
+        return Verification(parsed=False, error_type=error_type(None))
+    index = station_index(network)
+    keys = [index.resolve(s) for s in parsed.stations]
+    v = Verification(parsed=True, stations=keys)
+    v.unresolved_names = [s for s, k in zip(parsed.stations, keys, strict=True) if k is None]
+    source = index.resolve(query.source) or table_name(query.source)
+    target = index.resolve(query.target) or table_name(query.target)
+    v.endpoints_ok = bool(keys) and keys[0] == source and keys[-1] == target
+    resolved = [k for k in keys if k is not None]
+    v.simple = len(set(resolved)) == len(resolved)
+    v.adjacent = not v.unresolved_names and all(
+        network.edges_between(a, b) for a, b in zip(resolved, resolved[1:], strict=False)
+    )
+    v.valid = not v.unresolved_names and v.endpoints_ok and v.simple and v.adjacent
+    if v.valid:
+        stations = [k for k in keys if k is not None]
+        category = RP_BY_NAME.get(query.category)
+        costed = network
+        if category is not None and category.items == "vertex":
+            if mix_network is None:
+                raise ValueError(f"query {query.id}: map_mix needs the Mix_tab network")
+            costed = mix_network
+        cost, markings = _COSTING.assess(costed, stations, query)
+        gold = gold_routes(index, query.routes)
+        if not gold:
+            raise ValueError(f"query {query.id}: no gold route")
+        try:
+            best, _ = _COSTING.assess(costed, list(gold[0][0]), query)
+        except ValueError as exc:
+            raise ValueError(
+                f"query {query.id}: gold route does not fit map {network.map_id!r}: {exc}"
+            ) from None
+        marks = frozenset(parsed.transfers)
+        if network.scenario == "travelmap":
+            v.transfers_ok = not marks
+        else:
+            v.transfers_ok = marks in markings
+        v.optimal = within(cost, best)
+        if v.optimal:
+            v.gap = 0.0
+        elif best > 0:
+            v.gap = cost / best - 1.0
+        else:
+            v.gap = float("inf")
+    v.error_type = error_type(v, totals_ok)
+    return v

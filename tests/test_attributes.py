@@ -1,0 +1,176 @@
+"""Attribute synthesis (SPEC 6): ranges, decimals, special values, skew, determinism."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from maptab.build.attributes import (
+    AttributeSynthesisError,
+    synthesize_attributes,
+    travel_edge_time,
+)
+from maptab.build.synth import MetroSpec, ScenicSpec, synth_metro, synth_scenic
+from maptab.network import Network
+
+FAST = settings(max_examples=25, deadline=None)
+SEEDS = st.integers(0, 2**32 - 1)
+
+
+def on_grid(x: float, decimals: int) -> bool:
+    return x == round(x, decimals)
+
+
+def in_range(x: float, lo: float, hi: float, decimals: int) -> bool:
+    return lo <= x <= hi and on_grid(x, decimals)
+
+
+def days(x: float) -> int | None:
+    """``a`` if ``x`` is ``a/365`` rounded to six decimals, else ``None``."""
+    a = round(x * 365)
+    return a if round(a / 365, 6) == x else None
+
+
+def check_metro(net: Network) -> None:
+    for e in net.edges:
+        assert in_range(e.time, 2.0, 3.0, 2)
+        assert in_range(e.price, 0.0, 1.5, 2)
+        assert in_range(e.comfort, 0.0, 1.0, 2)
+        assert e.reliability == 0.0
+    for v in net.vertices.values():
+        assert in_range(v.time, 0.5, 2.0, 2)
+        assert v.price == 0.0
+        assert in_range(v.comfort, 0.0, 1.0, 2)
+        assert in_range(v.reliability, 0.5, 1.0, 2)
+        if v.is_transfer:
+            assert v.transfer_time in range(5, 16)
+        else:
+            assert v.transfer_time == 0.0
+
+
+def check_travel(net: Network) -> None:
+    annotations = net.meta.get("annotations", {})
+    hubs = net.meta.get("hubs", {})
+    for e in net.edges:
+        ann = annotations.get(e.name)
+        if ann is None:
+            assert e.time in range(10, 61)
+        elif ann["kind"] == "time":
+            assert e.time == ann["value"]
+        else:
+            d = ann["value"]
+            expected = d if d >= 1 else d * 1000 / 4 / 60
+            assert e.time == max(1.0, round(expected, 2))
+        assert e.price in range(10, 81)
+        assert in_range(e.comfort, 1.0, 5.0, 1)
+        assert days(e.reliability) in range(1, 366)
+        assert e.line is None
+    for name, v in net.vertices.items():
+        if name in hubs:
+            assert v.time == 0.0 and v.price in (100, 200, 300)
+        else:
+            assert v.time in range(20, 181)
+            assert v.price in range(10, 201, 5)
+        assert in_range(v.comfort, 1.0, 5.0, 1)
+        assert days(v.reliability) in range(60, 366)
+        assert v.transfer_time == 0.0 and v.lines == ()
+
+
+@FAST
+@given(SEEDS, st.integers(0, 1000))
+def test_metro_ranges(seed, topo_seed):
+    net = synth_metro(MetroSpec(5, 60, 1, 1, 1), topo_seed)
+    check_metro(synthesize_attributes(net, seed))
+
+
+@FAST
+@given(SEEDS, st.integers(0, 1000), st.sampled_from([None, "time", "distance"]))
+def test_travel_ranges(seed, topo_seed, annotation):
+    net = synth_scenic(ScenicSpec(25, 4, 3, 2, annotation, 0.6), topo_seed)
+    check_travel(synthesize_attributes(net, seed))
+
+
+def test_keeps_everything_but_values_and_does_not_mutate():
+    net = synth_metro(MetroSpec(6, 80, 1, 1, 2, "zh"), 2)
+    before = net.to_dict()
+    out = synthesize_attributes(net, 3)
+    assert net.to_dict() == before
+    assert [(e.u, e.v, e.line) for e in out.edges] == [(e.u, e.v, e.line) for e in net.edges]
+    assert [(v.name, v.lines) for v in out.vertices.values()] == [
+        (v.name, v.lines) for v in net.vertices.values()
+    ]
+    assert (out.labels, out.positions, out.meta, out.map_id) == (
+        net.labels,
+        net.positions,
+        net.meta,
+        net.map_id,
+    )
+    assert any(v.transfer_time > 0 for v in out.vertices.values())
+
+
+def test_deterministic():
+    for net in (synth_metro(MetroSpec(4, 40), 1), synth_scenic(ScenicSpec(20, 3, 2, 1, "time"), 1)):
+        a, b, c = (synthesize_attributes(net, s) for s in (7, 7, 8))
+        assert a.to_dict() == b.to_dict()
+        assert a.to_dict() != c.to_dict()
+
+
+def test_travel_skews():
+    """The documented skews (docs/synthesis.md), measured over a few thousand draws."""
+    edges, vertices = [], []
+    for seed in range(60):
+        net = synthesize_attributes(synth_scenic(ScenicSpec(40, 8, 4, 0), seed % 5), seed)
+        edges += net.edges
+        vertices += list(net.vertices.values())
+    price = np.array([e.price for e in edges])
+    assert np.median(price) < 35  # skewed low inside 10-80
+    comfort = np.array([e.comfort for e in edges] + [v.comfort for v in vertices])
+    assert 0.75 < np.mean(comfort >= 3.0) < 0.9
+    e_days = np.array([days(e.reliability) for e in edges])
+    v_days = np.array([days(v.reliability) for v in vertices])
+    assert 0.75 < np.mean(e_days > 180) < 0.9
+    assert 0.8 < np.mean(v_days > 180) < 0.95
+    v_time = np.array([v.time for v in vertices])
+    assert 0.08 < np.mean(v_time < 30) < 0.22
+    assert set(np.unique(price)) <= set(range(10, 81))
+
+
+@pytest.mark.parametrize(
+    ("annotation", "minutes"),
+    [
+        ({"kind": "time", "value": 25}, 25.0),
+        ({"kind": "distance", "value": 2.4}, 2.4),
+        ({"kind": "distance", "value": 1.0}, 1.0),
+        ({"kind": "distance", "value": 0.5}, 2.08),  # 500 m at 4 m/s = 125 s
+        ({"kind": "distance", "value": 0.1}, 1.0),  # 25 s, raised to one minute
+        ({"kind": "distance", "value": 37.25}, 37.25),
+    ],
+)
+def test_travel_edge_time_from_annotation(annotation, minutes):
+    assert travel_edge_time(annotation, np.random.default_rng(0)) == minutes
+
+
+def test_travel_edge_time_without_annotation_is_integer_10_60():
+    rng = np.random.default_rng(0)
+    draws = {travel_edge_time(None, rng) for _ in range(2000)}
+    assert draws == {float(x) for x in range(10, 61)}
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    [{"kind": "speed", "value": 3}, {"kind": "time", "value": -1}, {"kind": "time", "value": "5"}],
+)
+def test_bad_annotation_is_a_clear_error(annotation):
+    with pytest.raises(AttributeSynthesisError, match="annotation"):
+        travel_edge_time(annotation, np.random.default_rng(0))
+
+
+def test_plain_networks_without_meta():
+    metro = Network.from_lines({"A": ["a", "b", "c"], "B": ["b", "d"]})
+    out = synthesize_attributes(metro, 1)
+    check_metro(out)
+    assert out.vertices["b"].transfer_time in range(5, 16)
+    travel = Network.from_edges([("a", "b"), ("b", "c"), ("c", "a")])
+    check_travel(synthesize_attributes(travel, 1))

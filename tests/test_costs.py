@@ -1,0 +1,210 @@
+"""Cost model (SPEC 3): weights, normalisation, item rules, totals and rounding."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from maptab.costs import (
+    SCALES,
+    CostError,
+    Totals,
+    Weights,
+    round_half_up,
+    route_cost,
+    route_totals,
+)
+from maptab.network import Edge, Network, Vertex
+
+# The released Cleveland sample, Triskett → West 25th_Ohio City (SPEC 3 worked example).
+ROUTE = (
+    "Triskett",
+    "West 117th_Madison",
+    "West Boulevard_Cudell",
+    "West 65th_Lorain",
+    "West 25th_Ohio City",
+)
+EDGE_ROWS = [  # time, price, comfort (reliability 0 on metromap edges)
+    (2.42, 0.64, 0.08),
+    (2.78, 0.26, 0.46),
+    (2.39, 0.68, 0.76),
+    (2.13, 0.81, 0.61),
+]
+VERTEX_ROWS = [  # time, comfort, reliability (price 0)
+    (0.7, 0.73, 0.54),
+    (1.48, 0.17, 0.61),
+    (1.57, 0.72, 0.91),
+    (0.65, 0.93, 0.96),
+    (1.34, 0.96, 0.79),
+]
+MIX_PRICES = [0.42, 0.45, 0.47, 0.75, 1.1]  # mean of incident edge prices (SPEC 5)
+
+
+def cleveland(mix: bool = False) -> Network:
+    vertices = {
+        name: Vertex(name, ("Red Line",), t, MIX_PRICES[i] if mix else 0.0, c, r)
+        for i, (name, (t, c, r)) in enumerate(zip(ROUTE, VERTEX_ROWS, strict=True))
+    }
+    edges = [
+        Edge(a, b, "Red Line", t, p, c, 0.0)
+        for (a, b), (t, p, c) in zip(itertools.pairwise(ROUTE), EDGE_ROWS, strict=True)
+    ]
+    return Network("metromap", vertices, edges)
+
+
+def test_worked_example_totals():
+    assert route_totals(cleveland(), ROUTE).as_label() == {
+        "Total_Time": 14.12,
+        "Total_Price": 2.39,
+        "Average_Comfort Level": 0.5575,
+        "Average_Reliability": 0.755,
+    }
+
+
+def test_worked_example_mix_totals_vertex_items_only():
+    assert route_totals(cleveland(mix=True), ROUTE, items="vertex").as_label() == {
+        "Total_Time": 4.4,
+        "Total_Price": 2.09,
+        "Average_Comfort Level": 0.6375,
+        "Average_Reliability": 0.755,
+    }
+
+
+def test_worked_example_cost_by_hand():
+    w = Weights(0.212746, 0.354479, 0.30175, 0.131025)
+    t = sum(r[0] for r in EDGE_ROWS) + sum(r[0] for r in VERTEX_ROWS[:-1])
+    p = sum(r[1] for r in EDGE_ROWS)
+    c = sum(1 - r[2] for r in EDGE_ROWS) + sum(1 - r[1] for r in VERTEX_ROWS[:-1])
+    rel = sum(1 - r[2] for r in VERTEX_ROWS[:-1])
+    expected = w.time * t / 3 + w.price * p / 1.5 + w.comfort * c + w.reliability * rel
+    assert route_cost(cleveland(), ROUTE, w) == pytest.approx(expected, rel=1e-12)
+    mean = w.time * t / 3 + w.price * p / 1.5 + w.comfort * c / 8 + w.reliability * rel / 4
+    assert route_cost(cleveland(), ROUTE, w, model="mean") == pytest.approx(mean, rel=1e-12)
+
+
+def test_scales_match_spec():
+    assert SCALES["metromap"].time == 3 and SCALES["metromap"].price == 1.5
+    assert SCALES["metromap"].transfer == 3 and SCALES["metromap"].comfort == 1
+    assert SCALES["travelmap"].time == 180 and SCALES["travelmap"].price == 200
+    assert SCALES["travelmap"].comfort == 5 and SCALES["travelmap"].reliability == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1,0,0,0", [1, 0, 0, 0]),
+        (" 0.25, 0.25,0.25 ,0.25", [0.25] * 4),
+        ("0.3333333,0.3333333,0.3333334,0", None),
+    ],
+)
+def test_weights_parse(text, expected):
+    w = Weights.parse(text)
+    if expected is not None:
+        assert w.as_list() == expected
+    assert sum(w.as_list()) == pytest.approx(1, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    "text", ["1,0,0", "0.5,0.5,0.5,-0.5", "0.5,0.4,0,0", "a,b,c,d", "1,0,0,nan"]
+)
+def test_weights_parse_rejects(text):
+    with pytest.raises(CostError):
+        Weights.parse(text)
+
+
+def test_round_half_up():
+    assert round_half_up(2.675, 2) == 2.68  # round() gives 2.67
+    assert round_half_up(0.1234565, 6) == 0.123457
+    assert round_half_up(0.745, 2) == 0.75
+    assert Totals(1.005, 2.0, 1 / 3, 0.5).as_label()["Total_Time"] == 1.01
+
+
+def shared_track() -> Network:
+    """Lines A: P-X-Y-Z and B: Q-X-Y, sharing X-Y with different attributes."""
+    v = {
+        "P": Vertex("P", ("A",), 1.0, 0, 0.5, 0.8),
+        "X": Vertex("X", ("A", "B"), 1.0, 0, 0.5, 0.8, transfer_time=6),
+        "Y": Vertex("Y", ("A", "B"), 1.0, 0, 0.0, 0.8, transfer_time=9),
+        "Z": Vertex("Z", ("A",), 1.0, 0, 0.5, 0.8),
+        "Q": Vertex("Q", ("B",), 1.0, 0, 0.5, 0.8),
+    }
+    e = [
+        Edge("P", "X", "A", 2.0, 1.0, 0.5),
+        Edge("X", "Y", "A", 3.0, 1.5, 0.0),
+        Edge("Y", "Z", "A", 2.0, 0.0, 0.5),
+        Edge("Q", "X", "B", 2.0, 0.0, 1.0),
+        Edge("X", "Y", "B", 2.0, 0.0, 1.0),
+    ]
+    return Network("metromap", v, e)
+
+
+def test_transfers_add_time_and_lines_choose_edges():
+    net = shared_track()
+    route = ("Q", "X", "Y", "Z")
+    # B to Y, transfer at Y (9 min) to A
+    t = route_totals(net, route, ["B", "B", "A"])
+    assert t.total_time == pytest.approx(3 * 1.0 + 2 + 2 + 2 + 9)
+    assert t.total_price == pytest.approx(0.0)
+    # comfort items: vertices Q, X (0.5 each; Y is 0 and excluded) and edges 1, 1, 0.5
+    assert t.average_comfort == pytest.approx((0.5 + 0.5 + 1 + 1 + 0.5) / 5)
+    # transfer at X (6 min) to A instead: edge X-Y on A is slower and dearer
+    t2 = route_totals(net, route, ["B", "A", "A"])
+    assert t2.total_time == pytest.approx(3 + 2 + 3 + 2 + 6)
+    w = Weights(1, 0, 0, 0)
+    assert route_cost(net, route, w, ["B", "B", "A"]) == pytest.approx(18 / 3)
+    assert route_cost(net, route, w, ["B", "A", "A"]) == pytest.approx(16 / 3)
+    assert route_cost(net, route, w) == pytest.approx(16 / 3)  # J-minimising assignment
+    # with no weights: the first fewest-transfer marking (transfer at X, the earlier station)
+    assert route_totals(net, route).total_time == pytest.approx(16)
+    # with weights: the J-optimal assignment
+    assert route_totals(net, route, weights=Weights(0, 1, 0, 0)).total_time == pytest.approx(18)
+
+
+def test_vertex_items_keep_transfer_time():
+    net = shared_track()
+    t = route_totals(net, ("Q", "X", "Y", "Z"), ["B", "B", "A"], items="vertex")
+    assert t.total_time == pytest.approx(3 * 1.0 + 9)
+    assert t.average_comfort == pytest.approx(0.5)
+
+
+def test_travelmap_item_rules():
+    v = {
+        "S": Vertex("S", (), 60, 40, 4.0, 0.5),
+        "Hub": Vertex("Hub", (), 0, 100, 3.0, 0.9),
+        "D": Vertex("D", (), 30, 20, 0.0, 0.7),
+    }
+    e = [Edge("S", "Hub", None, 90, 30, 5.0, 0.6), Edge("Hub", "D", None, 45, 10, 2.0, 0.8)]
+    net = Network("travelmap", v, e)
+    t = route_totals(net, ("S", "Hub", "D"))
+    assert t.total_time == pytest.approx(60 + 0 + 30 + 90 + 45)  # destination counted
+    assert t.total_price == pytest.approx(40 + 0 + 20 + 30 + 10)  # hub not destination: price 0
+    assert t.average_comfort == pytest.approx((4 + 3 + 5 + 2) / 4)  # D's zero comfort excluded
+    assert t.average_reliability == pytest.approx((0.5 + 0.9 + 0.7 + 0.6 + 0.8) / 5)
+    # a hub as destination pays its price
+    assert route_totals(net, ("D", "Hub")).total_price == pytest.approx(20 + 10 + 100)
+    w = Weights(0, 0, 1, 0)
+    deficits = (1 - 4 / 5) + (1 - 3 / 5) + (1 - 5 / 5) + (1 - 2 / 5)
+    assert route_cost(net, ("S", "Hub", "D"), w) == pytest.approx(deficits)
+
+
+@pytest.mark.parametrize(
+    ("route", "lines", "message"),
+    [
+        (("P", "Z"), None, "not adjacent"),
+        (("P", "Nowhere"), None, "unknown station"),
+        (("P", "X"), ["B"], "no edge P-X on line 'B'"),
+        (("P", "X", "Y"), ["A"], "2 hops"),
+        (("P",), None, "at least two"),
+    ],
+)
+def test_bad_routes(route, lines, message):
+    with pytest.raises(CostError, match=message):
+        route_totals(shared_track(), route, lines)
+
+
+def test_bad_items_and_model():
+    with pytest.raises(CostError, match="items"):
+        route_totals(shared_track(), ("P", "X"), items="edges")
+    with pytest.raises(CostError, match="model"):
+        route_cost(shared_track(), ("P", "X"), Weights(1, 0, 0, 0), model="median")

@@ -1,0 +1,228 @@
+"""Response parsing (SPEC 12): examples, a round-trip property and fuzzing."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from maptab.score.parse import (
+    normalise_name,
+    parse_answer,
+    parse_reasonmap,
+    parse_route,
+    parse_totals,
+    strip_reasoning,
+)
+
+VOCAB = ["Alpha", "Bravo", "Porta Furba_Quadraro", "Porta Furba-Quadraro", "Delta", "Porta Furba"]
+
+
+# ----------------------------------------------------------------------------- reasoning
+def test_strip_reasoning_blocks() -> None:
+    assert strip_reasoning("<think>A-B</think>C-D") == "C-D"
+    assert strip_reasoning("x<THINK>a</THINK>y<thinking>b</thinking>z") == "xyz"
+    assert strip_reasoning("answer<think>never closed A-B-C") == "answer"
+    assert strip_reasoning("reasoning without opening</think>A-B") == "A-B"
+    assert strip_reasoning("<|begin_of_thought|>x<|end_of_thought|>A-B") == "A-B"
+    assert strip_reasoning("◁think▷x◁/think▷A-B") == "A-B"
+
+
+# ----------------------------------------------------------------------------- routes
+def test_route_tagged_answer_wins() -> None:
+    text = "Alpha-Delta\n<route_begin>Alpha-Bravo(transfer)-Delta<route_end>\nBravo-Delta"
+    r = parse_route(text, VOCAB)
+    assert r is not None
+    assert r.stations == ["Alpha", "Bravo", "Delta"]
+    assert r.transfers == {1}
+    assert r.route_string() == "Alpha-Bravo(transfer)-Delta"
+
+
+def test_route_last_parsing_line_and_reasoning_ignored() -> None:
+    text = "<think>Alpha-Delta is short</think>Let me see.\nAlpha → Bravo → Delta\nThat's it."
+    r = parse_route(text, VOCAB)
+    assert r is not None and r.stations == ["Alpha", "Bravo", "Delta"]
+
+
+def test_route_separators_and_markdown() -> None:
+    for text in (
+        "**Alpha - Bravo - Delta**",
+        "`Alpha->Bravo->Delta`",
+        "```\nAlpha – Bravo — Delta\n```",
+        "- Route: Alpha ⟶ Bravo => Delta.",
+        "1. **Answer:** Alpha-Bravo-Delta",
+    ):
+        r = parse_route(text, VOCAB)
+        assert r is not None, text
+        assert r.stations == ["Alpha", "Bravo", "Delta"], text
+
+
+def test_route_transfer_mark_variants() -> None:
+    for mark in ("(transfer)", " (Transfer)", "( TRANSFER )", "（transfer）", "[transfer]"):
+        r = parse_route(f"Alpha-Bravo{mark}-Delta", VOCAB)
+        assert r is not None and r.transfers == {1} and r.stations[1] == "Bravo", mark
+
+
+def test_route_hyphenated_names_from_vocabulary() -> None:
+    r = parse_route("Alpha-Porta Furba-Quadraro(transfer)-Delta", VOCAB)
+    assert r is not None
+    assert r.stations == ["Alpha", "Porta Furba-Quadraro", "Delta"]
+    assert r.transfers == {1}
+    assert r.tokens() == ["Alpha", "Porta Furba_Quadraro(transfer)", "Delta"]
+    # a transfer mark inside a merged name blocks the merge: two stations
+    r = parse_route("Alpha-Porta Furba(transfer)-Quadraro", VOCAB)
+    assert r is not None and r.stations == ["Alpha", "Porta Furba", "Quadraro"]
+    # spaced separators never merge
+    r = parse_route("Porta Furba - Quadraro - Delta", VOCAB)
+    assert r is not None and r.stations == ["Porta Furba", "Quadraro", "Delta"]
+    # without a vocabulary every hyphen separates
+    r = parse_route("Alpha-Porta Furba-Quadraro-Delta")
+    assert r is not None and len(r.stations) == 4
+
+
+def test_route_prose_around_the_route_is_trimmed_with_vocabulary() -> None:
+    r = parse_route("So the best route is Alpha → Bravo → Delta for you", VOCAB)
+    assert r is not None and r.stations == ["Alpha", "Bravo", "Delta"]
+
+
+def test_route_prefers_lines_made_of_vocabulary_names() -> None:
+    text = "Alpha-Bravo-Delta\nThis is a time-efficient choice"
+    r = parse_route(text, VOCAB)
+    assert r is not None and r.stations == ["Alpha", "Bravo", "Delta"]
+
+
+def test_route_unparseable() -> None:
+    for text in ("", "I cannot answer.", "<think>Alpha-Bravo</think>", "-", "Alpha", "a--b"):
+        assert parse_route(text, VOCAB) is None, text
+
+
+# ----------------------------------------------------------------------------- QA / totals
+def test_parse_answer() -> None:
+    assert parse_answer("<answer_begin>Yes<answer_end>") == 1.0
+    assert parse_answer("<answer_begin> no <answer_end>") == 0.0
+    assert parse_answer("<answer_begin>3.50<answer_end>") == 3.5
+    assert parse_answer("<answer_begin>1,234<answer_end>") == 1234.0
+    assert parse_answer("<answer_begin>There are 7 stations.<answer_end>") == 7.0
+    assert parse_answer("<think>maybe 3</think>The answer is\n**12**") == 12.0
+    assert parse_answer("Answer: -2.5") == -2.5
+    assert parse_answer("no idea at all, yes") is None  # yes and no: ambiguous
+    assert parse_answer("") is None
+
+
+def test_parse_totals() -> None:
+    text = "<think>Total_Time: 1</think>A-B\nTotal_Time: 14.12\n**Total Price**: 2.39\naverage comfort level = 0.5575\nAverage_Reliability: 0.755"
+    assert parse_totals(text) == {
+        "Total_Time": 14.12,
+        "Total_Price": 2.39,
+        "Average_Comfort Level": 0.5575,
+        "Average_Reliability": 0.755,
+    }
+    assert parse_totals("no totals") == {}
+
+
+# ----------------------------------------------------------------------------- ReasonMap
+def test_parse_reasonmap_segments() -> None:
+    text = (
+        "<think>Route Name: wrong</think>"
+        "Route Name: Line 1\nDeparture Stop: A Station\nArrival Stop: C Station\n"
+        "Number of Via Stops: 1\n--\n"
+        "Route Name: Line 2 Departure Stop: C Station Arrival Stop: F Station Number of Via Stops: 0"
+    )
+    segs = parse_reasonmap(text, "long")
+    assert segs is not None and len(segs) == 2
+    assert (segs[0].route_name, segs[0].departure_stop, segs[0].arrival_stop) == (
+        "Line 1",
+        "A Station",
+        "C Station",
+    )
+    assert segs[0].num_via_stops == 1 and segs[1].num_via_stops == 0
+    segs = parse_reasonmap(
+        "Route Name: L\nDeparture Stop: A\nArrival Stop: D\nVia Stops: B, C", "long"
+    )
+    assert segs is not None and segs[0].via_stops == ["B", "C"]
+    assert parse_reasonmap("Route Name: L only", "short") is None
+    assert parse_reasonmap("nothing", "short") is None
+
+
+# ----------------------------------------------------------------------------- properties
+_word = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZéüß", min_size=1, max_size=8)
+_name = st.lists(_word, min_size=1, max_size=3).flatmap(
+    lambda ws: st.lists(st.sampled_from([" ", "-"]), min_size=len(ws) - 1, max_size=len(ws) - 1).map(
+        lambda js: ws[0] + "".join(j + w for j, w in zip(js, ws[1:], strict=True))
+    )
+)
+_SEPS = ["-", " - ", "->", " → ", "–", " — ", " => "]
+_MARKS = ["(transfer)", " (Transfer)", "( TRANSFER )", "（transfer）", "[transfer]"]
+_WRAPS = [
+    "{r}",
+    "**{r}**",
+    "`{r}`",
+    "- {r}",
+    "1. {r}.",
+    "Route: {r}",
+    "<route_begin>{r}<route_end>",
+    "<think>Alpha-Bravo-Charlie</think>\n{r}\nHope this helps!",
+    "```\n{r}\n```",
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    vocab=st.lists(_name, min_size=3, max_size=12, unique_by=normalise_name),
+    data=st.data(),
+)
+def test_property_formatted_route_is_recovered(vocab: list[str], data: st.DataObject) -> None:
+    k = data.draw(st.integers(2, len(vocab)))
+    route = data.draw(st.permutations(vocab))[:k]
+    keys = {normalise_name(v) for v in vocab}
+    # the route must not be ambiguous: no run of consecutive names joined by '-' is a name
+    for i in range(k):
+        for j in range(i + 2, k + 1):
+            assume(normalise_name("-".join(route[i:j])) not in keys)
+    marks = data.draw(st.sets(st.integers(1, k - 2))) if k > 2 else set()
+    parts = [
+        name + (data.draw(st.sampled_from(_MARKS)) if i in marks else "")
+        for i, name in enumerate(route)
+    ]
+    text = parts[0]
+    for p in parts[1:]:
+        text += data.draw(st.sampled_from(_SEPS)) + p
+    text = data.draw(st.sampled_from(_WRAPS)).format(r=text)
+    vocabulary = vocab + [v.replace("-", "_") for v in vocab]
+    got = parse_route(text, vocabulary)
+    assert got is not None, text
+    assert [normalise_name(s) for s in got.stations] == [normalise_name(s) for s in route], text
+    assert got.transfers == marks, text
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(), vocab=st.lists(st.text(max_size=20), max_size=8))
+def test_fuzz_parsers_never_crash(text: str, vocab: list[str]) -> None:
+    r = parse_route(text, vocab)
+    assert r is None or len(r.stations) >= 2
+    parse_route(text)
+    parse_answer(text)
+    parse_totals(text)
+    for mode in ("short", "long"):
+        parse_reasonmap(text, mode)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    chunk=st.text(min_size=1, max_size=30),
+    reps=st.integers(1000, 20000),
+)
+def test_fuzz_huge_inputs(chunk: str, reps: int) -> None:
+    text = chunk * reps
+    parse_route(text, ["a", "b-c", "Ω-Ж-ﷺ"])
+    parse_answer(text)
+    parse_reasonmap(text, "long")
+
+
+def test_long_route_with_merges() -> None:
+    vocab = [f"S{i}" for i in range(500)] + ["S1-S2"]
+    text = "-".join(f"S{i % 500}" for i in range(20_000))
+    r = parse_route(text, vocab)
+    assert r is not None
+    assert len(r.stations) == 20_000 - 40  # each S1-S2 pair (40 of them) merged into one name
+    assert r.stations[1] == "S1-S2"
+    assert parse_route(None, vocab) is None  # type: ignore[arg-type]

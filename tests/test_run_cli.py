@@ -1,0 +1,74 @@
+"""``maptab run`` as a user runs it: killed mid-run and resumed, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from fakeserver import FakeServer, Reply, write_dataset
+
+N = 240
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    cmd = [sys.executable, "-c", "from maptab.cli import main; main()", "run", *args]
+    return subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}
+    )
+
+
+def _ids(path):
+    return [json.loads(x)["id"] for x in path.read_text().splitlines()]
+
+
+def test_killed_run_resumes_with_nothing_lost_or_duplicated(tmp_path):
+    ds = write_dataset(tmp_path / "ds", n_rp=N, n_qa=0, n_reasonmap=0, image=(64, 48))
+    out = tmp_path / "run"
+    preds = out / "predictions.jsonl"
+    args = [str(ds), "--model", "openai:m", "--out", str(out), "--concurrency", "4", "--no-progress"]
+    with FakeServer(lambda body, seen: Reply(delay=0.03)) as srv:
+        base = ["--base-url", srv.base_url]
+        proc = _cli(*args, *base)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if preds.exists() and len(preds.read_bytes().splitlines()) >= 30:
+                break
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        assert proc.returncode == -signal.SIGKILL
+        done_before = _ids(preds)
+        assert 30 <= len(done_before) < N
+        with preds.open("a") as fh:  # a torn write, as a kill in mid-line leaves it
+            fh.write('{"id": "rp-00000", "kind": "rp", "resp')
+        proc = _cli(*args, *base)
+        stdout, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == 0, stderr.decode()
+        served = len(srv.requests)
+    ids = _ids(preds)
+    assert sorted(ids) == [f"rp-{i:05d}" for i in range(N)]  # each id exactly once
+    assert ids[: len(done_before)] == done_before  # earlier answers kept, not redone
+    assert served <= N + 4  # at most the requests in flight at the kill were sent twice
+    assert f"{len(done_before)} already done" in stdout.decode()
+
+
+def test_cli_errors_are_one_line(tmp_path):
+    ds = write_dataset(tmp_path / "ds", n_rp=2, n_qa=0, n_reasonmap=0)
+    cases = [
+        ([str(tmp_path / "nope"), "--model", "oracle"], "no manifest.json"),
+        ([str(ds), "--model", "gpt"], "unknown model spec"),
+        ([str(ds), "--model", "blank", "--categories", "time,fast"], "unknown category 'fast'"),
+        ([str(ds), "--model", "blank", "--image-size", "big"], "--image-size must be"),
+        ([str(ds), "--model", "openai:m", "--api-key-env", "MAPTAB_UNSET_KEY"], "MAPTAB_UNSET_KEY"),
+    ]
+    for args, message in cases:
+        proc = _cli(*args, "--out", str(tmp_path / "o"))
+        _, err = proc.communicate(timeout=60)
+        text = err.decode()
+        assert proc.returncode == 1, (args, text)
+        assert message in text and "Traceback" not in text, text
+        assert len(text.strip().splitlines()) == 1, text

@@ -1,0 +1,209 @@
+"""OpenAI-compatible provider against the loopback server: shape, retries, limits, reasoning."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from fakeserver import FakeServer, Reply
+from maptab.run.openai_provider import OpenAIProvider
+from maptab.run.providers import ProviderConfigError, ProviderError, make_provider, split_reasoning
+from maptab.run.requests import ChatRequest
+
+
+def _req(text: str) -> ChatRequest:
+    return ChatRequest(text, "qa", [{"role": "user", "content": [{"type": "text", "text": text}]}])
+
+
+def _ask(provider: OpenAIProvider, *texts: str):
+    async def main():
+        try:
+            return await asyncio.gather(
+                *(provider.complete(_req(t)) for t in texts), return_exceptions=True
+            )
+        finally:
+            await provider.aclose()
+
+    return asyncio.run(main())
+
+
+def _scripted(body, seen):
+    key = body["messages"][0]["content"][0]["text"]
+    faults = {
+        "r429": Reply("status", status=429, headers={"Retry-After": "0"}),
+        "r500": Reply("status", status=503),
+        "drop": Reply("drop"),
+        "bad": Reply("malformed"),
+        "slow": Reply(delay=0.6),
+    }
+    if key in faults and seen < 2:
+        return faults[key]
+    if key == "r400":
+        return Reply("status", status=400)
+    if key == "always500":
+        return Reply("status", status=500)
+    return Reply(text=f"<think>plan for {key}</think><answer_begin>{key}<answer_end>")
+
+
+def test_request_shape_and_defaults(monkeypatch):
+    monkeypatch.setenv("MAPTAB_TEST_KEY", "sk-test-123")
+    with FakeServer(_scripted) as srv:
+        p = OpenAIProvider("vis-model", base_url=srv.base_url, api_key_env="MAPTAB_TEST_KEY")
+        req = ChatRequest(
+            "x",
+            "rp",
+            [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "q"},
+                        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+                    ],
+                }
+            ],
+        )
+
+        async def main():
+            try:
+                return await p.complete(req)
+            finally:
+                await p.aclose()
+
+        out = asyncio.run(main())
+    (got,) = srv.requests
+    assert got["path"] == "/v1/chat/completions"
+    assert got["headers"]["authorization"] == "Bearer sk-test-123"
+    body = got["body"]
+    assert body["model"] == "vis-model"
+    assert body["temperature"] == 0 and body["max_tokens"] == 2048
+    assert body["messages"] == req.messages
+    assert "thinking" not in body
+    assert out.text == "<answer_begin>q<answer_end>" and out.reasoning == "plan for q"
+    assert (out.prompt_tokens, out.completion_tokens) == (11, 7)
+    assert "sk-test-123" not in repr(p.settings)
+
+
+def test_thinking_budget_and_extra_body_are_sent():
+    with FakeServer(_scripted) as srv:
+        p = OpenAIProvider(
+            "m", base_url=srv.base_url, thinking_budget=4096, extra_body={"top_k": 1}, max_tokens=99
+        )
+        _ask(p, "a")
+    body = srv.requests[0]["body"]
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 4096}
+    assert body["top_k"] == 1 and body["max_tokens"] == 99
+
+
+@pytest.mark.parametrize("fault", ["r429", "r500", "drop", "bad", "slow"])
+def test_transient_faults_are_retried(fault):
+    with FakeServer(_scripted) as srv:
+        p = OpenAIProvider("m", base_url=srv.base_url, backoff=0.01, timeout=0.3, max_retries=3)
+        (out,) = _ask(p, fault)
+    assert not isinstance(out, Exception), out
+    assert out.text == f"<answer_begin>{fault}<answer_end>"
+    assert p.attempts == 3  # two scripted failures, then the answer
+    assert srv.seen[next(iter(srv.seen))] == 3
+
+
+def test_client_errors_fail_at_once_and_retries_give_up():
+    with FakeServer(_scripted) as srv:
+        p = OpenAIProvider("m", base_url=srv.base_url, backoff=0.01, max_retries=2)
+        bad, gone = _ask(p, "r400", "always500")
+    assert isinstance(bad, ProviderError) and str(bad).startswith("HTTP 400")
+    assert isinstance(gone, ProviderError) and "after 3 attempts" in str(gone)
+    assert "HTTP 500" in str(gone)
+    assert p.attempts == 1 + 3
+
+
+def test_backoff_grows_exponentially():
+    with FakeServer(lambda body, seen: Reply("status", status=500)) as srv:
+        p = OpenAIProvider("m", base_url=srv.base_url, backoff=0.05, max_retries=3, seed=1)
+        t0 = time.perf_counter()
+        _ask(p, "x")
+        elapsed = time.perf_counter() - t0
+    # waits 0.05·(1 + 2 + 4) · U[0.5, 1.5]: between 0.175 s and 0.525 s in all
+    assert 0.17 < elapsed < 1.5
+
+
+def test_concurrency_limit_is_respected():
+    with FakeServer(lambda body, seen: Reply(delay=0.05)) as srv:
+        p = OpenAIProvider("m", base_url=srv.base_url, concurrency=4)
+        outs = _ask(p, *[f"q{i}" for i in range(24)])
+    assert all(not isinstance(o, Exception) for o in outs)
+    assert srv.max_in_flight == 4
+
+
+def test_rpm_limiter_spaces_requests():
+    with FakeServer() as srv:
+        p = OpenAIProvider("m", base_url=srv.base_url, rpm=600, concurrency=8)  # one per 0.1 s
+        t0 = time.perf_counter()
+        _ask(p, *[f"q{i}" for i in range(5)])
+        elapsed = time.perf_counter() - t0
+    assert elapsed >= 0.4
+
+
+def test_missing_key_for_hosted_endpoint(monkeypatch):
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    with pytest.raises(ProviderConfigError, match="NO_SUCH_KEY_VAR"):
+        OpenAIProvider("m", api_key_env="NO_SUCH_KEY_VAR")
+    with pytest.raises(ProviderConfigError, match="unknown model spec"):
+        make_provider("gpt-4o")
+    assert (
+        make_provider(
+            "openai:m", base_url="http://127.0.0.1:9/v1", api_key_env="NO_SUCH_KEY_VAR"
+        ).model
+        == "m"
+    )
+
+
+def test_vllm_provider_needs_its_extra():
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vllm is installed here; the missing-extra message cannot be checked")
+    with pytest.raises(ProviderConfigError, match=r"pip install 'maptab\[vllm\]'"):
+        make_provider("vllm:/models/none")
+
+
+def test_vllm_provider_batches_requests():
+    from maptab.run.vllm_provider import VLLMProvider
+
+    class Engine:
+        def __init__(self):
+            self.batches = []
+
+        def chat(self, convs, params):
+            self.batches.append(len(convs))
+
+            class Gen:
+                def __init__(self, text):
+                    self.text, self.token_ids = text, [1, 2, 3]
+
+            class Out:
+                def __init__(self, text):
+                    self.outputs, self.prompt_token_ids = [Gen(text)], [0] * 5
+
+            return [Out("<think>t</think>" + c[0]["content"][0]["text"]) for c in convs]
+
+    engine = Engine()
+    p = VLLMProvider("local", engine=engine, batch_size=8, batch_wait=0.05)
+    outs = _ask(p, *[f"q{i}" for i in range(20)])
+    assert [o.text for o in outs] == [f"q{i}" for i in range(20)]
+    assert outs[0].reasoning == "t" and outs[0].completion_tokens == 3
+    assert engine.batches == [8, 8, 4]
+
+
+@pytest.mark.parametrize(
+    ("raw", "answer", "reasoning"),
+    [
+        ("<think>a</think> B", "B", "a"),
+        ("a</think>B", "B", "a"),  # template opened the block in the prompt
+        ("<think>cut off", "", "cut off"),
+        ("<THINKING>x</THINKING>y<think>z</think>", "y", "x\n\nz"),
+        ("plain", "plain", ""),
+    ],
+)
+def test_split_reasoning(raw, answer, reasoning):
+    assert split_reasoning(raw) == (answer, reasoning)

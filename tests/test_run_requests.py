@@ -1,0 +1,157 @@
+"""Chat requests from dataset samples: parts, tables, images (issue 5, item 1)."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+
+import pytest
+from PIL import Image
+
+from fakeserver import write_dataset
+from maptab.dataset import DatasetError
+from maptab.run.requests import ImageSpec, RequestBuilder, build_requests, iter_samples
+
+
+@pytest.fixture()
+def ds(tmp_path):
+    return write_dataset(tmp_path / "ds", n_rp=8, n_qa=2, n_reasonmap=2, image=(800, 600))
+
+
+def _parts(req):
+    (msg,) = req.messages
+    assert msg["role"] == "user"
+    return msg["content"]
+
+
+def _image(part) -> Image.Image:
+    url = part["image_url"]["url"]
+    head, data = url.split(",", 1)
+    assert head in ("data:image/png;base64", "data:image/jpeg;base64")
+    return Image.open(io.BytesIO(base64.b64decode(data)))
+
+
+def test_parts_follow_the_category_inputs(ds):
+    reqs = {r.id: r for r in build_requests(ds)}
+    assert len(reqs) == 8 + 2 + 2 * 2
+    kinds = {rid: [p["type"] for p in _parts(r)] for rid, r in reqs.items()}
+    assert kinds["rp-00000"] == ["text", "image_url"]  # map_only
+    assert kinds["rp-00001"] == ["text", "text"]  # edge_only: no image
+    assert kinds["rp-00002"] == ["text", "text", "text", "image_url"]  # time: E + V + map
+    assert kinds["rp-00003"] == ["text", "text", "image_url"]  # map_mix
+    titles = [p["text"].split("\n", 1)[0] for p in _parts(reqs["rp-00002"])[1:3]]
+    assert titles == ["Edge_tab (CSV):", "Vertex_tab (CSV):"]
+    assert _parts(reqs["rp-00003"])[1]["text"].startswith("Mix_tab (CSV):\n")
+    assert _parts(reqs["rp-00000"])[0]["text"].startswith("RP question 0")
+    assert reqs["rp-00002"].meta["category"] == "time"
+    assert reqs["qa-00001"].meta["type"] == 7
+
+
+def test_tables_rows_in_the_sample_order_and_column_selection(ds):
+    rows = list(csv.reader((ds / "maps/m1/edges.csv").open(encoding="utf-8-sig")))
+    header, body = rows[0], rows[1:]
+    reqs = {r.id: r for r in build_requests(ds)}
+    full = _parts(reqs["rp-00002"])[1]["text"].split("\n", 1)[1]
+    got = list(csv.reader(io.StringIO(full)))
+    assert got[0] == header
+    assert got[1:] == list(reversed(body))  # tables.edges is the reversed index list
+    edge_only = _parts(reqs["rp-00001"])[1]["text"].split("\n")[1:]
+    assert edge_only == ["Edge"] + [r[0] for r in reversed(body)]
+
+
+def test_json_tables_have_numbers_and_line_lists(ds):
+    req = {r.id: r for r in build_requests(ds, table_format="json")}["rp-00002"]
+    text = _parts(req)[2]["text"]
+    assert text.startswith("Vertex_tab (JSON):\n")
+    rows = json.loads(text.split("\n", 1)[1])
+    beta = next(r for r in rows if r["Vertex"] == "Beta")
+    assert beta["Line"] == ["Red", "Blue"]
+    assert beta["Transfer Time"] == 5.0 and isinstance(beta["Time"], float)
+
+
+def test_qa_drop_line_column(tmp_path):
+    ds = write_dataset(tmp_path / "ds", n_rp=0, n_qa=2, n_reasonmap=0)
+    rows = [json.loads(x) for x in (ds / "qa.jsonl").read_text().splitlines()]
+    rows[1]["drop_line_column"] = True
+    (ds / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    req = build_requests(ds)[1]
+    header = _parts(req)[1]["text"].split("\n")[1]
+    assert header == "Vertex,Time,Price,Comfort Level,Reliability,Transfer Time"
+
+
+def test_reasonmap_rows_expand_to_short_and_long(ds):
+    reqs = [r for r in build_requests(ds) if r.kind == "reasonmap"]
+    assert [r.id for r in reqs] == [
+        "rm-00000/short",
+        "rm-00000/long",
+        "rm-00001/short",
+        "rm-00001/long",
+    ]
+    assert _parts(reqs[0])[0]["text"] == "short question 0"
+    assert _parts(reqs[1])[0]["text"] == "long question 0"
+    assert reqs[1].meta["variant"] == "long"
+
+
+def test_filters(ds):
+    ids = lambda **kw: [s.id for s in iter_samples(ds, **kw)]  # noqa: E731
+    assert ids(categories=["time"]) == ["rp-00002", "rp-00006"]
+    assert ids(categories=["qa:7", "reasonmap"])[0] == "qa-00001"
+    assert len(ids(categories=["rp"])) == 8
+    assert ids(split="train", categories=["rp"]) == [f"rp-{i:05d}" for i in range(1, 8, 2)]
+    assert len(ids(limit=3)) == 3
+    with pytest.raises(DatasetError, match="unknown category 'fastest'"):
+        ids(categories=["fastest"])
+
+
+def test_image_fit_keeps_aspect_within_budget(ds):
+    req = build_requests(ds, limit=1, image_budget=120_000)[0]
+    im = _image(_parts(req)[-1])
+    w, h = im.size
+    assert w * h <= 120_000 and w * h > 110_000
+    assert abs(w / h - 800 / 600) < 0.02
+    small = _image(_parts(build_requests(ds, limit=1, image_budget=10**7)[0])[-1])
+    assert small.size == (800, 600)  # never upscaled
+
+
+def test_image_stretch_and_jpeg(ds):
+    req = build_requests(
+        ds, limit=1, image_mode="stretch", image_size=(224, 224), image_format="jpeg"
+    )[0]
+    im = _image(_parts(req)[-1])
+    assert im.size == (224, 224) and im.format == "JPEG"
+    with pytest.raises(ValueError, match="needs a size"):
+        ImageSpec(mode="stretch")
+
+
+def test_image_encoded_once_per_map_and_cached_on_disk(ds, tmp_path):
+    cache = tmp_path / "cache"
+    b1 = RequestBuilder(ds, cache_dir=cache)
+    reqs = [b1.request(s) for s in iter_samples(ds)]
+    urls = {p["image_url"]["url"] for r in reqs for p in _parts(r) if p["type"] == "image_url"}
+    assert len(urls) == 1 and b1.encoder.encoded == 1
+    assert len(list(cache.iterdir())) == 1
+    b2 = RequestBuilder(ds, cache_dir=cache)
+    again = [b2.request(s) for s in iter_samples(ds, limit=1)]
+    assert b2.encoder.encoded == 0  # read back from the disk cache
+    assert _parts(again[0])[-1]["image_url"]["url"] in urls
+
+
+def test_missing_image_and_bad_rows_are_one_line_errors(tmp_path):
+    ds = write_dataset(tmp_path / "ds", image=None)
+    with pytest.raises(DatasetError, match=r"image\.png: map image missing"):
+        build_requests(ds)
+    assert len(build_requests(ds, images=False)) == 8
+    good = (ds / "rp.jsonl").read_text().splitlines()[0]
+    (ds / "rp.jsonl").write_text(good + '\n{"id": 3}\n')
+    with pytest.raises(DatasetError, match=r"rp\.jsonl:2: field 'id'"):
+        list(iter_samples(ds))
+    (ds / "rp.jsonl").write_text('{"id": "x", "map_id": "m1", "category": "time"}\n')
+    with pytest.raises(DatasetError, match=r"rp\.jsonl:1: fields missing: .*'scenario'"):
+        list(iter_samples(ds))
+    (ds / "rp.jsonl").unlink()
+    row = json.loads((ds / "qa.jsonl").read_text().splitlines()[0])
+    (ds / "qa.jsonl").write_text(json.dumps({**row, "map_id": "../../etc"}) + "\n")
+    with pytest.raises(DatasetError, match="unknown map"):
+        build_requests(ds, categories=["qa"], images=False)

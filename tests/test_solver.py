@@ -1,0 +1,377 @@
+"""Exact solver (SPEC 4): hand-made cases and property tests against brute force."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from maptab.costs import CostError, Weights, route_cost
+from maptab.network import Edge, Network, Vertex
+from maptab.solver import (
+    Route,
+    Solver,
+    UnknownStation,
+    brute_force_routes,
+    fewest_stations,
+    optimal_routes,
+)
+
+T = Weights(1, 0, 0, 0)
+P = Weights(0, 1, 0, 0)
+C = Weights(0, 0, 1, 0)
+
+
+def metro(lines: dict[str, list[str]], edge_attrs=None, vertex_attrs=None) -> Network:
+    """A metromap from line sequences; attributes default to time 2 (edges) / 1 (vertices)."""
+    net = Network.from_lines(lines)
+    edge_attrs = edge_attrs or {}
+    vertex_attrs = vertex_attrs or {}
+    edges = [
+        Edge(e.u, e.v, e.line, *edge_attrs.get((e.u, e.v, e.line), (2.0, 0.5, 0.5, 0.0)))
+        for e in net.edges
+    ]
+    vertices = {
+        s: Vertex(
+            s, v.lines, *vertex_attrs.get(s, (1.0, 0.0, 0.5, 0.8, 5.0 if v.is_transfer else 0.0))
+        )
+        for s, v in net.vertices.items()
+    }
+    return net.with_attributes(vertices=vertices, edges=edges)
+
+
+def formats(routes: list[Route]) -> list[str]:
+    return sorted(r.format() for r in routes)
+
+
+# --------------------------------------------------------------------------- hand-made cases
+def test_route_format_and_counts():
+    r = Route(("A", "B", "C"), ("B",), ("L1", "L2"), 1.5)
+    assert r.format() == "A-B(transfer)-C"
+    assert (r.vertex_count, r.transfer_count) == (3, 1)
+
+
+def test_straight_line_and_criteria_free():
+    net = metro({"Red": ["A", "B", "C", "D"]})
+    [r] = optimal_routes(net, "A", "D", T)
+    assert r.format() == "A-B-C-D" and r.lines == ("Red",) * 3
+    assert r.cost == pytest.approx((3 * 2 + 3 * 1) / 3)
+    [f] = fewest_stations(net, "D", "A")
+    assert f.format() == "D-C-B-A" and f.cost == 4
+
+
+def test_transfer_marks_and_time():
+    net = metro({"Red": ["A", "B", "C"], "Blue": ["D", "B", "E"]})
+    [r] = optimal_routes(net, "A", "E", T)
+    assert r.format() == "A-B(transfer)-E"
+    assert r.lines == ("Red", "Blue")
+    assert r.cost == pytest.approx((2 + 2 + 1 + 1 + 5) / 3)
+
+
+def test_loop_line_goes_the_short_way_round():
+    net = metro({"Circle": ["A", "B", "C", "D", "E", "A"]})
+    assert formats(optimal_routes(net, "A", "D", T)) == ["A-E-D"]
+    assert formats(fewest_stations(net, "B", "E")) == ["B-A-E"]
+    # opposite station on an even loop: both directions tie
+    net6 = metro({"Circle": ["A", "B", "C", "D", "E", "F", "A"]})
+    assert formats(optimal_routes(net6, "A", "D", T)) == ["A-B-C-D", "A-F-E-D"]
+    assert formats(fewest_stations(net6, "A", "D")) == ["A-B-C-D", "A-F-E-D"]
+
+
+def test_parallel_lines_on_one_track_choose_the_cheaper_edge():
+    lines = {"A": ["P", "X", "Y", "Z"], "B": ["Q", "X", "Y"]}
+    attrs = {("X", "Y", "A"): (3.0, 1.5, 0.0, 0.0), ("X", "Y", "B"): (2.0, 0.0, 1.0, 0.0)}
+    net = metro(lines, attrs)
+    # time: riding B from X to Y is faster, but staying on A avoids a 5-minute transfer
+    [r] = optimal_routes(net, "P", "Z", T)
+    assert r.format() == "P-X-Y-Z" and r.lines == ("A", "A", "A")
+    # price: B's X-Y is free; transfers cost no money, so the fewest-transfer tie-break
+    # among the two J-optimal assignments (P-X on A, X-Y on B, Y-Z on A) has two transfers
+    [r] = optimal_routes(net, "P", "Z", P)
+    assert r.format() == "P-X(transfer)-Y(transfer)-Z" and r.lines == ("A", "B", "A")
+
+
+def test_zero_time_weight_ties_give_one_route_per_marking():
+    # two lines share X-Y-W; going from P (line A only) to Z (line B only) needs one transfer,
+    # at X, Y or W. With wT = 0 transfers are free and shared edges have equal attributes.
+    lines = {"A": ["P", "X", "Y", "W"], "B": ["X", "Y", "W", "Z"]}
+    net = metro(lines)
+    routes = optimal_routes(net, "P", "Z", C)
+    assert formats(routes) == [
+        "P-X(transfer)-Y-W-Z",
+        "P-X-Y(transfer)-W-Z",
+        "P-X-Y-W(transfer)-Z",
+    ]
+    assert len({r.cost for r in routes}) == 1
+    # criteria-free gives the same three markings
+    assert formats(fewest_stations(net, "P", "Z")) == formats(routes)
+    # with time weight the cheapest transfer station wins
+    net2 = metro(
+        lines,
+        vertex_attrs={
+            "X": (1.0, 0, 0.5, 0.8, 9.0),
+            "Y": (1.0, 0, 0.5, 0.8, 3.0),
+            "W": (1.0, 0, 0.5, 0.8, 7.0),
+        },
+    )
+    assert formats(optimal_routes(net2, "P", "Z", T)) == ["P-X-Y(transfer)-W-Z"]
+
+
+def test_optimal_walk_revisiting_a_station_falls_back_to_exact_simple_search():
+    # A: P-X-Y, B: Y-X-Q share X-Y. Changing at X costs 15 minutes; riding to Y, changing
+    # there (1 minute) and riding back through X is a cheaper *walk*, but not a simple path.
+    lines = {"A": ["P", "X", "Y"], "B": ["Y", "X", "Q"]}
+    vattrs = {"X": (0.5, 0, 0.5, 0.8, 15.0), "Y": (0.5, 0, 0.5, 0.8, 1.0)}
+    net = metro(lines, vertex_attrs=vattrs)
+    solver = Solver(net)
+    fwd, rev, _ = solver._arcs(T)
+    s, t = solver.table.index["P"], solver.table.index["Q"]
+    assert solver._tied_simple_paths(s, t, fwd, rev) == []  # every optimal walk is non-simple
+    [r] = solver.optimal_routes("P", "Q", T)
+    assert r.format() == "P-X(transfer)-Q"
+    assert r.cost == pytest.approx((1 + 0.5 + 2 + 2 + 15) / 3)
+    assert formats(brute_force_routes(net, "P", "Q", T)) == ["P-X(transfer)-Q"]
+
+
+def test_vertex_items_count_transfer_time():
+    lines = {"A": ["P", "X", "Y", "Z"], "B": ["Q", "X"], "C": ["Q", "K", "Y"]}
+    # Q-X-Y-Z needs a transfer at X (12 min); Q-K-Y-Z one at Y (1 min) and more vertex time
+    vattrs = {
+        "X": (0.5, 0, 0.5, 0.8, 12.0),
+        "Y": (0.5, 0, 0.5, 0.8, 1.0),
+        "K": (3.0, 0, 0.5, 0.8, 0.0),
+    }
+    net = metro(lines, vertex_attrs=vattrs)
+    assert formats(optimal_routes(net, "Q", "Z", T, items="vertex")) == ["Q-K-Y(transfer)-Z"]
+    [r] = optimal_routes(net, "Q", "Z", T, items="vertex")
+    assert r.cost == pytest.approx((1 + 3 + 0.5 + 1) / 3)
+
+
+def test_travelmap_counts_destination():
+    v = {
+        "S": Vertex("S", (), 30, 10, 3.0, 0.5),
+        "A": Vertex("A", (), 20, 10, 3.0, 0.5),
+        "B": Vertex("B", (), 25, 10, 3.0, 0.5),
+        "D": Vertex("D", (), 30, 10, 3.0, 0.5),
+    }
+    e = [Edge(*p, None, 10, 10, 3.0, 0.5) for p in [("S", "A"), ("A", "D"), ("S", "B"), ("B", "D")]]
+    net = Network("travelmap", v, e)
+    [r] = optimal_routes(net, "S", "D", T)
+    assert r.format() == "S-A-D" and r.lines == (None, None)
+    assert r.cost == pytest.approx((30 + 20 + 30 + 20) / 180)
+    assert formats(fewest_stations(net, "S", "D")) == ["S-A-D", "S-B-D"]
+
+
+def test_mean_model_prefers_high_average_within_detour_bound():
+    # direct A-D has a poor edge; the detour A-B-C-D has excellent comfort everywhere
+    net = metro(
+        {"L": ["A", "B", "C", "D", "A"]},
+        {("D", "A", "L"): (2.0, 0.5, 0.1, 0.0)},
+        {s: (1.0, 0.0, 1.0 if s != "A" else 0.1, 0.8, 0.0) for s in "ABCD"},
+    )
+    assert formats(optimal_routes(net, "A", "D", C)) == ["A-D"]  # additive: fewer items
+    assert formats(optimal_routes(net, "A", "D", C, model="mean")) == ["A-B-C-D"]
+    # with no detour allowed only the shortest route is a candidate
+    assert formats(optimal_routes(net, "A", "D", C, model="mean", max_detour=0)) == ["A-D"]
+
+
+def test_errors():
+    net = metro({"Red": ["West 117th-Madison", "B", "C"]})
+    with pytest.raises(UnknownStation, match="did you mean 'West 117th_Madison'"):
+        optimal_routes(net, "West 117 Madison", "C", T)
+    # display labels resolve to table names
+    assert formats(fewest_stations(net, "West 117th-Madison", "C")) == ["West 117th_Madison-B-C"]
+    with pytest.raises(CostError, match="same station"):
+        fewest_stations(net, "B", "B")
+    with pytest.raises(CostError, match="model"):
+        optimal_routes(net, "B", "C", T, model="median")
+    split = metro({"Red": ["A", "B"], "Blue": ["C", "D"]})
+    assert optimal_routes(split, "A", "D", T) == []
+    assert fewest_stations(split, "A", "D") == []
+    assert optimal_routes(split, "A", "D", T, model="mean") == []
+
+
+# --------------------------------------------------------------------------- property tests
+EDGE_T = [0.0, 0.5, 2.0, 3.0]
+VALUES01 = [0.0, 0.5, 1.0]
+
+
+def random_lines(draw) -> dict[str, list[str]]:
+    """Up to three random lines (some loops), sometimes one more sharing a segment of L0."""
+    n = draw(st.integers(4, 7))
+    names = [f"S{i}" for i in range(n)]
+    lines: dict[str, list[str]] = {}
+    for li in range(draw(st.integers(1, 3))):
+        seq = draw(st.permutations(names))[: draw(st.integers(2, n))]
+        if len(seq) >= 3 and draw(st.booleans()):
+            seq = [*seq, seq[0]]  # loop line
+        lines[f"L{li}"] = seq
+    if draw(st.booleans()):  # a line sharing a track segment with L0
+        base = [s for s in lines["L0"] if s != lines["L0"][0]] or lines["L0"]
+        lo = draw(st.integers(0, max(0, len(base) - 2)))
+        seg = base[lo : lo + draw(st.integers(2, 3))]
+        head, tail = draw(st.sampled_from(names)), draw(st.sampled_from(names))
+        seg = [*([head] if head not in seg else []), *seg]
+        lines["P"] = [*seg, tail] if tail not in seg else seg
+    return {k: v for k, v in lines.items() if len(set(v)) >= 2}
+
+
+@st.composite
+def metro_networks(draw, lines: dict[str, list[str]] | None = None) -> Network:
+    """Random small metromaps with loop lines and parallel lines; attributes from few values
+    so that ties are common. ``lines`` fixes the topology."""
+    if lines is None:
+        lines = random_lines(draw)
+    net = Network.from_lines(lines)
+    edges = [
+        Edge(
+            e.u,
+            e.v,
+            e.line,
+            draw(st.sampled_from(EDGE_T)),
+            draw(st.sampled_from([0.0, 0.75, 1.5])),
+            draw(st.sampled_from(VALUES01)),
+            0.0,
+        )
+        for e in net.edges
+    ]
+    vertices = {
+        s: Vertex(
+            s,
+            v.lines,
+            draw(st.sampled_from([0.5, 1.0, 2.0])),
+            0.0,
+            draw(st.sampled_from(VALUES01)),
+            draw(st.sampled_from([0.0, 0.5, 1.0])),
+            draw(st.sampled_from([0.0, 1.0, 5.0, 15.0])) if v.is_transfer else 0.0,
+        )
+        for s, v in net.vertices.items()
+    }
+    return net.with_attributes(vertices=vertices, edges=edges)
+
+
+@st.composite
+def detour_networks(draw) -> Network:
+    """Lines sharing a track where changing at a far station can beat changing at the near
+    one by riding back: optimal walks that are not simple paths (the solver's fallback)."""
+    lines = {"A": ["P", "X", "Y", "Z"], "B": ["Q", "X", "Y"]}
+    if draw(st.booleans()):
+        lines["C"] = draw(st.permutations(["P", "Q", "Z", "X", "K"]))[: draw(st.integers(2, 4))]
+    return draw(metro_networks(lines))
+
+
+@st.composite
+def travel_networks(draw) -> Network:
+    n = draw(st.integers(3, 7))
+    names = [f"T{i}" for i in range(n)]
+    pairs = {(names[i], names[draw(st.integers(0, i - 1))]) for i in range(1, n)}  # a tree
+    for _ in range(draw(st.integers(0, n))):
+        a, b = draw(st.permutations(names))[:2]
+        if (b, a) not in pairs:
+            pairs.add((a, b))
+    edges = [
+        Edge(
+            a,
+            b,
+            None,
+            draw(st.sampled_from([10.0, 60.0])),
+            draw(st.sampled_from([10.0, 80.0])),
+            draw(st.sampled_from([1.0, 3.0, 5.0])),
+            draw(st.sampled_from([0.2, 0.9])),
+        )
+        for a, b in sorted(pairs)
+    ]
+    vertices = {
+        s: Vertex(
+            s,
+            (),
+            draw(st.sampled_from([0.0, 20.0, 90.0])),
+            draw(st.sampled_from([10.0, 100.0])),
+            draw(st.sampled_from([0.0, 3.0, 5.0])),
+            draw(st.sampled_from([0.5, 1.0])),
+        )
+        for s in names
+    }
+    return Network("travelmap", vertices, edges)
+
+
+weight_vectors = st.one_of(
+    st.sampled_from(
+        [T, P, C, Weights(0, 0, 0, 1), Weights(0, 0.5, 0.5, 0), Weights(0.25, 0.25, 0.25, 0.25)]
+    ),
+    st.lists(st.integers(0, 9), min_size=4, max_size=4)
+    .filter(any)
+    .map(lambda xs: Weights(*[x / sum(xs) for x in xs])),
+)
+
+
+def assert_same_gold(net: Network, got: list[Route], ref: list[Route], weights, items, model):
+    assert formats(got) == formats(ref)
+    ref_cost = {r.format(): r.cost for r in ref}
+    for r in got:
+        assert r.cost == pytest.approx(ref_cost[r.format()], rel=1e-9, abs=1e-12)
+        marks = tuple(r.stations[h] for h in range(1, len(r.lines)) if r.lines[h - 1] != r.lines[h])
+        assert marks == r.transfers  # the representative lines realise the marks
+        if weights is not None:  # … at the optimal cost
+            again = route_cost(net, r.stations, weights, r.lines, items=items, model=model)
+            assert again == pytest.approx(r.cost, rel=1e-9, abs=1e-12)
+
+
+def endpoints(net: Network, data) -> tuple[str, str]:
+    s, t = data.draw(st.permutations(net.stations))[:2]
+    return s, t
+
+
+PROPS = settings(max_examples=70, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PROPS
+@given(
+    net=st.one_of(metro_networks(), detour_networks(), travel_networks()),
+    weights=weight_vectors,
+    items=st.sampled_from(["edge_vertex", "vertex"]),
+    data=st.data(),
+)
+def test_additive_matches_brute_force(net, weights, items, data):
+    s, t = endpoints(net, data)
+    got = optimal_routes(net, s, t, weights, items=items)
+    ref = brute_force_routes(net, s, t, weights, items=items)
+    assert_same_gold(net, got, ref, weights, items, "additive")
+
+
+@PROPS
+@given(
+    net=st.one_of(metro_networks(), detour_networks(), travel_networks()),
+    weights=weight_vectors,
+    detour=st.integers(0, 2),
+    data=st.data(),
+)
+def test_mean_matches_brute_force(net, weights, detour, data):
+    s, t = endpoints(net, data)
+    got = optimal_routes(net, s, t, weights, model="mean", max_detour=detour)
+    ref = brute_force_routes(net, s, t, weights, model="mean", max_detour=detour)
+    assert_same_gold(net, got, ref, weights, "edge_vertex", "mean")
+
+
+@PROPS
+@given(net=st.one_of(metro_networks(), detour_networks(), travel_networks()), data=st.data())
+def test_criteria_free_matches_brute_force(net, data):
+    s, t = endpoints(net, data)
+    got = fewest_stations(net, s, t)
+    ref = brute_force_routes(net, s, t)
+    assert_same_gold(net, got, ref, None, "edge_vertex", "additive")
+    assert len({r.vertex_count for r in got}) <= 1
+
+
+@PROPS
+@given(
+    net=detour_networks(),
+    weights=st.one_of(st.just(T), weight_vectors),
+    ends=st.sampled_from([("P", "Q"), ("Q", "P")]),
+    items=st.sampled_from(["edge_vertex", "vertex"]),
+)
+def test_revisiting_walks_match_brute_force(net, weights, ends, items):
+    s, t = ends
+    got = optimal_routes(net, s, t, weights, items=items)
+    ref = brute_force_routes(net, s, t, weights, items=items)
+    assert_same_gold(net, got, ref, weights, items, "additive")
