@@ -12,7 +12,14 @@ from maptab.build.attributes import (
     synthesize_attributes,
     travel_edge_time,
 )
-from maptab.build.synth import MetroSpec, ScenicSpec, synth_metro, synth_scenic
+from maptab.build.synth import (
+    MetroSpec,
+    ScenicSpec,
+    sample_metro_spec,
+    sample_scenic_spec,
+    synth_metro,
+    synth_scenic,
+)
 from maptab.network import Network
 
 FAST = settings(max_examples=25, deadline=None)
@@ -174,3 +181,15 @@ def test_plain_networks_without_meta():
     assert out.vertices["b"].transfer_time in range(5, 16)
     travel = Network.from_edges([("a", "b"), ("b", "c"), ("c", "a")])
     check_travel(synthesize_attributes(travel, 1))
+
+
+def test_synthesised_maps_pass_spec7_validation():
+    from maptab.validate import validate_network
+
+    rng = np.random.default_rng(3)
+    for i, size in enumerate(("small", "medium", "large") * 2):
+        if i % 2:
+            net = synth_metro(sample_metro_spec(rng, size), i)
+        else:
+            net = synth_scenic(sample_scenic_spec(rng, size), i)
+        assert validate_network(synthesize_attributes(net, i)) == []

@@ -9,7 +9,10 @@ import subprocess
 import sys
 import time
 
+from typer.testing import CliRunner
+
 from fakeserver import FakeServer, Reply, write_dataset
+from maptab.cli import app
 
 N = 240
 
@@ -29,7 +32,16 @@ def test_killed_run_resumes_with_nothing_lost_or_duplicated(tmp_path):
     ds = write_dataset(tmp_path / "ds", n_rp=N, n_qa=0, n_reasonmap=0, image=(64, 48))
     out = tmp_path / "run"
     preds = out / "predictions.jsonl"
-    args = [str(ds), "--model", "openai:m", "--out", str(out), "--concurrency", "4", "--no-progress"]
+    args = [
+        str(ds),
+        "--model",
+        "openai:m",
+        "--out",
+        str(out),
+        "--concurrency",
+        "4",
+        "--no-progress",
+    ]
     with FakeServer(lambda body, seen: Reply(delay=0.03)) as srv:
         base = ["--base-url", srv.base_url]
         proc = _cli(*args, *base)
@@ -65,10 +77,10 @@ def test_cli_errors_are_one_line(tmp_path):
         ([str(ds), "--model", "blank", "--image-size", "big"], "--image-size must be"),
         ([str(ds), "--model", "openai:m", "--api-key-env", "MAPTAB_UNSET_KEY"], "MAPTAB_UNSET_KEY"),
     ]
+    runner = CliRunner()
     for args, message in cases:
-        proc = _cli(*args, "--out", str(tmp_path / "o"))
-        _, err = proc.communicate(timeout=60)
-        text = err.decode()
-        assert proc.returncode == 1, (args, text)
+        res = runner.invoke(app, ["run", *args, "--out", str(tmp_path / "o")])
+        text = res.stderr
+        assert res.exit_code == 1, (args, text, res.exception)
         assert message in text and "Traceback" not in text, text
         assert len(text.strip().splitlines()) == 1, text

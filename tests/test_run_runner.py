@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from fakeserver import FakeServer, Reply, write_dataset
 
+from fakeserver import FakeServer, Reply, write_dataset
 from maptab.run import make_provider, run
 from maptab.run.store import StoreError
 

@@ -126,7 +126,7 @@ def test_optimal_walk_revisiting_a_station_falls_back_to_exact_simple_search():
     solver = Solver(net)
     fwd, rev, _ = solver._arcs(T)
     s, t = solver.table.index["P"], solver.table.index["Q"]
-    assert solver._tied_simple_paths(s, t, fwd, rev) == []  # every optimal walk is non-simple
+    assert solver._tied_simple_paths(s, t, solver._distances(s, t, T, fwd), rev) == []  # every optimal walk is non-simple
     [r] = solver.optimal_routes("P", "Q", T)
     assert r.format() == "P-X(transfer)-Q"
     assert r.cost == pytest.approx((1 + 0.5 + 2 + 2 + 15) / 3)
@@ -334,9 +334,13 @@ PROPS = settings(max_examples=70, deadline=None, suppress_health_check=[HealthCh
 )
 def test_additive_matches_brute_force(net, weights, items, data):
     s, t = endpoints(net, data)
-    got = optimal_routes(net, s, t, weights, items=items)
+    solver = Solver(net, items=items)
+    got = solver.optimal_routes(s, t, weights)
     ref = brute_force_routes(net, s, t, weights, items=items)
     assert_same_gold(net, got, ref, weights, items, "additive")
+    # a repeated source is answered from a whole cached shortest-path tree: same gold
+    for _ in range(2):
+        assert solver.optimal_routes(s, t, weights) == got
 
 
 @PROPS

@@ -115,11 +115,18 @@ class Solver:
 
     ``items`` is ``"edge_vertex"`` (default) or ``"vertex"`` (the Map+Mix_tab category: pass
     ``network.with_attributes(vertices=derive_mix(network))``). Per weight vector the arc
-    costs are one matrix product, cached, so many queries on one map are cheap.
+    costs are one matrix product, cached, so many queries on one map are cheap; a source
+    queried again under the same weights reuses a cached shortest-path tree
+    (``cache_size`` trees, 0 disables it).
     """
 
-    def __init__(self, network: Network, *, items: str = "edge_vertex") -> None:
+    def __init__(
+        self, network: Network, *, items: str = "edge_vertex", cache_size: int = 512
+    ) -> None:
         _check_items(items)
+        self.cache_size = cache_size
+        self._trees: dict[tuple[float, ...], list[float]] = {}
+        self._seen: dict[tuple[float, ...], None] = {}
         self.network = network
         self.items = items
         self.table = table = CostTable(network, items)
@@ -260,7 +267,8 @@ class Solver:
         if model == "mean":
             return self._mean(s, t, weights, max_detour)
         fwd, rev, costs = self._arcs(weights)
-        paths = self._tied_simple_paths(s, t, fwd, rev)
+        dist = self._distances(s, t, weights, fwd)
+        paths = self._tied_simple_paths(s, t, dist, rev)
         if paths is None:
             return []
         if not paths:  # every optimal walk revisits a station
@@ -272,13 +280,29 @@ class Solver:
         best = min(c for c, _, _ in found)
         return _routes(self.table, [f for f in found if within(f[0], best)])
 
-    def _tied_simple_paths(self, s: int, t: int, fwd: list, rev: list) -> list[list[int]] | None:
-        """Simple station paths among the optimal state walks; ``None`` if ``t`` unreachable."""
+    def _distances(self, s: int, t: int, weights: Weights, fwd: list) -> list[float]:
+        """State distances from ``s``: exact for every state within the optimum to ``t``.
+
+        The first query from a source (per weight vector) stops once the target's optimum is
+        settled; a repeated source computes the whole tree once and caches it (bounded LRU),
+        which serves every later target. States re-entering the source are not expanded
+        (no simple path uses them); target states are, harmlessly, in a whole tree.
+        """
+        key = (*weights.as_list(), s)
+        tree = self._trees.get(key)
+        if tree is not None:
+            return tree
+        whole = self.cache_size > 0 and key in self._seen
+        if not whole and self.cache_size:
+            self._seen[key] = None
+            if len(self._seen) > 4 * self.cache_size:
+                self._seen.pop(next(iter(self._seen)))
         station_of = self.station_of
         dist = [math.inf] * self.n_states
         dist[s] = 0.0
         heap = [(0.0, s)]
         bound = math.inf
+        stop = -1 if whole else t
         pop, push = heapq.heappop, heapq.heappush
         while heap:
             d, x = pop(heap)
@@ -287,7 +311,7 @@ class Solver:
             if d > bound:
                 break
             u = station_of[x]
-            if u == t:
+            if u == stop:
                 if bound == math.inf:
                     bound = d + 1e-9 * d + 1e-12
                 continue
@@ -298,8 +322,21 @@ class Solver:
                 if nd < dist[y]:
                     dist[y] = nd
                     push(heap, (nd, y))
-        if bound == math.inf:
+        if whole:
+            self._trees[key] = dist
+            if len(self._trees) > self.cache_size:
+                self._trees.pop(next(iter(self._trees)))
+        return dist
+
+    def _tied_simple_paths(
+        self, s: int, t: int, dist: list[float], rev: list
+    ) -> list[list[int]] | None:
+        """Simple station paths among the optimal state walks; ``None`` if ``t`` unreachable."""
+        station_of = self.station_of
+        best = min(dist[x] for x in self._states_at[t])
+        if best == math.inf:
             return None
+        bound = best + 1e-9 * best + 1e-12
         targets = [x for x in self._states_at[t] if dist[x] <= bound]
         paths: list[list[int]] = []
 

@@ -134,8 +134,6 @@ def _decode(path: Path, file: str) -> str:
         data = path.read_bytes()
     except FileNotFoundError:
         raise TableError(file, None, None, "no such file") from None
-    except IsADirectoryError:
-        raise TableError(file, None, None, "is a directory, not a table file") from None
     except OSError as exc:
         raise TableError(file, None, None, f"cannot read the file ({exc.strerror})") from None
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -218,6 +216,8 @@ def _load(path: str | os.PathLike[str]) -> tuple[str, list[str], list[Record]]:
     file = os.fspath(path)
     p = Path(path)
     suffix = p.suffix.lower()
+    if p.is_dir():
+        raise TableError(file, None, None, "is a directory, not a table file")
     if suffix not in (".csv", ".json"):
         raise TableError(file, None, None, f"unknown table format {p.suffix!r} (use .csv or .json)")
     text = _decode(p, file)

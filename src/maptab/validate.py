@@ -89,13 +89,13 @@ def _transfer_time(value: float, item: Item) -> str | None:
     assert isinstance(item, Vertex)
     if not item.is_transfer:
         return None  # checked by the transfer annotation check (4)
-    if not (value.is_integer() and 5 <= value <= 15):
+    if not (float(value).is_integer() and 5 <= value <= 15):
         return f"{value:g} on a transfer station; must be an integer in [5, 15]"
     return None
 
 
 def _travel_vertex_time(value: float, item: Item) -> str | None:
-    if not value.is_integer():
+    if not float(value).is_integer():
         return f"{value!r} must be a whole number of minutes"
     if value != 0 and not 20 <= value <= 180:
         return f"{value:g} must be 0 (a transport hub) or in [20, 180]"
@@ -105,14 +105,14 @@ def _travel_vertex_time(value: float, item: Item) -> str | None:
 def _travel_vertex_price(value: float, item: Item) -> str | None:
     if item.time == 0:  # a transport hub
         return None if value in (100, 200, 300) else f"{value:g} on a hub must be 100, 200 or 300"
-    if not (value.is_integer() and value % 5 == 0 and 10 <= value <= 200):
+    if not (float(value).is_integer() and value % 5 == 0 and 10 <= value <= 200):
         return f"{value:g} must be a multiple of 5 in [10, 200]"
     return None
 
 
 def _integer(low: float, high: float) -> Rule:
     def rule(value: float, item: Item) -> str | None:
-        if not (value.is_integer() and low <= value <= high):
+        if not (float(value).is_integer() and low <= value <= high):
             return f"{value:g} must be an integer in [{low:g}, {high:g}]"
         return None
 

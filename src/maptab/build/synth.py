@@ -296,12 +296,25 @@ class _Grid:
         b = self.at.get(p)
         return b is None or (b not in self.members[line] and b not in self.nbrs[a])
 
+    def roomy(self, line: int, a: int, p: tuple[int, int]) -> bool:
+        """Whether ``p`` is a station already, or a free point with room for a label: at
+        most one station of other lines among its eight neighbours (besides ``a``)."""
+        if p in self.at:
+            return True
+        x, y = p
+        crowd = 0
+        for dx, dy in _DIRS:
+            b = self.at.get((x + dx, y + dy))
+            crowd += b is not None and b != a and b not in self.members[line]
+        return crowd <= 1
+
     def walk(self, line: int, start: int, heading: int, budget: int) -> tuple[list[int], int]:
         """Grow ``line`` from ``start``: the stations passed after ``start``, and how many are new.
 
         Goes straight, bending by 45° with probability ``turn_rate`` after at least two
-        straight steps; a blocked step tries ±45° then ±90°; stops when ``budget`` new
-        stations are made, when boxed in, or after ``2·budget + 4`` steps.
+        straight steps; a blocked step tries ±45° then ±90°, and points with room around
+        them (:meth:`roomy`) are preferred; stops when ``budget`` new stations are made,
+        when boxed in, or after ``2·budget + 4`` steps.
         """
         out: list[int] = []
         new, cur, h, straight = 0, start, heading, 0
@@ -312,12 +325,12 @@ class _Grid:
                 h = (h + (1 if self.rng.random() < 0.5 else -1)) % 8
                 straight = 0
             x, y = self.points[cur]
-            for cand in (h, (h + 1) % 8, (h - 1) % 8, (h + 2) % 8, (h - 2) % 8):
-                p = (x + _DIRS[cand][0], y + _DIRS[cand][1])
-                if self.can_step(line, cur, p):
-                    break
-            else:
+            order = (h, (h + 1) % 8, (h - 1) % 8, (h + 2) % 8, (h - 2) % 8)
+            steps = [(c, (x + _DIRS[c][0], y + _DIRS[c][1])) for c in order]
+            steps = [(c, p) for c, p in steps if self.can_step(line, cur, p)]
+            if not steps:
                 break
+            cand, p = next(((c, p) for c, p in steps if self.roomy(line, cur, p)), steps[0])
             straight = straight + 1 if cand == h else 1
             h = cand
             nxt, created = self.station(p)

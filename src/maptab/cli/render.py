@@ -1,1 +1,140 @@
-"""``maptab render``."""
+"""``maptab render``: draw one map (and optionally a route on it) as PNG or SVG."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from maptab.cli.app import app, console, fail
+from maptab.network import Network
+
+
+class RenderInputError(ValueError):
+    """A path, map id or route that ``maptab render`` cannot use."""
+
+
+def _load_json_map(path: Path) -> Network:
+    """A ``network.json`` (Network.to_dict) or a ReasonMap metadata file ({line: [stations]})."""
+    from maptab.metadata import load_reasonmap
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RenderInputError(f"{path}: cannot read JSON ({exc})") from None
+    if isinstance(data, dict) and "vertices" in data:
+        return Network.from_dict(data)
+    return load_reasonmap(path)
+
+
+def load_map(paths: list[Path], map_id: str | None) -> Network:
+    """The network named by the ``render`` arguments.
+
+    * ``DIR`` — a dataset (``DIR/maps/<id>/network.json``; ``--map`` picks one unless there
+      is only one) or a map folder holding ``network.json``;
+    * ``FILE.json`` — a ``network.json`` or a ReasonMap metadata file;
+    * ``EDGE_TAB VERTEX_TAB`` — a pair of MapTab tables (CSV or JSON, either order).
+    """
+    from maptab.tables import read_network
+
+    if len(paths) == 2:
+        edges, vertices = paths
+        if "vertex" in edges.name.lower() and "vertex" not in vertices.name.lower():
+            edges, vertices = vertices, edges
+        for p in (edges, vertices):
+            if not p.is_file():
+                raise RenderInputError(f"{p}: no such table file")
+        return read_network(edges, vertices, map_id=map_id or edges.stem.removesuffix("_edge"))
+    if len(paths) != 1:
+        raise RenderInputError("give a dataset folder, a map JSON file, or EDGE_TAB VERTEX_TAB")
+    path = paths[0]
+    if path.is_file():
+        return _load_json_map(path)
+    if not path.is_dir():
+        raise RenderInputError(f"{path}: no such file or folder")
+    if (path / "network.json").is_file():
+        return _load_json_map(path / "network.json")
+    maps = sorted(p.name for p in (path / "maps").glob("*") if (p / "network.json").is_file())
+    if not maps:
+        raise RenderInputError(f"{path}: no maps/<id>/network.json in this folder")
+    if map_id is None:
+        if len(maps) > 1:
+            shown = ", ".join(maps[:5]) + (", …" if len(maps) > 5 else "")
+            raise RenderInputError(f"{path}: {len(maps)} maps; pick one with --map ({shown})")
+        map_id = maps[0]
+    if map_id not in maps:
+        raise RenderInputError(f"{path}: no map {map_id!r} (maps/{map_id}/network.json)")
+    return _load_json_map(path / "maps" / map_id / "network.json")
+
+
+def parse_route(network: Network, text: str) -> list[str]:
+    """Station keys of a route written ``A-B-C`` (or with ``→``/``>``).
+
+    Station names may contain hyphens, so pieces are joined greedily: at each position the
+    longest run of ``-``-separated pieces that names a station (table name or label) wins.
+    """
+    text = text.replace("→", "-").replace(">", "-")
+    pieces = [p.strip() for p in text.split("-")]
+    out: list[str] = []
+    i = 0
+    while i < len(pieces):
+        for j in range(len(pieces), i, -1):
+            key = network.resolve("-".join(pieces[i:j]))
+            if key is not None:
+                out.append(key)
+                i = j
+                break
+        else:
+            raise RenderInputError(f"route: unknown station {pieces[i]!r} in {text!r}")
+    return out
+
+
+@app.command()
+def render(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="A dataset folder, a map JSON file, or EDGE_TAB VERTEX_TAB."),
+    ],
+    map_id: Annotated[
+        str | None, typer.Option("--map", help="Map id inside a dataset folder.")
+    ] = None,
+    route: Annotated[
+        str | None, typer.Option(help='Route to draw on the map, e.g. "A-B-C".')
+    ] = None,
+    kind: Annotated[str, typer.Option(help="Route style: gold or pred.")] = "gold",
+    transfers: Annotated[
+        str | None, typer.Option(help="Comma-separated stations where the route changes line.")
+    ] = None,
+    scale: Annotated[float, typer.Option(help="Size factor (1.0 = paper-like size).")] = 1.0,
+    out: Annotated[
+        Path | None, typer.Option(help="Output file (.png or .svg); default <map id>.png.")
+    ] = None,
+) -> None:
+    """Render a metro or scenic map, optionally with a route drawn on it."""
+    from maptab.render import check_legibility, draw_route, render_map, save_map
+
+    try:
+        network = load_map(paths, map_id)
+        name = network.map_id or "map"
+        target = out or Path(f"{name}{'_route' if route else ''}.png")
+        if route is None:
+            result = save_map(network, target, scale=scale)
+        else:
+            if target.suffix.lower() != ".png":
+                raise RenderInputError(f"{target}: a route overlay is written as .png")
+            stops = parse_route(network, route)
+            changes = [t.strip() for t in (transfers or "").split(",") if t.strip()]
+            result = render_map(network, scale=scale)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            draw_route(network, result, stops, transfers=changes, kind=kind).save(target)
+    except (ValueError, OSError) as exc:
+        fail(str(exc))
+    problems = check_legibility(result.placed, network)
+    w, h = result.placed.width, result.placed.height
+    console.print(f"wrote {target} ({w}×{h} px, {len(network.vertices)} stations)")
+    for p in problems[:10]:
+        console.print(f"[yellow]legibility:[/] {p}", highlight=False)
+    if len(problems) > 10:
+        console.print(f"[yellow]legibility:[/] … {len(problems) - 10} more")

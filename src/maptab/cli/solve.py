@@ -1,1 +1,109 @@
-"""``maptab solve``."""
+"""``maptab solve``: every optimal route between two stations of a MapTab table pair (SPEC 3-4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from maptab.cli.app import app, console, fail
+from maptab.costs import MODELS, Weights, route_totals
+from maptab.network import SCENARIOS
+from maptab.solver import Route, fewest_stations, optimal_routes
+from maptab.tables import derive_mix, read_network
+
+
+def _payload(routes: list[Route], totals: dict[str, float] | None) -> dict[str, object]:
+    """The ``--json`` object, with MapTab label names."""
+    out: dict[str, object] = {
+        "routes": [r.format() for r in routes],
+        "route_vertex_numbers": [r.vertex_count for r in routes],
+        "transfer_vertex_numbers": [r.transfer_count for r in routes],
+        "cost": routes[0].cost,
+    }
+    if totals is not None:
+        out.update(totals)
+    return out
+
+
+@app.command()
+def solve(
+    edges: Annotated[Path, typer.Option("--edges", help="Edge_tab file (.csv or .json).")],
+    vertices: Annotated[Path, typer.Option("--vertices", help="Vertex_tab file (.csv or .json).")],
+    source: Annotated[str, typer.Option("--from", help="Origin station (table name or label).")],
+    target: Annotated[str, typer.Option("--to", help="Destination station.")],
+    weights: Annotated[
+        str | None,
+        typer.Option(help="wT,wP,wC,wR (sum 1). Omitted: criteria-free, fewest stations."),
+    ] = None,
+    mix: Annotated[
+        bool, typer.Option("--mix", help="Score with the derived Mix_tab, vertex items only.")
+    ] = False,
+    model: Annotated[str, typer.Option(help="Cost model: additive (default) or mean.")] = "additive",
+    max_detour: Annotated[
+        int, typer.Option(help="mean model: routes may have shortest + this many stations.")
+    ] = 2,
+    scenario: Annotated[
+        str | None,
+        typer.Option(help="metromap or travelmap; default: a Line column means metromap."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Print every optimal route from --from to --to with its totals.
+
+    Without --weights: all routes with the fewest stations, each with its minimum-transfer
+    marks. With --weights: all routes of minimum cost J (ties within 1e-9), marked with
+    their J-optimal, fewest-transfer line assignment.
+    """
+    if scenario is not None and scenario not in SCENARIOS:
+        fail(f"unknown scenario {escape(repr(scenario))}; use metromap or travelmap")
+    if model not in MODELS:
+        fail(f"unknown cost model {escape(repr(model))}; use additive or mean")
+    if weights is None and (mix or model != "additive"):
+        fail("--mix and --model score weighted queries; give --weights too")
+    try:
+        w = Weights.parse(weights) if weights is not None else None
+        network = read_network(edges, vertices, scenario)  # type: ignore[arg-type]
+        items = "edge_vertex"
+        if mix:
+            network = network.with_attributes(vertices=derive_mix(network))
+            items = "vertex"
+        if w is None:
+            routes = fewest_stations(network, source, target)
+        else:
+            routes = optimal_routes(
+                network, source, target, w, items=items, model=model, max_detour=max_detour
+            )
+        if not routes:
+            fail(f"no route from {escape(source)!s} to {escape(target)!s}: they are not connected")
+        totals = [route_totals(network, r.stations, r.lines, items=items).as_label() for r in routes]
+    except ValueError as exc:
+        fail(escape(str(exc)))
+    if as_json:
+        payload = _payload(routes, totals[0] if w is not None else None)
+        console.print_json(json.dumps(payload, ensure_ascii=False))
+        return
+    title = "fewest stations" if w is None else f"optimal routes, {model} model, weights {weights}"
+    table = Table(title=f"{escape(source)} → {escape(target)}: {title}{' (Mix_tab)' if mix else ''}")
+    table.add_column("#", justify="right")
+    table.add_column("route", overflow="fold")
+    table.add_column("stations", justify="right")
+    table.add_column("transfers", justify="right")
+    table.add_column("cost" if w is not None else "", justify="right")
+    for name in totals[0]:
+        table.add_column(name, justify="right")
+    for i, (r, tot) in enumerate(zip(routes, totals, strict=True), 1):
+        cost = f"{r.cost:.6f}" if w is not None else ""
+        table.add_row(
+            str(i),
+            escape(r.format()),
+            str(r.vertex_count),
+            str(r.transfer_count),
+            cost,
+            *(f"{v:g}" for v in tot.values()),
+        )
+    console.print(table)

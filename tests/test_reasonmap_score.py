@@ -1,0 +1,129 @@
+"""ReasonMap correctness and map score (SPEC 14) with hand-computed values.
+
+Network: Line 1 = A, B, C, D (stations "X Station"); Line 2 = E, C, F; Line 3 = G, H.
+Question A → F, reference: Line 1 A→C (via B, 1 stop), Line 2 C→F (no via stop).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from maptab.network import Network
+from maptab.schema import ReasonMapQuestion
+from maptab.score.parse import parse_reasonmap
+from maptab.score.reasonmap import difficulty_weight, lenient_key, score_reasonmap
+
+
+def net() -> Network:
+    s = lambda x: f"{x} Station"  # noqa: E731
+    return Network.from_lines(
+        {
+            "Line 1": [s("A"), s("B"), s("C"), s("D")],
+            "Line 2": [s("E"), s("C"), s("F")],
+            "Line 3": [s("G"), s("H")],
+        },
+        map_id="city",
+    )
+
+
+def question(template: str = "num_via") -> ReasonMapQuestion:
+    seg = lambda r, d, a, via: {  # noqa: E731
+        "route_name": r,
+        "departure_stop": d,
+        "arrival_stop": a,
+        "via_stops": via,
+        "num_via_stops": len(via),
+    }
+    return ReasonMapQuestion(
+        id="rm1",
+        map_id="city",
+        split="test",
+        station_1="A Station",
+        station_2="F Station",
+        question_short="?",
+        question_long="?",
+        long_template=template,
+        question_difficulty="medium",
+        map_difficulty="hard",
+        routes=[[seg("Line 1", "A Station", "C Station", ["B Station"]), seg("Line 2", "C Station", "F Station", [])]],
+    )
+
+
+def answer(*segs: tuple[str, str, str, str]) -> str:
+    return "\n--\n".join(
+        f"Route Name: {r}\nDeparture Stop: {d}\nArrival Stop: {a}\n{extra}" for r, d, a, extra in segs
+    )
+
+
+def score(text: str, mode: str, template: str = "num_via"):
+    return score_reasonmap(net(), question(template), parse_reasonmap(text, mode), mode)
+
+
+def test_perfect_answers() -> None:
+    short = answer(("Line 1", "A Station", "C Station", ""), ("Line 2", "C Station", "F Station", ""))
+    s = score(short, "short")
+    # 1 (endpoints) + 2 × (2 + 1 + 1) = 9, then +10 correct
+    assert s.correct and s.correct_strict and s.map_score == 19.0 and s.max_score == 20.0
+    long = answer(
+        ("Line 1", "A Station", "C Station", "Number of Via Stops: 1"),
+        ("Line 2", "C Station", "F Station", "Number of Via Stops: 0"),
+    )
+    # route 9 + via (4 + 4) = 17 (≤ 20), +20 correct
+    assert score(long, "long").map_score == 37.0
+    vias = answer(
+        ("Line 1", "A Station", "C Station", "Via Stops: B Station"),
+        ("Line 2", "C Station", "F Station", "Via Stops: none"),
+    )
+    # via part: (min(10, 1 found) + 10 × IoU 1) / 2 = 5.5 → 9 + 5.5 = 14.5, +20
+    assert score(vias, "long", "via_list").map_score == 34.5
+    assert s.weight == 2.5  # (medium question, hard map)
+
+
+def test_partial_and_wrong_answers() -> None:
+    # wrong via count: 3 vs 1 → max(0, 4 − 4·2/1) = 0; second right → 4; route 9 → 13 + 20
+    long = answer(
+        ("Line 1", "A Station", "C Station", "Number of Via Stops: 3"),
+        ("Line 2", "C Station", "F Station", "Number of Via Stops: 0"),
+    )
+    assert score(long, "long").map_score == 33.0
+    # route name not on the map: not correct; 1 + (0 + 1 + 1) + (2 + 1 + 1) = 7
+    bad_line = answer(("Line 9", "A Station", "C Station", ""), ("Line 2", "C Station", "F Station", ""))
+    s = score(bad_line, "short")
+    assert not s.correct and s.map_score == 7.0
+    # wrong destination: 0 points
+    s = score(answer(("Line 1", "A Station", "D Station", "")), "short")
+    assert not s.correct and s.map_score == 0.0
+    # segments that do not meet
+    gap = answer(("Line 1", "A Station", "B Station", ""), ("Line 2", "C Station", "F Station", ""))
+    assert not score(gap, "short").correct
+    # stop not on the line
+    off = answer(("Line 1", "A Station", "E Station", ""), ("Line 2", "E Station", "F Station", ""))
+    assert not score(off, "short").correct
+    # unparseable
+    s = score("I do not know", "short")
+    assert not s.parsed and s.map_score == 0.0
+
+
+def test_lenient_versus_strict() -> None:
+    # names without "Station" and in other case pass leniently, fail strictly
+    loose = answer(("line 1", "a", "c", ""), ("Line 2", "C", "F", ""))
+    s = score(loose, "short")
+    assert s.correct and not s.correct_strict
+    # departure equal to arrival within a segment: lenient yes, strict no
+    same = answer(
+        ("Line 1", "A Station", "C Station", ""),
+        ("Line 2", "C Station", "C Station", ""),
+        ("Line 2", "C Station", "F Station", ""),
+    )
+    s = score(same, "short")
+    assert s.correct and not s.correct_strict
+
+
+def test_weights_and_keys() -> None:
+    assert difficulty_weight("easy", "easy") == 1.0
+    assert difficulty_weight("Hard", "middle") == 2.5
+    assert difficulty_weight("hard", "hard") == 3.0
+    with pytest.raises(ValueError):
+        difficulty_weight("extreme", "easy")
+    assert lenient_key("Deák Ferenc tér Station (Transfer Station)") == lenient_key("deak ferenc ter")
+    assert lenient_key("西直门站") == lenient_key("西直门")

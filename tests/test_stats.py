@@ -1,0 +1,74 @@
+"""Bootstrap intervals and paired differences (SPEC 13)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from maptab.score.stats import bootstrap_ci, paired_difference
+
+
+def test_mean_and_determinism() -> None:
+    vals = [1, 0, 1, 1, 0, 1, 0, 1]
+    m, lo, hi = bootstrap_ci(vals)
+    assert m == pytest.approx(5 / 8)
+    assert lo <= m <= hi and 0 <= lo and hi <= 1
+    assert bootstrap_ci(vals) == (m, lo, hi)
+    assert bootstrap_ci(vals, seed=1) != (m, lo, hi)
+
+
+def test_edge_cases() -> None:
+    assert all(math.isnan(x) for x in bootstrap_ci([]))
+    assert bootstrap_ci([0.3]) == (0.3, 0.3, 0.3)
+    assert bootstrap_ci([1, 0, 1], clusters=["m", "m", "m"]) == pytest.approx((2 / 3,) * 3)
+    with pytest.raises(ValueError):
+        bootstrap_ci([1, 2], clusters=["a"])
+    with pytest.raises(ValueError):
+        bootstrap_ci([1, 2], level=1.5)
+    with pytest.raises(ValueError):
+        paired_difference([1], [1, 2])
+
+
+def test_interval_matches_normal_approximation() -> None:
+    rng = np.random.default_rng(3)
+    vals = rng.random(4000) < 0.3
+    m, lo, hi = bootstrap_ci(vals.astype(float))
+    se = math.sqrt(m * (1 - m) / vals.size)
+    assert hi - lo == pytest.approx(2 * 1.96 * se, rel=0.1)
+
+
+def test_clustered_interval_is_wider_for_correlated_samples() -> None:
+    # 20 maps; every query of a map has that map's outcome (perfectly correlated)
+    vals, clusters = [], []
+    for m in range(20):
+        outcome = float(m % 3 == 0)
+        vals += [outcome] * 30
+        clusters += [f"map{m}"] * 30
+    _, lo_c, hi_c = bootstrap_ci(vals, clusters=clusters)
+    _, lo_i, hi_i = bootstrap_ci(vals)
+    assert hi_c - lo_c > 3 * (hi_i - lo_i)
+
+
+def test_weights_give_weighted_mean() -> None:
+    vals = [1, 0, 0, 1]
+    w = [3, 1, 1, 1]
+    m, lo, hi = bootstrap_ci(vals, weights=w, clusters=["a", "a", "b", "c"])
+    assert m == pytest.approx(4 / 6)
+    assert lo <= m <= hi
+
+
+def test_paired_difference_detects_real_gain_not_noise() -> None:
+    rng = np.random.default_rng(0)
+    base = (rng.random(600) < 0.5).astype(float)
+    better = base.copy()
+    flip = np.flatnonzero(base == 0)[:60]  # 60 of 600 samples fixed, nothing broken
+    better[flip] = 1
+    clusters = [f"m{i % 30}" for i in range(600)]
+    d, lo, hi = paired_difference(better, base, clusters=clusters)
+    assert d == pytest.approx(0.1) and lo > 0
+    # same accuracy, shuffled outcomes: the interval contains 0
+    noise = rng.permutation(base)
+    d, lo, hi = paired_difference(noise, base, clusters=clusters)
+    assert lo < 0 < hi
