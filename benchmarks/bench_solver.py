@@ -124,7 +124,6 @@ def bench_scipy(solver: Solver, pairs, weights) -> tuple[float, list[float]]:
 def bench_networkx(solver: Solver, pairs, weights) -> float:
     """All tied optimal state walks with networkx, keeping those that are simple paths."""
     station_of = solver.station_of
-    n_st = len(solver.table.stations)
     t0 = time.process_time()
     for w in weights:
         g = nx.DiGraph()
@@ -143,7 +142,6 @@ def bench_networkx(solver: Solver, pairs, weights) -> float:
                 stations = [station_of[x] for x in walk[:-1]]
                 if len(set(stations)) == len(stations):
                     found.append(stations)
-    _ = n_st
     return time.process_time() - t0
 
 

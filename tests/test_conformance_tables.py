@@ -24,8 +24,12 @@ def released() -> Path:
 
 
 @pytest.mark.parametrize("source", ["csv", "json"])
-def test_read_then_write_reproduces_every_released_file(released: Path, tmp_path: Path, source: str) -> None:
-    net = read_network(released / f"cleveland_edge.{source}", released / f"cleveland_vertex.{source}")
+def test_read_then_write_reproduces_every_released_file(
+    released: Path, tmp_path: Path, source: str
+) -> None:
+    net = read_network(
+        released / f"cleveland_edge.{source}", released / f"cleveland_vertex.{source}"
+    )
     written = write_tables(net, tmp_path, "cleveland")
     assert len(written) == 4
     for path in written:
@@ -36,12 +40,20 @@ def test_csv_and_json_releases_describe_the_same_network(released: Path) -> None
     a = read_network(released / "cleveland_edge.csv", released / "cleveland_vertex.csv")
     b = read_network(released / "cleveland_edge.json", released / "cleveland_vertex.json")
     assert a.vertices == b.vertices and a.edges == b.edges
-    assert (a.scenario, len(a.vertices), len(a.edges), a.line_names) == ("metromap", 18, 17, ["Red Line"])
+    assert (a.scenario, len(a.vertices), len(a.edges), a.line_names) == (
+        "metromap",
+        18,
+        17,
+        ["Red Line"],
+    )
 
 
 @pytest.mark.parametrize("ext", ["csv", "json"])
 def test_released_tables_validate_clean(released: Path, ext: str) -> None:
-    assert validate_tables(released / f"cleveland_edge.{ext}", released / f"cleveland_vertex.{ext}") == []
+    assert (
+        validate_tables(released / f"cleveland_edge.{ext}", released / f"cleveland_vertex.{ext}")
+        == []
+    )
 
 
 def test_mix_prices_reproduce_the_released_mix_total(released: Path) -> None:

@@ -57,7 +57,8 @@ def test_branched_line_joins_the_branch_start(tmp_path: Path) -> None:
     net = load_reasonmap(_meta(tmp_path, BRANCHED), branch_splits={"land/town/L1": "F"})
     assert net.map_id == "land/town"
     assert {frozenset((e.u, e.v)) for e in net.line_edges("L1")} == {
-        frozenset(p) for p in [("A", "B"), ("B", "C"), ("C", "D"), ("D", "E"), ("C", "F"), ("F", "G")]
+        frozenset(p)
+        for p in [("A", "B"), ("B", "C"), ("C", "D"), ("D", "E"), ("C", "F"), ("F", "G")]
     }
     assert "E" not in net.neighbours("F")
     assert net.meta["branches"] == {"L1": ["C", "F"]}
@@ -92,7 +93,9 @@ def test_bad_splits(tmp_path: Path, splits, match) -> None:
 
 
 def test_splits_of_other_maps_are_ignored(tmp_path: Path) -> None:
-    net = load_reasonmap(_meta(tmp_path, BRANCHED), branch_splits={"land/town/L1": "F", "sea/port/L1": "Z"})
+    net = load_reasonmap(
+        _meta(tmp_path, BRANCHED), branch_splits={"land/town/L1": "F", "sea/port/L1": "Z"}
+    )
     assert len(net.edges) == 7
 
 
@@ -141,14 +144,19 @@ def test_non_utf8_and_missing_files(tmp_path: Path) -> None:
 
 
 def test_hyphenated_names_keep_display_labels(tmp_path: Path) -> None:
-    net = load_reasonmap(_meta(tmp_path, {"L": ["Porta Furba-Quadraro Station", "Numidio Station"]}), branch_splits={})
+    net = load_reasonmap(
+        _meta(tmp_path, {"L": ["Porta Furba-Quadraro Station", "Numidio Station"]}),
+        branch_splits={},
+    )
     assert "Porta Furba_Quadraro Station" in net.vertices
     assert net.label("Porta Furba_Quadraro Station") == "Porta Furba-Quadraro Station"
 
 
 def test_default_map_id_and_override(tmp_path: Path) -> None:
     assert default_map_id("/data/reasonmap-stations/italy/rome.json") == "italy/rome"
-    net = load_reasonmap(_meta(tmp_path, BRANCHED), branch_splits={"my/map/L1": "F"}, map_id="my/map")
+    net = load_reasonmap(
+        _meta(tmp_path, BRANCHED), branch_splits={"my/map/L1": "F"}, map_id="my/map"
+    )
     assert net.map_id == "my/map"
 
 
@@ -228,9 +236,15 @@ def test_rome_line_b_branch(stations: Path) -> None:
 @pytest.mark.conformance
 def test_dalian_and_dubai_branches_follow_the_maps(stations: Path) -> None:
     dalian = load_reasonmap(stations / "china" / "dalian.json")
-    assert "通世泰站" in dalian.neighbours("开发区站") and "通世泰站" not in dalian.neighbours("金石滩站")
+    assert "通世泰站" in dalian.neighbours("开发区站") and "通世泰站" not in dalian.neighbours(
+        "金石滩站"
+    )
     dubai = load_reasonmap(stations / "united_arab_emirates" / "dubai.json")
-    assert sorted(dubai.neighbours("Jabal Ali Station")) == ["DMCC Station", "The Gardens Station", "lbn Battuta Station"]
+    assert sorted(dubai.neighbours("Jabal Ali Station")) == [
+        "DMCC Station",
+        "The Gardens Station",
+        "lbn Battuta Station",
+    ]
 
 
 @pytest.mark.conformance
@@ -238,3 +252,9 @@ def test_auckland_keeps_bracketed_name(stations: Path) -> None:
     net = load_reasonmap(stations / "new_zealand" / "auckland.json")
     assert "Waitematā (Britomart) Station" in net.vertices
     assert len(net.lines_of("Waitematā (Britomart) Station")) == 3
+
+
+def test_splits_of_nested_map_ids_are_not_stale(tmp_path: Path) -> None:
+    splits = {"land/town/L1": "F", "land/town/harbour/L1": "Z"}
+    net = load_reasonmap(_meta(tmp_path, BRANCHED), branch_splits=splits)
+    assert net.meta["branches"] == {"L1": ["C", "F"]}

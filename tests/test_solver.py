@@ -126,7 +126,9 @@ def test_optimal_walk_revisiting_a_station_falls_back_to_exact_simple_search():
     solver = Solver(net)
     fwd, rev, _ = solver._arcs(T)
     s, t = solver.table.index["P"], solver.table.index["Q"]
-    assert solver._tied_simple_paths(s, t, solver._distances(s, t, T, fwd), rev) == []  # every optimal walk is non-simple
+    assert (
+        solver._tied_simple_paths(s, t, solver._distances(s, t, T, fwd), rev) == []
+    )  # every optimal walk is non-simple
     [r] = solver.optimal_routes("P", "Q", T)
     assert r.format() == "P-X(transfer)-Q"
     assert r.cost == pytest.approx((1 + 0.5 + 2 + 2 + 15) / 3)

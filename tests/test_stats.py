@@ -16,7 +16,8 @@ def test_mean_and_determinism() -> None:
     assert m == pytest.approx(5 / 8)
     assert lo <= m <= hi and 0 <= lo and hi <= 1
     assert bootstrap_ci(vals) == (m, lo, hi)
-    assert bootstrap_ci(vals, seed=1) != (m, lo, hi)
+    cont = np.random.default_rng(1).random(50)
+    assert bootstrap_ci(cont, seed=1) != bootstrap_ci(cont, seed=2)
 
 
 def test_edge_cases() -> None:

@@ -80,7 +80,9 @@ def test_write_tables_returns_paths_in_format_order(tmp_path: Path) -> None:
 def test_csv_layout_bom_separator_and_numbers(tmp_path: Path) -> None:
     write_tables(metro(), tmp_path, "m", formats=("csv",))
     raw = (tmp_path / "m_vertex.csv").read_bytes()
-    assert raw.startswith(b"\xef\xbb\xbfVertex,Line,Time,Price,Comfort Level,Reliability,Transfer Time\n")
+    assert raw.startswith(
+        b"\xef\xbb\xbfVertex,Line,Time,Price,Comfort Level,Reliability,Transfer Time\n"
+    )
     text = raw.decode("utf-8-sig")
     assert f"Market,Red{LINE_SEPARATOR}Blue,1.25,0,0.3,0.75,7\n" in text
     assert "\r" not in text and text.endswith("\n")
@@ -92,7 +94,13 @@ def test_json_layout_and_typing(tmp_path: Path) -> None:
     assert not vtext.endswith("\n") and vtext.startswith('[\n  {\n    "Vertex": "Gate",')
     row = json.loads(vtext)[0]
     # travelmap vertex Time and Price are integers (SPEC 6); the rest floats
-    assert row == {"Vertex": "Gate", "Time": 45, "Price": 35, "Comfort Level": 3.5, "Reliability": 0.8}
+    assert row == {
+        "Vertex": "Gate",
+        "Time": 45,
+        "Price": 35,
+        "Comfort Level": 3.5,
+        "Reliability": 0.8,
+    }
     assert isinstance(row["Time"], int) and isinstance(row["Reliability"], float)
     erow = json.loads((tmp_path / "t_edge.json").read_text(encoding="utf-8"))[0]
     assert isinstance(erow["Time"], float) and isinstance(erow["Price"], int)
@@ -101,7 +109,9 @@ def test_json_layout_and_typing(tmp_path: Path) -> None:
 def test_integer_column_with_fraction_stays_float() -> None:
     net = metro()
     v = net.vertices["Market"]
-    odd = net.with_attributes({**net.vertices, "Market": Vertex(v.name, v.lines, transfer_time=7.5)})
+    odd = net.with_attributes(
+        {**net.vertices, "Market": Vertex(v.name, v.lines, transfer_time=7.5)}
+    )
     row = next(r for r in vertex_rows(odd) if r["Vertex"] == "Market")
     assert row["Transfer Time"] == 7.5
 
@@ -169,7 +179,9 @@ def test_edge_row_with_several_lines_gives_one_edge_per_line(tmp_path: Path) -> 
 
 def test_table_csv_order_and_drop() -> None:
     rows = vertex_rows(metro())
-    text = table_csv(rows, VERTEX_COLUMNS["metromap"], order=[2, 0, 1, 3, 4, 5, 6, 7], drop_columns=["Line"])
+    text = table_csv(
+        rows, VERTEX_COLUMNS["metromap"], order=[2, 0, 1, 3, 4, 5, 6, 7], drop_columns=["Line"]
+    )
     lines = text.splitlines()
     assert lines[0] == "Vertex,Time,Price,Comfort Level,Reliability,Transfer Time"
     assert [ln.split(",")[0] for ln in lines[1:4]] == ["Central", "Alpha", "Market"]
@@ -196,7 +208,10 @@ def test_derive_mix_metro_price_is_half_up_mean_of_incident_edges() -> None:
     net = Network.from_lines({"L": ["A", "B", "C"], "M": ["B", "D"]})
     prices = {("A", "B"): 0.68, ("B", "C"): 0.81, ("B", "D"): 0.75}
     edges = [Edge(e.u, e.v, e.line, 2.5, prices[(e.u, e.v)], 0.5, 0.0) for e in net.edges]
-    vertices = {k: Vertex(k, v.lines, 1.0, 0.0, 0.4, 0.9, 6 if v.is_transfer else 0) for k, v in net.vertices.items()}
+    vertices = {
+        k: Vertex(k, v.lines, 1.0, 0.0, 0.4, 0.9, 6 if v.is_transfer else 0)
+        for k, v in net.vertices.items()
+    }
     mix = derive_mix(net.with_attributes(vertices, edges))
     assert mix["A"].price == 0.68
     assert mix["C"].price == 0.81
@@ -206,13 +221,17 @@ def test_derive_mix_metro_price_is_half_up_mean_of_incident_edges() -> None:
     assert mix["B"].time == 1.0 and mix["B"].transfer_time == 6
     # half-up, not banker's: (0.68 + 0.81) / 2 = 0.745 -> 0.75
     two = Network.from_lines({"L": ["A", "B", "C"]})
-    two = two.with_attributes(edges=[Edge("A", "B", "L", price=0.68), Edge("B", "C", "L", price=0.81)])
+    two = two.with_attributes(
+        edges=[Edge("A", "B", "L", price=0.68), Edge("B", "C", "L", price=0.81)]
+    )
     assert derive_mix(two)["B"].price == 0.75
 
 
 def test_derive_mix_counts_each_parallel_edge() -> None:
     net = Network.from_lines({"L": ["A", "B"], "M": ["A", "B"]})
-    net = net.with_attributes(edges=[Edge("A", "B", "L", price=1.0), Edge("A", "B", "M", price=0.5)])
+    net = net.with_attributes(
+        edges=[Edge("A", "B", "L", price=1.0), Edge("A", "B", "M", price=0.5)]
+    )
     assert derive_mix(net)["A"].price == 0.75
 
 
@@ -254,13 +273,29 @@ def _write(path: Path, text: str | bytes) -> Path:
         ("e.csv", "Edge,Time,Price,Comfort Level,Reliability\nA-B,,2,3,0.5\n", "missing value"),
         ("e.csv", "Edge,Time,Price,Comfort Level,Reliability\nA-A,1,2,3,0.5\n", "itself"),
         ("e.csv", "Edge,Time,Price,Comfort Level,Reliability\nAB,1,2,3,0.5\n", "not 'A-B'"),
-        ("e.csv", "Edge,Edge,Time,Price,Comfort Level,Reliability\nA-B,A-B,1,2,3,0.5\n", "duplicate column"),
+        (
+            "e.csv",
+            "Edge,Edge,Time,Price,Comfort Level,Reliability\nA-B,A-B,1,2,3,0.5\n",
+            "duplicate column",
+        ),
         ("e.json", "[1, 2]", "expected an object"),
         ("e.json", '{"Edge": "A-B"}', "JSON list"),
         ("e.json", "[{", "malformed JSON"),
-        ("e.json", '[{"Edge": "A-B", "Time": NaN, "Price": 1, "Comfort Level": 3, "Reliability": 0.5}]', "NaN"),
-        ("e.json", '[{"Edge": "A-B", "Time": "3", "Price": 1, "Comfort Level": 3, "Reliability": 0.5}]', "expected a number"),
-        ("e.json", '[{"Edge": "A-B", "Time": true, "Price": 1, "Comfort Level": 3, "Reliability": 0.5}]', "expected a number"),
+        (
+            "e.json",
+            '[{"Edge": "A-B", "Time": NaN, "Price": 1, "Comfort Level": 3, "Reliability": 0.5}]',
+            "NaN",
+        ),
+        (
+            "e.json",
+            '[{"Edge": "A-B", "Time": "3", "Price": 1, "Comfort Level": 3, "Reliability": 0.5}]',
+            "expected a number",
+        ),
+        (
+            "e.json",
+            '[{"Edge": "A-B", "Time": true, "Price": 1, "Comfort Level": 3, "Reliability": 0.5}]',
+            "expected a number",
+        ),
         ("e.txt", "x", "unknown table format"),
     ],
 )
@@ -274,7 +309,7 @@ def test_read_edges_errors_name_file_and_problem(tmp_path: Path, name, content, 
 def test_error_rows_are_csv_line_numbers(tmp_path: Path) -> None:
     path = _write(
         tmp_path / "e.csv",
-        "Edge,Time,Price,Comfort Level,Reliability\n\nA-B,1,2,3,0.5\n\"C\nD-E\",x,2,3,0.5\n",
+        'Edge,Time,Price,Comfort Level,Reliability\n\nA-B,1,2,3,0.5\n"C\nD-E",x,2,3,0.5\n',
     )
     with pytest.raises(TableError) as info:
         read_edges(path)
@@ -283,7 +318,10 @@ def test_error_rows_are_csv_line_numbers(tmp_path: Path) -> None:
 
 
 def test_latin1_file_gets_an_encoding_message(tmp_path: Path) -> None:
-    path = _write(tmp_path / "v.csv", "Vertex,Time,Price,Comfort Level,Reliability\nCaf\xe9,30,10,3,0.5\n".encode("latin-1"))
+    path = _write(
+        tmp_path / "v.csv",
+        "Vertex,Time,Price,Comfort Level,Reliability\nCaf\xe9,30,10,3,0.5\n".encode("latin-1"),
+    )
     with pytest.raises(TableError, match="not UTF-8") as info:
         read_vertices(path)
     assert info.value.row == 2
@@ -332,11 +370,13 @@ def test_explicit_scenario_flags_extra_columns(tmp_path: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- property
-_ALPHABET = st.sampled_from(list(string.ascii_letters + string.digits + " ,;\"'-_()[]é中文ß") + ["ŋ", "\u00a0"])
-_NAME = st.text(_ALPHABET, min_size=1, max_size=8).filter(lambda s: table_name(s) != "")
-_LINE = st.text(st.sampled_from(list(string.ascii_letters + " 号线")), min_size=1, max_size=6).filter(
-    lambda s: s.strip() == s and s != ""
+_ALPHABET = st.sampled_from(
+    list(string.ascii_letters + string.digits + " ,;\"'-_()[]é中文ß") + ["ŋ", "\u00a0"]
 )
+_NAME = st.text(_ALPHABET, min_size=1, max_size=8).filter(lambda s: table_name(s) != "")
+_LINE = st.text(
+    st.sampled_from(list(string.ascii_letters + " 号线")), min_size=1, max_size=6
+).filter(lambda s: s.strip() == s and s != "")
 _VALUE = st.floats(min_value=0, max_value=400, allow_nan=False).map(lambda x: round(x, 6))
 
 
@@ -352,21 +392,38 @@ def networks(draw) -> Network:
         net = Network.from_lines(seqs)
     else:
         pairs = draw(
-            st.lists(st.tuples(st.sampled_from(names), st.sampled_from(names)).filter(lambda p: table_name(p[0]) != table_name(p[1])), min_size=1, max_size=8)
+            st.lists(
+                st.tuples(st.sampled_from(names), st.sampled_from(names)).filter(
+                    lambda p: table_name(p[0]) != table_name(p[1])
+                ),
+                min_size=1,
+                max_size=8,
+            )
         )
         net = Network.from_edges(pairs)
-    edges = [Edge(e.u, e.v, e.line, *draw(st.tuples(_VALUE, _VALUE, _VALUE, _VALUE))) for e in net.edges]
-    vertices = {k: Vertex(k, v.lines, *draw(st.tuples(_VALUE, _VALUE, _VALUE, _VALUE, _VALUE))) for k, v in net.vertices.items()}
+    edges = [
+        Edge(e.u, e.v, e.line, *draw(st.tuples(_VALUE, _VALUE, _VALUE, _VALUE))) for e in net.edges
+    ]
+    vertices = {
+        k: Vertex(k, v.lines, *draw(st.tuples(_VALUE, _VALUE, _VALUE, _VALUE, _VALUE)))
+        for k, v in net.vertices.items()
+    }
     if net.scenario == "travelmap":
-        vertices = {k: Vertex(k, (), v.time, v.price, v.comfort, v.reliability) for k, v in vertices.items()}
+        vertices = {
+            k: Vertex(k, (), v.time, v.price, v.comfort, v.reliability) for k, v in vertices.items()
+        }
     return net.with_attributes(vertices, edges)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(net=networks(), fmt=st.sampled_from(["csv", "json"]))
 def test_round_trip_random_networks(tmp_path: Path, net: Network, fmt: str) -> None:
     write_tables(net, tmp_path, "r", formats=(fmt,))
-    back = read_network(tmp_path / f"r_edge.{fmt}", tmp_path / f"r_vertex.{fmt}", scenario=net.scenario)
+    back = read_network(
+        tmp_path / f"r_edge.{fmt}", tmp_path / f"r_vertex.{fmt}", scenario=net.scenario
+    )
     assert back.vertices == net.vertices
     assert back.edges == net.edges
     assert edge_rows(back) == edge_rows(net) and vertex_rows(back) == vertex_rows(net)

@@ -27,7 +27,9 @@ def good_metro() -> Network:
 
 
 def good_travel() -> Network:
-    net = Network.from_edges([("Port", "Lake"), ("Lake", "Hill"), ("Hill", "Port"), ("Hill", "Cave")])
+    net = Network.from_edges(
+        [("Port", "Lake"), ("Lake", "Hill"), ("Hill", "Port"), ("Hill", "Cave")]
+    )
     edges = [Edge(e.u, e.v, None, 25, 20, 4.5, round(300 / 365, 6)) for e in net.edges]
     vertices = {k: Vertex(k, (), 60, 35, 3.5, round(200 / 365, 6)) for k in net.vertices}
     vertices["Port"] = Vertex("Port", (), 0, 200, 3.0, round(365 / 365, 6))
@@ -58,14 +60,21 @@ def test_duplicate_edge_within_a_line_in_either_direction() -> None:
     net = good_metro()
     dup = net.with_attributes(edges=[*net.edges, Edge("B", "A", "Red", 2.5, 0.75, 0.5, 0.0)])
     problems = validate_network(dup)
-    assert any(p.file == "Edge_tab" and p.row == len(dup.edges) and "duplicate of the edge at row 1" in p.message for p in problems)
+    assert any(
+        p.file == "Edge_tab"
+        and p.row == len(dup.edges)
+        and "duplicate of the edge at row 1" in p.message
+        for p in problems
+    )
     # the same pair on another line is a shared track, not a duplicate
     assert not any("duplicate" in p.message for p in validate_network(net))
 
 
 def test_station_without_edge() -> None:
     net = good_metro()
-    extra = net.with_attributes(vertices={**net.vertices, "Z": Vertex("Z", ("Red",), 1.0, 0, 0.5, 0.75, 0)})
+    extra = net.with_attributes(
+        vertices={**net.vertices, "Z": Vertex("Z", ("Red",), 1.0, 0, 0.5, 0.75, 0)}
+    )
     text = messages(validate_network(extra))
     assert "Vertex_tab:9: Vertex: station 'Z' has no edge" in text
     # the Red line now lists 5 stations for 3 edges (check 3)
@@ -96,13 +105,20 @@ def test_unknown_line_in_vertex_tab() -> None:
     net = good_metro()
     vs = dict(net.vertices)
     vs["A"] = Vertex("A", ("Red", "Purple"), 1.0, 0, 0.5, 0.75, 9)
-    assert "line 'Purple' has no edge in the Edge_tab" in messages(validate_network(net.with_attributes(vertices=vs)))
+    assert "line 'Purple' has no edge in the Edge_tab" in messages(
+        validate_network(net.with_attributes(vertices=vs))
+    )
 
 
 def test_travelmap_must_be_connected_without_isolated_spots() -> None:
     net = good_travel()
     split = net.with_attributes(
-        vertices={**net.vertices, "Fort": Vertex("Fort", (), 60, 35, 3.5, 0.6), "Mill": Vertex("Mill", (), 60, 35, 3.5, 0.6), "Pier": Vertex("Pier", (), 60, 35, 3.5, 0.6)},
+        vertices={
+            **net.vertices,
+            "Fort": Vertex("Fort", (), 60, 35, 3.5, 0.6),
+            "Mill": Vertex("Mill", (), 60, 35, 3.5, 0.6),
+            "Pier": Vertex("Pier", (), 60, 35, 3.5, 0.6),
+        },
         edges=[*net.edges, Edge("Fort", "Mill", None, 25, 20, 4.5, round(300 / 365, 6))],
     )
     text = messages(validate_network(split))
@@ -143,7 +159,14 @@ def test_value_rules(scenario, table, column, value, ok) -> None:
 
 @pytest.mark.parametrize(
     ("time", "price", "ok"),
-    [(0, 300, True), (0, 150, False), (60, 300, False), (60, 95, True), (60, 97, False), (60, 5, False)],
+    [
+        (0, 300, True),
+        (0, 150, False),
+        (60, 300, False),
+        (60, 95, True),
+        (60, 97, False),
+        (60, 5, False),
+    ],
 )
 def test_travel_vertex_price_depends_on_hub(time, price, ok) -> None:
     rule = RULES[("travelmap", "vertex", "Price")]
@@ -162,7 +185,9 @@ def test_range_problems_are_located() -> None:
     edges = list(net.edges)
     edges[2] = Edge(edges[2].u, edges[2].v, edges[2].line, 9.0, 0.75, 0.5, 0.0)
     problems = validate_network(net.with_attributes(edges=edges))
-    assert [str(p) for p in problems] == ["Edge_tab:3: Time: 9 is outside [2, 3] (SPEC 6, metromap edge table)"]
+    assert [str(p) for p in problems] == [
+        "Edge_tab:3: Time: 9 is outside [2, 3] (SPEC 6, metromap edge table)"
+    ]
     assert validate_network(net.with_attributes(edges=edges), values=False) == []
 
 
@@ -193,7 +218,10 @@ def test_validate_tables_collects_problems_from_both_files(tables) -> None:
     _edit(vertices, "D,Red,1,0,0.5,0.75,0", "D,Red,1,0,0.5,0.75,4")
     problems = validate_tables(edges, vertices)
     assert f"{edges}:2: Time: not a number: 'fast'" in map(str, problems)
-    assert f"{vertices}:5: Transfer Time: 4 marks a transfer station, but 'D' is on one line" in map(str, problems)
+    assert (
+        f"{vertices}:5: Transfer Time: 4 marks a transfer station, but 'D' is on one line"
+        in map(str, problems)
+    )
     assert len(problems) == 2  # the NaN from 'fast' is not reported twice
 
 
@@ -228,7 +256,9 @@ BROKEN = {
     "missing column": b"Edge,Line,Time\nA-B,Red,2.5\n",
     "bad quoting": b'Edge,Line,Time,Price,Comfort Level,Reliability\n"A-B"x,Red,2.5,1,0.5,0\n',
     "field count": b"Edge,Line,Time,Price,Comfort Level,Reliability\nA-B,Red,2.5\n",
-    "latin-1": "Edge,Line,Time,Price,Comfort Level,Reliability\nA-Caf\xe9,Red,2.5,1,0.5,0\n".encode("latin-1"),
+    "latin-1": "Edge,Line,Time,Price,Comfort Level,Reliability\nA-Caf\xe9,Red,2.5,1,0.5,0\n".encode(
+        "latin-1"
+    ),
     "utf-16": "Edge,Line,Time,Price,Comfort Level,Reliability\n".encode("utf-16"),
     "nul bytes": b"Edge,Line\x00,Time\n",
     "nan": b"Edge,Line,Time,Price,Comfort Level,Reliability\nA-B,Red,NaN,1,0.5,0\n",
@@ -251,7 +281,14 @@ def test_cli_broken_edge_files_give_problem_lines(tables, tmp_path: Path, case: 
 
 @pytest.mark.parametrize(
     "content",
-    ["[", "{}", "[1]", '[{"Edge": "A-B"}]', "[]", '[{"Edge": "A-B", "Line": 5, "Time": 2.5, "Price": 1, "Comfort Level": 0.5, "Reliability": 0}]'],
+    [
+        "[",
+        "{}",
+        "[1]",
+        '[{"Edge": "A-B"}]',
+        "[]",
+        '[{"Edge": "A-B", "Line": 5, "Time": 2.5, "Price": 1, "Comfort Level": 0.5, "Reliability": 0}]',
+    ],
 )
 def test_cli_broken_json_files(tables, tmp_path: Path, content: str) -> None:
     _, vertices = tables
@@ -264,7 +301,11 @@ def test_cli_broken_json_files(tables, tmp_path: Path, content: str) -> None:
 
 def test_cli_missing_file_directory_and_bad_extension(tables, tmp_path: Path) -> None:
     _, vertices = tables
-    for path, what in [(tmp_path / "none.csv", "no such file"), (tmp_path, "directory"), (vertices.with_suffix(".xlsx"), "unknown table format")]:
+    for path, what in [
+        (tmp_path / "none.csv", "no such file"),
+        (tmp_path, "directory"),
+        (vertices.with_suffix(".xlsx"), "unknown table format"),
+    ]:
         result = _run(path, vertices)
         assert result.exit_code == 1 and what in result.output
     weird = tmp_path / "t.tsv"

@@ -275,7 +275,9 @@ def optimal_assignments(
         hop = [edges[o[0][1]].line for o in opts]
         marks = tuple(h for h in range(1, k) if hop[h - 1] != hop[h])
         total = sum(costs.leave[i] for i in path[:-1]) + costs.dest[path[-1]]
-        total += sum(costs.edge[o[0][1]] for o in opts) + sum(costs.transfer[path[h]] for h in marks)
+        total += sum(costs.edge[o[0][1]] for o in opts) + sum(
+            costs.transfer[path[h]] for h in marks
+        )
         return total, [Marking(tuple(hop), marks)]
     lines = [[edges[e].line for _, e in o] for o in opts]
     ec = [[costs.edge[e] for _, e in o] for o in opts]

@@ -219,7 +219,13 @@ def load_reasonmap(
         lines[_normal(line)] = walk
         if branch:
             branches[_normal(line)] = list(branch)
-    stale = sorted(k for k in splits if k.startswith(mid + "/") and k[len(mid) + 1 :] not in lines)
+    # a split for a line this map lacks is a typo; keys with a further "/" may belong to a
+    # nested map id and are left alone
+    stale = sorted(
+        k
+        for k in splits
+        if k.startswith(mid + "/") and "/" not in (rest := k[len(mid) + 1 :]) and rest not in lines
+    )
     if stale:
         raise MetadataError(f"{where}: branch split for unknown line {stale[0]!r}")
     network = Network.from_lines(lines, map_id=mid)

@@ -234,29 +234,25 @@ def _infer_scenario(header: Sequence[str]) -> Scenario:
 def _check_columns(
     file: str, header: Sequence[str], expected: Sequence[str], scenario: str, table: str
 ) -> list[TableError]:
-    """Missing columns are fatal (first error); unexpected ones are reported and ignored."""
+    """Problems with the columns: missing ones raise (the rows cannot be read), unexpected
+    ones are returned (reported; their cells are ignored)."""
+    expect = f"expected {','.join(expected)}"
     missing = [c for c in expected if c not in header]
-    extra = [c for c in header if c not in expected]
-    errors = []
     if missing:
-        errors.append(
-            TableError(
-                file,
-                None,
-                ", ".join(missing),
-                f"missing column(s) in this {scenario} {table}; expected {','.join(expected)}",
-            )
+        raise TableError(
+            file,
+            None,
+            ", ".join(missing),
+            f"missing column(s) in this {scenario} {table}; {expect}",
         )
-    if extra:
-        errors.append(
-            TableError(
-                file,
-                None,
-                ", ".join(extra),
-                f"unexpected column(s) for a {scenario} {table}; expected {','.join(expected)}",
-            )
+    extra = [c for c in header if c not in expected]
+    if not extra:
+        return []
+    return [
+        TableError(
+            file, None, ", ".join(extra), f"unexpected column(s) for a {scenario} {table}; {expect}"
         )
-    return errors
+    ]
 
 
 def _text(value: Any, file: str, row: int, col: str, errors: list[TableError]) -> str:
@@ -321,9 +317,7 @@ def _lines(value: Any, file: str, row: int, errors: list[TableError]) -> list[st
     if not isinstance(value, list | str) or (
         isinstance(value, list) and not all(isinstance(x, str) for x in value)
     ):
-        errors.append(
-            TableError(file, row, "Line", "expected a line name or a list of line names")
-        )
+        errors.append(TableError(file, row, "Line", "expected a line name or a list of line names"))
         return []
     names = list(dict.fromkeys(split_lines(value)))
     if not names:
@@ -345,7 +339,9 @@ def _split_edge(
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
-            errors.append(TableError(file, row, "Edge", f"{cell!r} splits into stations in several ways"))
+            errors.append(
+                TableError(file, row, "Edge", f"{cell!r} splits into stations in several ways")
+            )
             return None
     errors.append(
         TableError(
@@ -373,8 +369,7 @@ def _parse_vertices(
         name = _text(rec["Vertex"], file, row, "Vertex", errors)
         lines = _lines(rec.get("Line"), file, row, errors) if scenario == "metromap" else []
         values = {
-            ATTRIBUTE_OF_COLUMN[c]: _number(rec.get(c), file, row, c, errors, text)
-            for c in numeric
+            ATTRIBUTE_OF_COLUMN[c]: _number(rec.get(c), file, row, c, errors, text) for c in numeric
         }
         if name:
             out.append((row, Vertex(table_name(name), tuple(lines), **values), name))
@@ -400,8 +395,7 @@ def _parse_edges(
             list(_lines(rec.get("Line"), file, row, errors)) if scenario == "metromap" else [None]
         )
         values = {
-            ATTRIBUTE_OF_COLUMN[c]: _number(rec.get(c), file, row, c, errors, text)
-            for c in numeric
+            ATTRIBUTE_OF_COLUMN[c]: _number(rec.get(c), file, row, c, errors, text) for c in numeric
         }
         if ends is None:
             continue
@@ -418,11 +412,13 @@ def _open_table(
     file, header, records = _load(path)
     scen = scenario or _infer_scenario(header)
     if scen not in SCENARIOS:
-        raise TableError(file, None, None, f"unknown scenario {scen!r}; expected one of {SCENARIOS}")
+        raise TableError(
+            file, None, None, f"unknown scenario {scen!r}; expected one of {SCENARIOS}"
+        )
     expected = (EDGE_COLUMNS if kind == "edge" else VERTEX_COLUMNS)[scen]
-    errors = _check_columns(file, header, expected, scen, "Edge_tab" if kind == "edge" else "Vertex_tab")
-    if errors and errors[0].message.startswith("missing"):
-        raise errors[0]
+    errors = _check_columns(
+        file, header, expected, scen, "Edge_tab" if kind == "edge" else "Vertex_tab"
+    )
     return file, scen, records, errors
 
 
@@ -499,7 +495,9 @@ def parse_tables(
         if vertex.name in vertices:
             first = parsed.vertex_rows[vertex.name]
             errors.append(
-                TableError(vfile, row, "Vertex", f"duplicate station {raw!r} (first at row {first})")
+                TableError(
+                    vfile, row, "Vertex", f"duplicate station {raw!r} (first at row {first})"
+                )
             )
             continue
         vertices[vertex.name] = vertex
@@ -512,7 +510,9 @@ def parse_tables(
         unknown = [s for s in (edge.u, edge.v) if s not in vertices]
         if unknown:
             errors.extend(
-                TableError(efile, row, "Edge", f"unknown station {s!r} (not in the Vertex_tab {vfile})")
+                TableError(
+                    efile, row, "Edge", f"unknown station {s!r} (not in the Vertex_tab {vfile})"
+                )
                 for s in unknown
             )
             continue

@@ -291,7 +291,9 @@ def _connected(net: Network, where: _Where) -> list[Problem]:
     if len(components) <= 1:
         return []
     sizes = ", ".join(str(len(c)) for c in components)
-    parts = "; ".join(", ".join(repr(x) for x in c[:3]) + (" …" if len(c) > 3 else "") for c in components)
+    parts = "; ".join(
+        ", ".join(repr(x) for x in c[:3]) + (" …" if len(c) > 3 else "") for c in components
+    )
     return [
         Problem(
             where.edge_file,

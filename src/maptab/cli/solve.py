@@ -43,7 +43,9 @@ def solve(
     mix: Annotated[
         bool, typer.Option("--mix", help="Score with the derived Mix_tab, vertex items only.")
     ] = False,
-    model: Annotated[str, typer.Option(help="Cost model: additive (default) or mean.")] = "additive",
+    model: Annotated[
+        str, typer.Option(help="Cost model: additive (default) or mean.")
+    ] = "additive",
     max_detour: Annotated[
         int, typer.Option(help="mean model: routes may have shortest + this many stations.")
     ] = 2,
@@ -80,30 +82,33 @@ def solve(
             )
         if not routes:
             fail(f"no route from {escape(source)!s} to {escape(target)!s}: they are not connected")
-        totals = [route_totals(network, r.stations, r.lines, items=items).as_label() for r in routes]
+        totals = [
+            route_totals(network, r.stations, r.lines, items=items).as_label() for r in routes
+        ]
     except ValueError as exc:
         fail(escape(str(exc)))
     if as_json:
         payload = _payload(routes, totals[0] if w is not None else None)
         console.print_json(json.dumps(payload, ensure_ascii=False))
         return
-    title = "fewest stations" if w is None else f"optimal routes, {model} model, weights {weights}"
-    table = Table(title=f"{escape(source)} → {escape(target)}: {title}{' (Mix_tab)' if mix else ''}")
-    table.add_column("#", justify="right")
-    table.add_column("route", overflow="fold")
-    table.add_column("stations", justify="right")
-    table.add_column("transfers", justify="right")
-    table.add_column("cost" if w is not None else "", justify="right")
-    for name in totals[0]:
+    title = "fewest stations" if w is None else f"{model} model, weights {weights}"
+    console.print(
+        f"[bold]{escape(source)} → {escape(target)}[/]: {len(routes)} optimal route(s), {title}"
+        + (" (Mix_tab, vertex items)" if mix else "")
+    )
+    table = Table(box=None, header_style="bold")
+    for name in ("#", "route", "stations", "transfers"):
+        table.add_column(name, overflow="fold", justify="left" if name == "route" else "right")
+    names = ("J", "time", "price", "comfort", "reliability") if w is not None else ()
+    for name in names:
         table.add_column(name, justify="right")
     for i, (r, tot) in enumerate(zip(routes, totals, strict=True), 1):
-        cost = f"{r.cost:.6f}" if w is not None else ""
+        extra = [f"{r.cost:.6f}", *(f"{v:g}" for v in tot.values())] if w is not None else []
         table.add_row(
-            str(i),
-            escape(r.format()),
-            str(r.vertex_count),
-            str(r.transfer_count),
-            cost,
-            *(f"{v:g}" for v in tot.values()),
+            str(i), escape(r.format()), str(r.vertex_count), str(r.transfer_count), *extra
         )
     console.print(table)
+    if w is not None:
+        console.print(
+            "J: route cost (lower is better); time/price: totals; comfort/reliability: averages"
+        )

@@ -20,12 +20,14 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any
 
 from maptab.schema import Prediction
 
 PREDICTIONS = "predictions.jsonl"
+_FIELDS = fields(Prediction)
 
 
 class StoreError(ValueError):
@@ -113,7 +115,7 @@ class PredictionStore:
         """Append one row and flush it to the OS (survives a kill of this process)."""
         if self._fh is None:
             raise StoreError(f"{self.path}: store is not open")
-        row = pred.to_dict()
+        row = {f.name: getattr(pred, f.name) for f in _FIELDS}  # shallow: asdict deep-copies
         self._fh.write(json.dumps(row, ensure_ascii=False) + "\n")
         self._fh.flush()
         self.rows[pred.id] = row

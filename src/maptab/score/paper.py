@@ -30,6 +30,7 @@ __all__ = [
     "DIFFICULTY_LEVEL",
     "difficulty_score",
     "ema",
+    "matching_references",
     "paper_scores",
     "pma",
     "reference_tokens",
@@ -87,6 +88,13 @@ def paper_scores(pred: Sequence[str] | None, refs: Sequence[Sequence[str]]) -> t
             return 1, 1.0
         best_pma = max(best_pma, k / len(ref))
     return best_ema, best_pma
+
+
+def matching_references(pred: Sequence[str] | None, refs: Sequence[Sequence[str]]) -> list[int]:
+    """Indices of the tokenised references that ``pred`` matches exactly (EMA 1 for each)."""
+    if not pred:
+        return []
+    return [i for i, ref in enumerate(refs) if len(ref) == len(pred) == _prefix(pred, ref)]
 
 
 def _tokens(pred: str | Sequence[str] | None) -> Sequence[str] | None:

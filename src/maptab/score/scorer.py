@@ -30,12 +30,17 @@ from maptab.dataset import Dataset, DatasetError
 from maptab.network import Network, table_name
 from maptab.schema import Prediction, QAQuery, ReasonMapQuestion, RPQuery, read_jsonl, write_jsonl
 from maptab.score.errors import ERROR_TYPES
-from maptab.score.paper import difficulty_score, paper_scores, reference_tokens
+from maptab.score.paper import (
+    difficulty_score,
+    matching_references,
+    paper_scores,
+    reference_tokens,
+)
 from maptab.score.parse import parse_answer, parse_reasonmap, parse_route, parse_totals
 from maptab.score.qa import qa_correct, totals_correct
 from maptab.score.reasonmap import score_reasonmap
 from maptab.score.stats import bootstrap_ci
-from maptab.score.verified import station_index, verify_route
+from maptab.score.verified import gold_routes, station_index, verify_route
 from maptab.tables import derive_mix
 
 __all__ = [
@@ -93,6 +98,12 @@ def score_rp(maps: _Maps, query: RPQuery, response: str) -> dict[str, Any]:
     totals_ok = None if totals is None else all(totals.values())
     mix = maps.mix(query.map_id) if query.category == "map_mix" else None
     v = verify_route(net, parsed, query, mix_network=mix, totals_ok=totals_ok)
+    # the 0.5 rule accepted a wrong station: EMA 1, yet no reference that the prediction
+    # matches has the same stations as the resolved prediction
+    gold = gold_routes(index, query.routes)
+    false_accept = bool(ema) and not any(
+        list(gold[i][0]) == v.stations for i in matching_references(tokens, refs)
+    )
     return {
         "id": query.id,
         "kind": "rp",
@@ -116,8 +127,7 @@ def score_rp(maps: _Maps, query: RPQuery, response: str) -> dict[str, Any]:
         "strict": v.correct,
         "gap": _finite(v.gap),
         "unresolved": v.unresolved_names,
-        # the paper's 0.5 rule accepted a route whose stations are not a reference's
-        "lenient_false_accept": bool(ema) and not v.optimal,
+        "lenient_false_accept": false_accept,
         "totals": totals,
         "error_type": v.error_type,
     }
@@ -455,11 +465,29 @@ def score_run(
         dataset_dir = _dataset_path(run, info["dataset"])
     elif (run / "run.json").is_file():
         info = _run_info(run)
+    if predictions is not None:
+        _adopt(run, Path(dataset_dir), predictions, info)
     preds = predictions if predictions is not None else load_predictions(run)
     rows, summary = score_predictions(dataset_dir, preds, progress=progress)
     summary = _clean({"model": info.get("model"), "dataset": str(dataset_dir), **summary})
     write_scores(run, _clean(rows), summary)
     return summary
+
+
+def _adopt(run: Path, dataset_dir: Path, preds: list[Prediction], info: dict[str, Any]) -> None:
+    """Make ``run`` a run folder for predictions scored from elsewhere (reports read it):
+    writes ``predictions.jsonl`` and ``run.json`` where they are missing."""
+    run.mkdir(parents=True, exist_ok=True)
+    if not (run / "predictions.jsonl").exists():
+        write_jsonl(run / "predictions.jsonl", [p.to_dict() for p in preds])
+    if not info:
+        models = sorted({p.model for p in preds if p.model})
+        info.update(
+            dataset=str(dataset_dir.resolve()), model=models[0] if len(models) == 1 else "external"
+        )
+        (run / "run.json").write_text(
+            json.dumps(info, ensure_ascii=False, indent=1) + "\n", encoding="utf-8", newline="\n"
+        )
 
 
 # --------------------------------------------------------------------------- external results

@@ -1,0 +1,153 @@
+"""Reading scored run folders for reports (SPEC 13, issue 6 item 4).
+
+A run folder holds ``run.json`` (settings, ``dataset``, ``model``), ``predictions.jsonl``
+(:class:`~maptab.schema.Prediction` rows) and, after ``maptab score``, ``scores.jsonl`` (one
+row per answered sample) and ``summary.json``. :func:`load_runs` reads them into
+:class:`Run` records; nothing here recomputes a metric.
+
+Derived, not stored by the scorer: the *outcome* of a sample (:func:`outcome`), which the
+browser filters on, and the run's display name (``run.json`` ``model``, made unique across
+the compared runs by appending the folder name).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from maptab.dataset import Dataset, DatasetError
+from maptab.schema import Prediction, read_jsonl
+
+__all__ = ["OUTCOMES", "ReportError", "Run", "load_run", "load_runs", "outcome"]
+
+OUTCOMES = ("correct", "wrong", "format error", "API error")
+
+
+class ReportError(ValueError):
+    """A run folder that cannot be reported on; the message names the file."""
+
+
+@dataclass
+class Run:
+    """One scored run: its settings, summary, score rows and raw predictions."""
+
+    path: Path
+    name: str
+    info: dict[str, Any]
+    summary: dict[str, Any]
+    scores: list[dict[str, Any]]
+    predictions: dict[str, Prediction] = field(default_factory=dict)
+
+    @cached_property
+    def by_id(self) -> dict[str, dict[str, Any]]:
+        return {r["id"]: r for r in self.scores}
+
+    def rows(self, kind: str) -> list[dict[str, Any]]:
+        """Score rows of one kind (``rp``, ``qa`` or ``reasonmap``), in file order."""
+        return [r for r in self.scores if r.get("kind") == kind]
+
+    @cached_property
+    def dataset_dir(self) -> Path | None:
+        """The dataset folder recorded in ``run.json`` (relative paths tried against the run)."""
+        recorded = self.info.get("dataset") or self.summary.get("dataset")
+        if not isinstance(recorded, str):
+            return None
+        path = Path(recorded)
+        if not path.is_absolute() and not path.exists() and (self.path / path).exists():
+            path = self.path / path
+        return path if (path / "manifest.json").is_file() else None
+
+    @cached_property
+    def dataset(self) -> Dataset | None:
+        """The run's dataset, or ``None`` when it is not found (the browser then omits
+        prompts and gold routes)."""
+        if self.dataset_dir is None:
+            return None
+        try:
+            return Dataset(self.dataset_dir)
+        except DatasetError:
+            return None
+
+
+def outcome(row: dict[str, Any]) -> str:
+    """``correct``, ``wrong`` or ``format error`` for a score row.
+
+    Route planning is judged by the strict, verified check (``strict``: valid, optimal,
+    transfer marks right; SPEC 13), QA and ReasonMap by ``correct`` (ReasonMap: the lenient
+    correctness of the paper). Unparseable answers are ``format error`` whatever else holds.
+    """
+    if not row.get("parsed", True):
+        return "format error"
+    ok = row.get("strict") if row.get("kind") == "rp" else row.get("correct")
+    return "correct" if ok else "wrong"
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReportError(f"{path}: cannot read JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ReportError(f"{path}: expected a JSON object")
+    return data
+
+
+def _read_rows(path: Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
+    rows = []
+    try:
+        for n, row in enumerate(read_jsonl(path), 1):
+            if not isinstance(row, dict):
+                raise ReportError(f"{path}:{n}: expected a JSON object")
+            for key in required:
+                if key not in row:
+                    raise ReportError(f"{path}:{n}: field {key!r} is missing")
+            rows.append(row)
+    except ReportError:
+        raise
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ReportError(str(exc)) from None
+    return rows
+
+
+def load_run(run_dir: str | Path) -> Run:
+    """Read one scored run folder; raises :class:`ReportError` naming the file at fault.
+
+    ``scores.jsonl`` is required (run ``maptab score RUN_DIR`` first); ``run.json``,
+    ``summary.json`` and ``predictions.jsonl`` are optional.
+    """
+    path = Path(run_dir)
+    if not path.is_dir():
+        raise ReportError(f"{path}: not a run folder")
+    scores_path = path / "scores.jsonl"
+    if not scores_path.is_file():
+        raise ReportError(f"{path}: no scores.jsonl (run `maptab score {path}` first)")
+    scores = _read_rows(scores_path, ("id", "kind", "map_id"))
+    info = _read_json(path / "run.json") if (path / "run.json").is_file() else {}
+    summary = _read_json(path / "summary.json") if (path / "summary.json").is_file() else {}
+    preds: dict[str, Prediction] = {}
+    pred_path = path / "predictions.jsonl"
+    if pred_path.is_file():
+        for row in _read_rows(pred_path, ("id",)):
+            preds[str(row["id"])] = Prediction.from_dict(row)  # last row wins, as in the store
+    name = info.get("model") or summary.get("model") or path.name
+    return Run(path, str(name), info, summary, scores, preds)
+
+
+def load_runs(run_dirs: list[str | Path] | tuple[str | Path, ...]) -> list[Run]:
+    """:func:`load_run` for each folder, in order, with display names made unique."""
+    if not run_dirs:
+        raise ReportError("no run folders given")
+    runs = [load_run(d) for d in run_dirs]
+    counts = Counter(r.name for r in runs)
+    for r in runs:
+        if counts[r.name] > 1:
+            r.name = f"{r.name} ({r.path.resolve().name})"
+    names = Counter(r.name for r in runs)
+    for i, r in enumerate(runs, 1):
+        if names[r.name] > 1:  # same model and same folder name: fall back to position
+            r.name = f"{r.name} #{i}"
+    return runs

@@ -1,0 +1,127 @@
+"""Layout of coordinate-less networks, crossing counts and polyline geometry."""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from maptab.network import Network
+from maptab.render import check_legibility, layout_network, layout_quality, render_map
+from maptab.render.geometry import octilinear_route, offset_polyline, segments_cross
+from maptab.render.layout import count_crossings
+from maptab.render.samples import sample_metro
+
+coord = st.integers(-6, 6).map(float)
+point = st.tuples(coord, coord)
+segment = st.tuples(point, point).filter(lambda s: s[0] != s[1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(segment, max_size=12))
+def test_count_crossings_matches_brute_force(segs):
+    expected = sum(
+        1
+        for (a, b), (c, d) in combinations(segs, 2)
+        if not ({a, b} & {c, d}) and segments_cross(a, b, c, d)
+    )
+    assert count_crossings(segs) == expected
+
+
+@settings(max_examples=80, deadline=None)
+@given(point, point)
+def test_octilinear_route_keeps_ends_and_angles(a, b):
+    pts = octilinear_route(a, b)
+    assert pts[0] == a and pts[-1] == b
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+        if (x0, y0) != (x1, y1):
+            ang = math.degrees(math.atan2(y1 - y0, x1 - x0))
+            assert abs(ang / 45 - round(ang / 45)) < 1e-6
+
+
+@settings(max_examples=60, deadline=None)
+@given(point, point, st.floats(-8, 8))
+def test_offset_route_stays_parallel_at_distance(a, b, d):
+    pts = octilinear_route(a, b)
+    if len(pts) < 2 or a == b:
+        return
+    off = offset_polyline(pts, d)
+    for (p, q), (r, s) in zip(zip(pts, pts[1:]), zip(off, off[1:])):
+        length = math.dist(p, q)
+        if length < 1e-9:
+            continue
+        # signed distance of both offset points from the original segment's line is d
+        for x, y in (r, s):
+            cross = ((q[0] - p[0]) * (y - p[1]) - (q[1] - p[1]) * (x - p[0])) / length
+            assert cross == pytest.approx(-d, abs=1e-6)
+
+
+NETWORKS = {
+    "path": Network.from_lines({"L": [f"S{i}" for i in range(12)]}),
+    "cross": Network.from_lines(
+        {
+            "A": [f"a{i}" for i in range(6)] + ["X"] + [f"b{i}" for i in range(6)],
+            "B": [f"c{i}" for i in range(6)] + ["X"] + [f"d{i}" for i in range(6)],
+        }
+    ),
+    "loop": Network.from_lines({"R": [f"r{i}" for i in range(10)] + ["r0"], "S": ["r0", "s1", "r5"]}),
+    "two parts": Network.from_lines({"A": ["p", "q", "r"], "B": ["x", "y", "z"]}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NETWORKS))
+def test_layout_places_every_station_apart_without_crossings(name):
+    net = NETWORKS[name]
+    pos = layout_network(net)
+    assert set(pos) == set(net.vertices)
+    assert len(set(pos.values())) == len(pos)  # no two stations on one point
+    quality = layout_quality(net, pos)
+    assert quality["edge_crossings"] == 0
+    assert quality["label_overlaps"] == 0
+    assert quality["station_overlaps"] == 0
+
+
+def test_path_layout_is_straight_and_octilinear():
+    net = NETWORKS["path"]
+    quality = layout_quality(net, layout_network(net))
+    assert quality["octilinear_fraction"] == 1.0
+
+
+def test_layout_is_deterministic_and_used_when_positions_are_missing():
+    net = sample_metro(60, seed=5)
+    net.positions = {}
+    assert layout_network(net) == layout_network(net)
+    result = render_map(net)
+    assert check_legibility(result.placed, net) == []
+
+
+def test_layout_quality_counts_a_crossing():
+    net = Network.from_lines({"A": ["a", "b"], "B": ["c", "d"]})
+    pos = {"a": (0.0, 0.0), "b": (2.0, 2.0), "c": (0.0, 2.0), "d": (2.0, 0.0)}
+    quality = layout_quality(net, pos)
+    assert quality["edge_crossings"] == 1
+    assert quality["octilinear_fraction"] == 1.0
+
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize("city", ["china/jinan.json", "australia/sydney.json"])
+def test_reasonmap_topologies_lay_out_legibly(city):
+    path = DATA / "reasonmap-stations" / city
+    if not path.is_file():
+        pytest.skip(f"{path} is absent (shared data not beside the repo)")
+    from maptab.metadata import load_reasonmap
+
+    net = load_reasonmap(path)
+    pos = layout_network(net)
+    quality = layout_quality(net, pos)
+    assert quality["label_overlaps"] == 0 and quality["station_overlaps"] == 0
+    assert quality["edge_crossings"] == 0
+    net.positions = pos
+    assert check_legibility(render_map(net).placed, net) == []

@@ -1,0 +1,244 @@
+"""``maptab score`` end to end on a dataset written in the documented layout.
+
+Maps: ``m1`` (metromap of tests/test_metrics_verified.py, rebuilt here), ``t1`` (travelmap
+triangle) and ``city`` (ReasonMap network). Gold labels are worked by hand (see the
+docstring of test_metrics_verified.py for the J values).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from maptab.cli import app
+from maptab.dataset import DatasetWriter, MapEntry
+from maptab.network import Edge, Network, Vertex
+from maptab.schema import Prediction, QAQuery, ReasonMapQuestion, RPQuery, write_jsonl
+from maptab.score.scorer import score_predictions, score_run
+
+PFQ = "Porta Furba_Quadraro"
+RED = f"Alpha-Bravo-{PFQ}-Delta"
+BLUE = "Alpha-Bravo(transfer)-Porta Furba-Delta"
+
+
+def metro() -> Network:
+    net = Network.from_lines(
+        {"Red": ["Alpha", "Bravo", "Porta Furba-Quadraro", "Delta"], "Blue": ["Bravo", "Porta Furba", "Delta"]},
+        map_id="m1",
+    )
+    times = {("Alpha", "Bravo"): 2, ("Bravo", PFQ): 2, (PFQ, "Delta"): 2}
+    times |= {("Bravo", "Porta Furba"): 2, ("Porta Furba", "Delta"): 2.5}
+    edges = [Edge(e.u, e.v, e.line, time=times[(e.u, e.v)]) for e in net.edges]
+    vt = {"Alpha": 1, "Bravo": 1, PFQ: 1, "Porta Furba": 0.5, "Delta": 1}
+    vertices = {
+        k: Vertex(k, v.lines, time=vt[k], transfer_time=5 if k in ("Bravo", "Delta") else 0)
+        for k, v in net.vertices.items()
+    }
+    return net.with_attributes(vertices, edges)
+
+
+def rp(qid: str, map_id: str, scenario: str, category: str, routes: list[str], **kw) -> RPQuery:
+    base = dict(
+        id=qid,
+        map_id=map_id,
+        scenario=scenario,
+        split="test",
+        category=category,
+        style="direct_optimization",
+        question=f"question {qid}",
+        source="Alpha",
+        target="Delta",
+        routes=routes,
+        route_vertex_numbers=[len(r.split("-")) for r in routes],
+        transfer_vertex_numbers=[r.count("(transfer)") for r in routes],
+        map_difficulty="Easy",
+        query_difficulty="Medium",
+    )
+    base.update(kw)
+    return RPQuery(**base)
+
+
+def qa(qid: str, map_id: str, scenario: str, qtype: int, answer: float, caps: list[str]) -> QAQuery:
+    return QAQuery(qid, map_id, scenario, "test", qtype, caps, "direct", f"qa {qid}", answer, ["map"])
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    root = tmp_path / "ds"
+    w = DatasetWriter(root, seed=0)
+    w.add_map(metro(), MapEntry("m1", "metromap", "Easy", "test"))
+    travel = Network.from_edges([("Lake", "Tower"), ("Tower", "Gate"), ("Lake", "Gate")], map_id="t1")
+    w.add_map(travel, MapEntry("t1", "travelmap", "Easy", "test"))
+    s = lambda x: f"{x} Station"  # noqa: E731
+    city = Network.from_lines(
+        {"Line 1": [s("A"), s("B"), s("C"), s("D")], "Line 2": [s("E"), s("C"), s("F")]}, map_id="city"
+    )
+    w.add_map(city, MapEntry("city", "metromap", "hard", "test"))
+    time_w = [1.0, 0.0, 0.0, 0.0]
+    w.add(
+        "rp",
+        [
+            rp("time1", "m1", "metromap", "time", [RED], weights=time_w, repetition="PR",
+               report_totals=True, totals={"Total_Time": 9.0, "Total_Price": 0.0}),
+            rp("free1", "m1", "metromap", "map_only", [RED, BLUE], map_difficulty="Hard",
+               query_difficulty="Hard"),
+            rp("mix1", "m1", "metromap", "map_mix", [RED], weights=time_w, repetition="PR"),
+            rp("trav1", "t1", "travelmap", "map_only", ["Lake-Gate"], source="Lake", target="Gate"),
+        ],
+    )
+    w.add(
+        "qa",
+        [
+            qa("qa1", "m1", "metromap", 1, 2, ["Visual Perception", "Graph Topology Reasoning"]),
+            qa("qa2", "m1", "metromap", 3, 1, ["Visual Perception"]),
+            qa("qa3", "t1", "travelmap", 13, 3, ["Visual Perception"]),
+            qa("qa4", "t1", "travelmap", 15, 2, ["Spatial Localization"]),
+        ],
+    )
+    seg = lambda r, d, a, via: {  # noqa: E731
+        "route_name": r, "departure_stop": d, "arrival_stop": a, "via_stops": via, "num_via_stops": len(via)
+    }
+    w.add(
+        "reasonmap",
+        [
+            ReasonMapQuestion(
+                "rm1", "city", "test", "A Station", "F Station", "short?", "long?", "num_via",
+                "medium", "hard",
+                [[seg("Line 1", "A Station", "C Station", ["B Station"]), seg("Line 2", "C Station", "F Station", [])]],
+            )
+        ],
+    )
+    w.finish()
+    return root
+
+
+RM_SHORT = "Route Name: Line 1\nDeparture Stop: A Station\nArrival Stop: C Station\n--\nRoute Name: Line 2\nDeparture Stop: C Station\nArrival Stop: F Station"
+RM_LONG = (
+    "Route Name: Line 1 Departure Stop: A Station Arrival Stop: C Station Number of Via Stops: 1 -- "
+    "Route Name: Line 2 Departure Stop: C Station Arrival Stop: F Station Number of Via Stops: 0"
+)
+
+
+def predictions() -> list[Prediction]:
+    return [
+        Prediction("time1", "rp", "<think>Alpha-Delta?</think><route_begin>Alpha-Bravo-Porta Furba-Quadraro-Delta<route_end>\nTotal_Time: 9\nTotal_Price: 0"),
+        Prediction("free1", "rp", "Alpha-Bravo-Porta Furba-Delta"),  # Blue route, mark missing
+        Prediction("mix1", "rp", "", error="HTTP 500 after 6 retries"),
+        Prediction("trav1", "rp", "I would rather not say."),
+        Prediction("qa1", "qa", "<answer_begin>2<answer_end>"),
+        Prediction("qa2", "qa", "<answer_begin>No<answer_end>"),
+        Prediction("qa3", "qa", "The answer is 3.00"),
+        Prediction("rm1/short", "reasonmap", RM_SHORT),
+        Prediction("rm1/long", "reasonmap", RM_LONG),
+    ]
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path, dataset: Path) -> Path:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"dataset": str(dataset), "model": "test-model"}))
+    write_jsonl(run / "predictions.jsonl", [p.to_dict() for p in predictions()])
+    return run
+
+
+def test_score_rows_and_summary(dataset: Path) -> None:
+    rows, summary = score_predictions(dataset, predictions())
+    by_id = {r["id"]: r for r in rows}
+    assert "mix1" not in by_id  # API failure: not scored
+    t = by_id["time1"]
+    assert (t["ema"], t["pma"], t["ds"], t["strict"], t["gap"]) == (1, 1.0, 3, True, 0.0)
+    assert t["totals"] == {"T": True, "P": True} and t["error_type"] is None
+    f = by_id["free1"]
+    # "Porta Furba" ≈ "Porta Furba_Quadraro" (ratio 0.71): EMA 1 against the Red route,
+    # but the answer is the Blue route without its transfer mark
+    assert f["ema"] == 1 and f["ds"] == 6 and f["lenient_false_accept"]
+    assert f["optimal"] and not f["transfers_ok"] and f["error_type"] == "Transfer Indeterminate"
+    tr = by_id["trav1"]
+    assert not tr["parsed"] and tr["ema"] == 0 and tr["error_type"] == "Output Format"
+    assert [by_id[q]["correct"] for q in ("qa1", "qa2", "qa3")] == [True, False, True]
+    assert by_id["rm1/short"]["map_score"] == 19.0 and by_id["rm1/long"]["map_score"] == 37.0
+
+    assert summary["counts"] == {
+        "predictions": 9,
+        "scored": {"rp": 3, "qa": 3, "reasonmap": 2},
+        "api_errors": {"rp": 1},
+        "format_errors": 1,
+        "missing": 1,
+    }
+    metro_rp = summary["rp"]["by_scenario"]["metromap"]
+    assert metro_rp["overall"]["ema"]["mean"] == 1.0
+    assert metro_rp["overall"]["strict"]["mean"] == 0.5
+    assert metro_rp["overall"]["ds"]["total"] == 9
+    assert metro_rp["overall"]["lenient_false_accept"] == {"count": 1, "share_of_ema": 0.5}
+    assert metro_rp["errors"] == {"Transfer Indeterminate": {"count": 1, "share": 0.5}}
+    assert metro_rp["totals"]["T"]["mean"] == 1.0
+    assert set(metro_rp["by_category"]) == {"map_only", "time"}
+    assert metro_rp["by_repetition"]["PR"]["n"] == 1
+    assert summary["rp"]["by_scenario"]["travelmap"]["overall"]["format_errors"] == 1
+    qa_metro = summary["qa"]["by_scenario"]["metromap"]
+    assert qa_metro["overall"]["mean"] == 0.5
+    assert qa_metro["by_capability"]["Visual Perception"]["mean"] == 0.5
+    assert qa_metro["by_capability"]["Graph Topology Reasoning"]["mean"] == 1.0
+    rm = summary["reasonmap"]
+    assert rm["short"]["accuracy"]["mean"] == 1.0 and rm["long"]["weighted_map_score"]["mean"] == 37.0
+
+
+def test_cli_writes_scores_and_summary(run_dir: Path) -> None:
+    result = CliRunner().invoke(app, ["score", str(run_dir), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "Route planning" in result.output and "ReasonMap" in result.output
+    rows = [json.loads(x) for x in (run_dir / "scores.jsonl").read_text().splitlines()]
+    assert {r["id"] for r in rows} == {"time1", "free1", "trav1", "qa1", "qa2", "qa3", "rm1/short", "rm1/long"}
+    for r in rows:
+        if r["kind"] == "rp":
+            assert {"ema", "pma", "ds", "valid", "optimal", "transfers_ok", "gap", "strict"} <= r.keys()
+        elif r["kind"] == "qa":
+            assert "correct" in r
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["model"] == "test-model"
+    assert summary == score_run(run_dir, progress=False)  # deterministic
+
+
+def test_cli_scores_external_results(tmp_path: Path, dataset: Path) -> None:
+    results = tmp_path / "results.json"
+    samples = [
+        {"city": "t1", "station_1": "Lake", "station_2": "Gate", "question": "x", "response": "Lake-Gate"},
+        {"station_1": "Alpha", "station_2": "Delta", "category": "time", "response": f"<route_begin>{RED}<route_end>"},
+        {"question": "qa qa1", "response": "<answer_begin>2<answer_end>"},
+    ]
+    results.write_text(json.dumps(samples))
+    out = tmp_path / "ext"
+    result = CliRunner().invoke(
+        app, ["score", str(out), "--results", str(results), "--dataset", str(dataset), "--no-progress"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = {json.loads(x)["id"]: json.loads(x) for x in (out / "scores.jsonl").read_text().splitlines()}
+    assert rows["trav1"]["ema"] == 1 and rows["time1"]["strict"] and rows["qa1"]["correct"]
+    assert (out / "predictions.jsonl").is_file() and (out / "run.json").is_file()
+    # ambiguous sample: three categories share the OD pair
+    samples.append({"station_1": "Alpha", "station_2": "Delta", "response": RED})
+    results.write_text(json.dumps(samples))
+    result = CliRunner().invoke(
+        app, ["score", str(out), "--results", str(results), "--dataset", str(dataset), "--no-progress"]
+    )
+    assert result.exit_code == 1
+    assert "sample 3" in result.output and "3 route-planning queries match" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_cli_clear_errors(tmp_path: Path, run_dir: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = CliRunner().invoke(app, ["score", str(empty), "--no-progress"])
+    assert result.exit_code == 1 and "no run.json" in result.output
+    with (run_dir / "predictions.jsonl").open("a") as fh:
+        fh.write(json.dumps(Prediction("nope", "rp", "A-B").to_dict()) + "\n")
+    result = CliRunner().invoke(app, ["score", str(run_dir), "--no-progress"])
+    assert result.exit_code == 1 and "'nope'" in result.output
+    (run_dir / "predictions.jsonl").write_text("{broken\n")
+    result = CliRunner().invoke(app, ["score", str(run_dir), "--no-progress"])
+    assert result.exit_code == 1 and "predictions.jsonl:1" in result.output
