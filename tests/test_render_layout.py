@@ -57,7 +57,7 @@ def test_offset_route_stays_parallel_at_distance(a, b, d):
         # signed distance of both offset points from the original segment's line is d
         for x, y in (r, s):
             cross = ((q[0] - p[0]) * (y - p[1]) - (q[1] - p[1]) * (x - p[0])) / length
-            assert cross == pytest.approx(-d, abs=1e-6)
+            assert cross == pytest.approx(d, abs=1e-6)
 
 
 NETWORKS = {

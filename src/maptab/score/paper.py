@@ -67,10 +67,16 @@ def reference_tokens(route: str) -> list[str]:
 
 
 def _prefix(pred: Sequence[str], ref: Sequence[str]) -> int:
+    """Number of leading positions where ``pred`` and ``ref`` match (the hot loop)."""
+    cache = _MATCH_CACHE
     k = 0
     for a, b in zip(pred, ref, strict=False):
-        if not station_match(a, b):
-            break
+        if a != b:  # identical strings always match (ratio 1, or identical marks)
+            hit = cache.get((a, b))
+            if hit is None:
+                hit = station_match(a, b)
+            if not hit:
+                break
         k += 1
     return k
 
@@ -79,15 +85,19 @@ def paper_scores(pred: Sequence[str] | None, refs: Sequence[Sequence[str]]) -> t
     """``(EMA, PMA)`` of predicted tokens against tokenised references in one pass."""
     if not pred or not refs:
         return 0, 0.0
-    best_ema, best_pma = 0, 0.0
+    best = 0.0
+    n = len(pred)
     for ref in refs:
-        if not ref:
+        m = len(ref)
+        if not m:
             continue
-        k = _prefix(pred, ref)
-        if k == len(ref) == len(pred):
+        if m == n and pred == ref:
             return 1, 1.0
-        best_pma = max(best_pma, k / len(ref))
-    return best_ema, best_pma
+        k = _prefix(pred, ref)
+        if k == m == n:
+            return 1, 1.0
+        best = max(best, k / m)
+    return 0, best
 
 
 def matching_references(pred: Sequence[str] | None, refs: Sequence[Sequence[str]]) -> list[int]:
