@@ -41,7 +41,7 @@ def make_data(n: int, seed: int = 0) -> list[tuple[list[str], list[list[str]], i
     rng = random.Random(seed)
     maps = []
     for _ in range(60):
-        names = list({" ".join(_word(rng) for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(40, 160))})
+        names = sorted({" ".join(_word(rng) for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(40, 160))})
         maps.append(names)
     out = []
     for _ in range(n):

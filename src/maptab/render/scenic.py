@@ -80,7 +80,11 @@ def scenic_geometry(
     used_modes = list(dict.fromkeys(_lookup(modes, e) for e in network.edges))
     used_modes = [m if m in STYLES else None for m in used_modes]
     legend_h = (60 * scale) if used_modes else 0
-    width = round(frame.map_width + 2 * frame.margin)
+    legend_w = sum(
+        134 * scale + measure(MODE_NAMES[m], round(FONT_PX * scale), None).width
+        for m in used_modes
+    )
+    width = round(max(frame.map_width, legend_w) + 2 * frame.margin)
     height = round(frame.map_height + 2 * frame.margin + legend_h)
     placed = PlacedGeometry(width, height, "travelmap", BACKGROUND, STYLES[None][1] * scale)
     for e in network.edges:

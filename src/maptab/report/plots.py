@@ -27,7 +27,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from maptab.report.loader import Run  # noqa: E402
-from maptab.report.tables import _capabilities, capability_abbrev, capability_cell  # noqa: E402
+from maptab.report.tables import capabilities_of, capability_abbrev, capability_cell  # noqa: E402
 from maptab.score.errors import ERROR_TYPES  # noqa: E402
 
 __all__ = ["capability_profile", "difficulty_heatmap", "error_bars", "gap_distribution", "write_plots"]
@@ -118,7 +118,7 @@ def capability_profile(runs: Sequence[Run], path: Path) -> Path | None:
         len(scenarios), 1, figsize=(9, 3.4 * len(scenarios)), squeeze=False, layout="constrained"
     )
     for ax, s in zip(axes[:, 0], scenarios, strict=True):
-        caps = _capabilities(runs, s)
+        caps = capabilities_of(runs, s)
         width = 0.8 / len(runs)
         for k, run in enumerate(runs):
             rows = [r for r in run.rows("qa") if r["scenario"] == s]

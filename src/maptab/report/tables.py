@@ -344,7 +344,7 @@ def rp_strict_table(runs: Sequence[Run], scenario: str) -> ReportTable:
     return table
 
 
-def _capabilities(runs: Sequence[Run], scenario: str) -> list[str]:
+def capabilities_of(runs: Sequence[Run], scenario: str) -> list[str]:
     names = {
         c for run in runs for r in run.rows("qa") if r["scenario"] == scenario
         for c in r.get("capabilities", [])
@@ -365,7 +365,7 @@ def capability_cell(rows: Sequence[dict[str, Any]], capability: str) -> Cell:
 
 def qa_table(runs: Sequence[Run], scenario: str) -> ReportTable:
     """MapTab Table 3 for one scenario: accuracy per capability, overall and per type."""
-    caps = _capabilities(runs, scenario)
+    caps = capabilities_of(runs, scenario)
     types = sorted(
         {int(r["type"]) for run in runs for r in run.rows("qa") if r["scenario"] == scenario}
     )
