@@ -14,8 +14,9 @@ timed: both sides receive the same parsed tokens.
 
 Synthetic data: 60 maps of 40-160 stations with names of 1-3 random words; gold routes of
 4-16 stations (1-3 references per query, transfer marks on some inner stations);
-predictions are the gold route, or it with typos, a swapped/foreign station, a dropped or
-added transfer mark, truncated or extended.
+predictions are the gold route, or it with one station misread (each map label has two
+fixed misreadings, as a model misreads a given label consistently), a wrong station of the
+map, a dropped or added transfer mark, truncated or extended.
 
 Usage: ``python benchmarks/bench_score.py [--quick] [--n N] [--baseline N]``.
 """
@@ -36,16 +37,25 @@ def _word(rng: random.Random) -> str:
     return "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(1, 4))).capitalize()
 
 
+def _typo(rng: random.Random, s: str) -> str:
+    j = rng.randrange(len(s))
+    return s[:j] + rng.choice("aeiouxyz") + s[j + 1 :]
+
+
 def make_data(n: int, seed: int = 0) -> list[tuple[list[str], list[list[str]], int]]:
     """``n`` (prediction tokens, reference tokens, difficulty points) triples."""
     rng = random.Random(seed)
     maps = []
     for _ in range(60):
-        names = sorted({" ".join(_word(rng) for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(40, 160))})
-        maps.append(names)
+        names = sorted(
+            {" ".join(_word(rng) for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(40, 160))}
+        )
+        # misreadings are per map and per label (a model misreads a label the same way)
+        typos = {s: [_typo(rng, s) for _ in range(2)] for s in names}
+        maps.append((names, typos))
     out = []
     for _ in range(n):
-        names = rng.choice(maps)
+        names, typos = rng.choice(maps)
         refs = []
         base = rng.sample(names, rng.randint(4, 16))
         for _ in range(rng.randint(1, 3)):
@@ -58,11 +68,10 @@ def make_data(n: int, seed: int = 0) -> list[tuple[list[str], list[list[str]], i
         kind = rng.random()
         if kind < 0.3:
             pass
-        elif kind < 0.5:  # typo
+        elif kind < 0.5:  # misread station name
             i = rng.randrange(len(pred))
-            s = pred[i]
-            j = rng.randrange(len(s))
-            pred[i] = s[:j] + rng.choice("aeiouxyz") + s[j + 1 :]
+            name = pred[i].removesuffix("(transfer)")
+            pred[i] = rng.choice(typos[name]) + pred[i][len(name) :]
         elif kind < 0.65:  # wrong station
             pred[rng.randrange(len(pred))] = rng.choice(names)
         elif kind < 0.8:  # transfer mark flipped

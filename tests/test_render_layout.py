@@ -37,7 +37,7 @@ def test_count_crossings_matches_brute_force(segs):
 def test_octilinear_route_keeps_ends_and_angles(a, b):
     pts = octilinear_route(a, b)
     assert pts[0] == a and pts[-1] == b
-    for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
         if (x0, y0) != (x1, y1):
             ang = math.degrees(math.atan2(y1 - y0, x1 - x0))
             assert abs(ang / 45 - round(ang / 45)) < 1e-6
@@ -50,7 +50,9 @@ def test_offset_route_stays_parallel_at_distance(a, b, d):
     if len(pts) < 2 or a == b:
         return
     off = offset_polyline(pts, d)
-    for (p, q), (r, s) in zip(zip(pts, pts[1:]), zip(off, off[1:])):
+    for (p, q), (r, s) in zip(
+        zip(pts, pts[1:], strict=False), zip(off, off[1:], strict=False), strict=False
+    ):
         length = math.dist(p, q)
         if length < 1e-9:
             continue
@@ -68,7 +70,9 @@ NETWORKS = {
             "B": [f"c{i}" for i in range(6)] + ["X"] + [f"d{i}" for i in range(6)],
         }
     ),
-    "loop": Network.from_lines({"R": [f"r{i}" for i in range(10)] + ["r0"], "S": ["r0", "s1", "r5"]}),
+    "loop": Network.from_lines(
+        {"R": [f"r{i}" for i in range(10)] + ["r0"], "S": ["r0", "s1", "r5"]}
+    ),
     "two parts": Network.from_lines({"A": ["p", "q", "r"], "B": ["x", "y", "z"]}),
 }
 

@@ -26,8 +26,15 @@ def small_network() -> Network:
         },
         map_id="small",
         positions={
-            "A": (0, 0), "B": (2, 0), "C": (4, 0), "D": (7, 1), "F": (2, 2),
-            "G-H": (6, -2), "R1": (4, 2), "R2": (6, 2), "R3": (6, 0.5),
+            "A": (0, 0),
+            "B": (2, 0),
+            "C": (4, 0),
+            "D": (7, 1),
+            "F": (2, 2),
+            "G-H": (6, -2),
+            "R1": (4, 2),
+            "R2": (6, 2),
+            "R3": (6, 0.5),
         },
     )
     net.meta["line_colors"] = COLORS
@@ -49,7 +56,7 @@ def test_small_map_is_legible(small):
 def test_every_segment_is_octilinear(small):
     _, result = small
     for stroke in result.placed.strokes:
-        for (x0, y0), (x1, y1) in zip(stroke.points, stroke.points[1:]):
+        for (x0, y0), (x1, y1) in zip(stroke.points, stroke.points[1:], strict=False):
             ang = math.degrees(math.atan2(y1 - y0, x1 - x0))
             assert abs(ang / 45 - round(ang / 45)) * 45 < 0.01, (stroke.key, ang)
 
@@ -71,7 +78,7 @@ def test_shared_track_is_drawn_side_by_side(small):
             # the piece of the stroke that runs from B's x to C's x
             ys[s.key] = [
                 (p[1], q[1])
-                for p, q in zip(s.points, s.points[1:])
+                for p, q in zip(s.points, s.points[1:], strict=False)
                 if {round(p[0], 6), round(q[0], 6)} == {round(b[0], 6), round(c[0], 6)}
             ]
     (red,), (blue,) = ys["Red"], ys["Blue"]
@@ -145,7 +152,7 @@ def test_legibility_check_catches_problems():
 def test_trails_cover_each_edge_once():
     pairs = [("a", "b"), ("b", "c"), ("b", "d"), ("d", "e")]
     got = trails(pairs)
-    walked = sorted(tuple(sorted(p)) for t in got for p in zip(t, t[1:]))
+    walked = sorted(tuple(sorted(p)) for t in got for p in zip(t, t[1:], strict=False))
     assert walked == sorted(tuple(sorted(p)) for p in pairs)
     assert len(got) == 2  # a branch point needs two trails
 

@@ -34,7 +34,7 @@ def test_route_is_drawn_in_its_colour_with_numbers(metro, kind):
     assert img.size == base.image.size
     placed = base.placed
     # the middle of hop A–B is painted in the route colour
-    (ax, ay), (bx, by) = placed.stations["A"].center, placed.stations["B"].center
+    (ax, ay), (bx, _) = placed.stations["A"].center, placed.stations["B"].center
     assert img.getpixel((round((ax + bx) / 2), round(ay))) == rgb(ROUTE_COLORS[kind][0])
     colors = {c for _, c in img.getcolors(1 << 20)}
     assert rgb(TRANSFER) in colors

@@ -1,1 +1,43 @@
-"""``maptab report``."""
+"""``maptab report``: compare scored runs in tables, figures and an HTML browser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from maptab.cli.app import app, console, fail
+
+
+@app.command("report")
+def report_cmd(
+    run_dirs: Annotated[
+        list[Path],
+        typer.Argument(help="Scored run folders; the first is the baseline of paired differences."),
+    ],
+    out: Annotated[Path, typer.Option(help="Output folder.")] = Path("report"),
+    overlays: Annotated[
+        int,
+        typer.Option(
+            help="Route pictures per run and RP category: this many right and this many wrong."
+        ),
+    ] = 3,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Write leaderboard tables (Markdown, CSV, LaTeX), figures and OUT/index.html."""
+    from maptab.report import rich_table, write_report
+
+    try:
+        files = write_report(run_dirs, out, overlays_per_group=overlays, progress=progress)
+
+    except (ValueError, OSError) as exc:
+        fail(str(exc))
+    console.print(rich_table(files.leaderboard))
+    for problem in files.problems:
+        console.print(f"[yellow]warning:[/] {problem}", highlight=False)
+    console.print(
+        f"wrote {len(files.tables)} table files, {len(files.plots)} figures, "
+        f"{files.images} route pictures; open {files.index}",
+        highlight=False,
+    )

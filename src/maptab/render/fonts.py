@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from fontTools.ttLib import TTCollection, TTFont
@@ -164,7 +164,7 @@ def _face_family(path: str, index: int) -> str:
     return str(font["name"].getDebugName(1))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _resolve_spec(spec: str) -> FontFace | None:
     """``file`` or ``file#Family`` (a face of a collection) → the installed face, or None."""
     name, _, family = spec.partition("#")
@@ -180,7 +180,7 @@ def _resolve_spec(spec: str) -> FontFace | None:
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def coverage(face: FontFace) -> frozenset[int]:
     """Code points that ``face`` maps to a glyph (its best ``cmap``)."""
     font = TTFont(face.path, fontNumber=face.index, lazy=True)

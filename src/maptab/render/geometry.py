@@ -320,7 +320,9 @@ def _closest_pair_distance(points: list[Point]) -> float:
         buckets[(int(p[0] // cell), int(p[1] // cell))].append(p)
     best = math.inf
     for (i, j), pts in buckets.items():
-        near = [q for di in (-1, 0, 1) for dj in (-1, 0, 1) for q in buckets.get((i + di, j + dj), ())]
+        near = [
+            q for di in (-1, 0, 1) for dj in (-1, 0, 1) for q in buckets.get((i + di, j + dj), ())
+        ]
         for p in pts:
             for q in near:
                 d = math.dist(p, q)

@@ -101,14 +101,8 @@ def around_point(center: Point, gap: float, block: TextBlock, order: Sequence[st
     out = []
     for name in order:
         dx, dy = DIRECTIONS[name]
-        if dx == 0:
-            x0 = cx - w / 2
-        else:
-            x0 = cx + gap if dx > 0 else cx - gap - w
-        if dy == 0:
-            y0 = cy - h / 2
-        else:
-            y0 = cy + gap if dy > 0 else cy - gap - h
+        x0 = cx - w / 2 if dx == 0 else (cx + gap if dx > 0 else cx - gap - w)
+        y0 = cy - h / 2 if dy == 0 else (cy + gap if dy > 0 else cy - gap - h)
         out.append(Box(x0, y0, x0 + w, y0 + h))
     return out
 

@@ -97,4 +97,3 @@ def check_legibility(placed: PlacedGeometry, network: Network) -> list[str]:
 def overlap_count(placed: PlacedGeometry) -> int:
     """Label–label overlaps plus labels covering a station they do not name."""
     return len(label_overlaps(placed)) + len(labels_on_stations(placed))
-

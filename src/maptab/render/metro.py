@@ -143,7 +143,8 @@ def metro_geometry(
     )
     px = {s: frame(positions[s]) for s in network.vertices}
     legend_block = [measure(str(line), round(LEGEND_FONT_PX * scale), lang) for line in colors]
-    width = round(frame.map_width + 2 * frame.margin)
+    widest = max((120 * scale + b.width for b in legend_block), default=0.0)
+    width = round(max(frame.map_width, widest) + 2 * frame.margin)
     legend_rows = _legend_rows(legend_block, width, frame.margin, scale)
     row_h = LEGEND_FONT_PX * scale * 1.8
     height = round(frame.map_height + 2 * frame.margin + legend_rows * row_h + 40 * scale)
@@ -242,7 +243,12 @@ def _place_legend(
             x, y = frame.margin, y + row_h
         mid = y + row_h / 2
         swatch = Stroke(line, [(x, mid), (x + 56 * scale, mid)], color, placed.line_width)
-        box = Box(x + 70 * scale, mid - block.height / 2, x + 70 * scale + block.width, mid + block.height / 2)
+        box = Box(
+            x + 70 * scale,
+            mid - block.height / 2,
+            x + 70 * scale + block.width,
+            mid + block.height / 2,
+        )
         placer.block(box, ("legend", line))
         placed.legend.append(LegendEntry(line, swatch, LabelBox(line, block, box, "legend")))
         x += w

@@ -81,8 +81,7 @@ def scenic_geometry(
     used_modes = [m if m in STYLES else None for m in used_modes]
     legend_h = (60 * scale) if used_modes else 0
     legend_w = sum(
-        134 * scale + measure(MODE_NAMES[m], round(FONT_PX * scale), None).width
-        for m in used_modes
+        134 * scale + measure(MODE_NAMES[m], round(FONT_PX * scale), None).width for m in used_modes
     )
     width = round(max(frame.map_width, legend_w) + 2 * frame.margin)
     height = round(frame.map_height + 2 * frame.margin + legend_h)
@@ -113,7 +112,12 @@ def scenic_geometry(
         candidates = []
         for t in (0.5, 0.38, 0.62, 0.28, 0.72):
             cx, cy = a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t
-            box = Box(cx - block.width / 2, cy - block.height / 2, cx + block.width / 2, cy + block.height / 2)
+            box = Box(
+                cx - block.width / 2,
+                cy - block.height / 2,
+                cx + block.width / 2,
+                cy + block.height / 2,
+            )
             candidates.append(box)
         box, _ = placer.choose([c.inflate(frame_pad) for c in candidates])
         box = box.inflate(-frame_pad)
@@ -151,9 +155,18 @@ def _legend(
     for mode in modes:
         color, w, dash, casing = STYLES[mode]
         d = (dash[0] * scale, dash[1] * scale) if dash else None
-        swatch = Stroke(MODE_NAMES[mode], [(x, mid), (x + 70 * scale, mid)], color, w * scale, d, casing)
+        swatch = Stroke(
+            MODE_NAMES[mode], [(x, mid), (x + 70 * scale, mid)], color, w * scale, d, casing
+        )
         block = measure(MODE_NAMES[mode], round(FONT_PX * scale), None)
-        box = Box(x + 84 * scale, mid - block.height / 2, x + 84 * scale + block.width, mid + block.height / 2)
+        box = Box(
+            x + 84 * scale,
+            mid - block.height / 2,
+            x + 84 * scale + block.width,
+            mid + block.height / 2,
+        )
         placer.block(box, ("legend", mode))
-        placed.legend.append(LegendEntry(MODE_NAMES[mode], swatch, LabelBox(MODE_NAMES[mode], block, box, "legend")))
+        placed.legend.append(
+            LegendEntry(MODE_NAMES[mode], swatch, LabelBox(MODE_NAMES[mode], block, box, "legend"))
+        )
         x = box.x1 + 50 * scale

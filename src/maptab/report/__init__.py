@@ -1,1 +1,123 @@
-"""report stage of the maptab pipeline."""
+"""Report stage: compare scored runs in tables, figures and a static HTML browser (SPEC 13).
+
+Data flows one way: run folders (``scores.jsonl`` from ``maptab score``) →
+:mod:`~maptab.report.loader` → :mod:`~maptab.report.tables` (leaderboards with 95%
+intervals and paired differences; Markdown, CSV, LaTeX) → :mod:`~maptab.report.plots`
+(PNG figures) → :mod:`~maptab.report.overlays` (routes drawn on maps) →
+:mod:`~maptab.report.html` (``index.html``). :func:`write_report` does all of it.
+
+Output folder layout::
+
+    OUT/index.html                  the browser (open it from disk; no network needed)
+    OUT/tables/<key>.md|.csv|.tex   every table (keys in maptab.report.tables)
+    OUT/tables/all.md               all Markdown tables in one file
+    OUT/plots/*.png                 figures
+    OUT/images/*.png                gold / predicted route pictures
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.table import Table
+
+from maptab.report.loader import ReportError, Run, load_run, load_runs, outcome
+from maptab.report.tables import (
+    ReportTable,
+    build_tables,
+    leaderboard_table,
+    to_csv,
+    to_latex,
+    to_markdown,
+)
+
+__all__ = [
+    "ReportError",
+    "ReportFiles",
+    "ReportTable",
+    "Run",
+    "build_tables",
+    "leaderboard",
+    "leaderboard_rows",
+    "load_run",
+    "load_runs",
+    "outcome",
+    "rich_table",
+    "write_report",
+]
+
+
+@dataclass
+class ReportFiles:
+    """What :func:`write_report` wrote."""
+
+    index: Path
+    leaderboard: ReportTable
+    tables: list[Path] = field(default_factory=list)
+    plots: list[Path] = field(default_factory=list)
+    images: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def rich_table(table: ReportTable) -> Table:
+    """A :class:`ReportTable` as a rich table (intervals on a second, dimmed line)."""
+    out = Table(title=table.title, caption=table.note or None, caption_justify="left")
+    for i, col in enumerate(table.columns):
+        text = all(row[i].kind == "text" for row in table.rows)
+        out.add_column(col.label, justify="left" if text else "right", overflow="fold")
+    for row in table.rows:
+        cells = []
+        for c in row:
+            band = c.interval() if c.value is not None else ""
+            cells.append(f"{c.text()}\n[dim]{band}[/dim]" if band else c.text())
+        out.add_row(*cells)
+    return out
+
+
+def leaderboard_rows(run_dirs: Sequence[str | Path]) -> ReportTable:
+    """The headline comparison of the runs in ``run_dirs`` as a :class:`ReportTable`."""
+    return leaderboard_table(load_runs(list(run_dirs)))
+
+
+def leaderboard(run_dirs: Sequence[str | Path]) -> Table:
+    """The headline comparison as a rich table, ready to print (``maptab demo`` does)."""
+    return rich_table(leaderboard_rows(run_dirs))
+
+
+def write_report(
+    run_dirs: Sequence[str | Path],
+    out_dir: str | Path,
+    *,
+    overlays_per_group: int = 3,
+    progress: bool = False,
+) -> ReportFiles:
+    """Write the full report of ``run_dirs`` (the first is the baseline of the paired
+    differences) into ``out_dir``; see the module docstring for the layout.
+
+    Raises :class:`ReportError` (one line, naming the file) on an unreadable run folder.
+    """
+    from maptab.report.html import write_browser
+    from maptab.report.overlays import render_overlays
+    from maptab.report.plots import write_plots
+
+    out = Path(out_dir)
+    runs = load_runs(list(run_dirs))
+    tables = build_tables(runs)
+    table_dir = out / "tables"
+    table_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for t in tables:
+        for suffix, render in ((".md", to_markdown), (".csv", to_csv), (".tex", to_latex)):
+            path = table_dir / f"{t.key}{suffix}"
+            path.write_text(render(t), encoding="utf-8", newline="\n")
+            written.append(path)
+    all_md = table_dir / "all.md"
+    all_md.write_text("\n".join(to_markdown(t) for t in tables), encoding="utf-8", newline="\n")
+    written.append(all_md)
+    plots = write_plots(runs, out / "plots")
+    overlays = render_overlays(runs, out, per_group=overlays_per_group, progress=progress)
+    index = write_browser(runs, tables, plots, out, overlays)
+    n_images = sum(len(v) for v in overlays.images.values())
+    return ReportFiles(index, tables[0], written, plots, n_images, overlays.problems)

@@ -30,7 +30,13 @@ from maptab.report.loader import Run  # noqa: E402
 from maptab.report.tables import capabilities_of, capability_abbrev, capability_cell  # noqa: E402
 from maptab.score.errors import ERROR_TYPES  # noqa: E402
 
-__all__ = ["capability_profile", "difficulty_heatmap", "error_bars", "gap_distribution", "write_plots"]
+__all__ = [
+    "capability_profile",
+    "difficulty_heatmap",
+    "error_bars",
+    "gap_distribution",
+    "write_plots",
+]
 
 DPI = 110
 _LEVELS = ("easy", "medium", "middle", "hard")
@@ -94,8 +100,13 @@ def difficulty_heatmap(runs: Sequence[Run], path: Path) -> Path | None:
                 if counts[i, j]:
                     dark = acc[i, j] < 0.6
                     ax.text(
-                        j, i, f"{100 * acc[i, j]:.0f}%\nn={counts[i, j]}", ha="center",
-                        va="center", fontsize=9, color="white" if dark else "black",
+                        j,
+                        i,
+                        f"{100 * acc[i, j]:.0f}%\nn={counts[i, j]}",
+                        ha="center",
+                        va="center",
+                        fontsize=9,
+                        color="white" if dark else "black",
                     )
         ax.set_xticks(range(len(xs)), xs)
         ax.set_yticks(range(len(ys)), ys)
@@ -157,8 +168,14 @@ def gap_distribution(runs: Sequence[Run], path: Path) -> Path | None:
         optimal = float(np.mean(g <= 1e-9))
         xs = np.concatenate([[0.0], g, [max(top, 1e-3) * 1.05]])
         ys = np.concatenate([[0.0], np.arange(1, g.size + 1) / g.size, [1.0]])
-        ax.step(xs, ys, where="post", color=_color(k), lw=1.8,
-                label=f"{name} (n={g.size}, {100 * optimal:.0f}% optimal)")
+        ax.step(
+            xs,
+            ys,
+            where="post",
+            color=_color(k),
+            lw=1.8,
+            label=f"{name} (n={g.size}, {100 * optimal:.0f}% optimal)",
+        )
     ax.set_xlabel("optimality gap  J(pred) / J(opt) − 1")
     ax.set_ylabel("share of valid routes ≤ gap")
     ax.set_ylim(0, 1.02)
@@ -173,8 +190,9 @@ def error_bars(runs: Sequence[Run], path: Path) -> Path | None:
     """Share of RP samples per error type, per run (module docstring)."""
     if not any(run.rows("rp") for run in runs):
         return None
-    fig, ax = plt.subplots(figsize=(8, 0.6 + 0.45 * len(ERROR_TYPES) * max(1, len(runs)) ** 0.5),
-                           layout="constrained")
+    fig, ax = plt.subplots(
+        figsize=(8, 0.6 + 0.45 * len(ERROR_TYPES) * max(1, len(runs)) ** 0.5), layout="constrained"
+    )
     height = 0.8 / len(runs)
     y = np.arange(len(ERROR_TYPES))
     for k, run in enumerate(runs):

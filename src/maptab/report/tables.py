@@ -346,7 +346,10 @@ def rp_strict_table(runs: Sequence[Run], scenario: str) -> ReportTable:
 
 def capabilities_of(runs: Sequence[Run], scenario: str) -> list[str]:
     names = {
-        c for run in runs for r in run.rows("qa") if r["scenario"] == scenario
+        c
+        for run in runs
+        for r in run.rows("qa")
+        if r["scenario"] == scenario
         for c in r.get("capabilities", [])
     }
     order = {a: i for i, a in enumerate(_ABBREVS)}
@@ -414,9 +417,7 @@ def repetition_table(runs: Sequence[Run], scenario: str) -> ReportTable | None:
         ),
     )
     for run in runs:
-        rows = [
-            r for r in run.rows("rp") if r["scenario"] == scenario and r["category"] in cats
-        ]
+        rows = [r for r in run.rows("rp") if r["scenario"] == scenario and r["category"] in cats]
         per = _by(rows, "category")
         for key, label in [(c, _title(c)) for c in cats] + [("", "All criteria")]:
             g = per.get(key, []) if key else rows
@@ -475,12 +476,22 @@ def _paired_metrics(run: Run) -> list[tuple[str, str, Callable[[dict[str, Any]],
     for s in scen:
         for metric in ("strict", "ema", "pma"):
             out.append(
-                (f"RP {s} {metric}", metric, lambda r, s=s: r["kind"] == "rp" and r["scenario"] == s)
+                (
+                    f"RP {s} {metric}",
+                    metric,
+                    lambda r, s=s: r["kind"] == "rp" and r["scenario"] == s,
+                )
             )
-        out.append((f"QA {s} accuracy", "correct", lambda r, s=s: r["kind"] == "qa" and r["scenario"] == s))
+        out.append(
+            (f"QA {s} accuracy", "correct", lambda r, s=s: r["kind"] == "qa" and r["scenario"] == s)
+        )
     for mode in ("short", "long"):
         out.append(
-            (f"ReasonMap {mode} accuracy", "correct", lambda r, m=mode: r["kind"] == "reasonmap" and r["mode"] == m)
+            (
+                f"ReasonMap {mode} accuracy",
+                "correct",
+                lambda r, m=mode: r["kind"] == "reasonmap" and r["mode"] == m,
+            )
         )
     return out
 
@@ -493,7 +504,14 @@ def paired_table(runs: Sequence[Run]) -> ReportTable | None:
     table = ReportTable(
         "paired",
         f"Paired differences against {base.name} (same samples)",
-        [Column("Model"), Column("Metric"), Column("n"), Column("Δ (pp)"), Column("Run"), Column("Base")],
+        [
+            Column("Model"),
+            Column("Metric"),
+            Column("n"),
+            Column("Δ (pp)"),
+            Column("Run"),
+            Column("Base"),
+        ],
         note=(
             "Δ: mean of (run − base) over the samples both runs scored, in percentage points, "
             "with a paired bootstrap interval clustered by map. An interval that excludes 0 "

@@ -1,0 +1,85 @@
+"""Seconds per rendered map (issue 4 item 9): metro maps of 30, 120 and 400 stations and scenic
+maps, at full size (target: under 1 s for 400 stations).
+
+Baseline, measured in the same run: matplotlib (Agg) drawing the same network at the same
+pixel size with straight edges, dots and unplaced, unshaped labels — what a quick script
+would do. The ratio is ours / baseline (below 1 means faster). ``--quick`` skips the large map.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import warnings
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from maptab.render import render_map  # noqa: E402
+from maptab.render.samples import sample_metro, sample_scenic  # noqa: E402
+from maptab.render.text import measure  # noqa: E402
+
+
+def ours(net) -> None:
+    measure.cache_clear()  # shape every label afresh, as for a new map (fonts stay loaded)
+    render_map(net)
+
+
+def timed(fn, repeat: int) -> float:
+    fn()  # warm caches (fonts, shaping)
+    runs = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - t)
+    return statistics.median(runs)
+
+
+def baseline(net, size: tuple[int, int]) -> None:
+    warnings.filterwarnings("ignore", message="Glyph .* missing")  # its CJK labels are tofu
+    fig = plt.figure(figsize=(size[0] / 100, size[1] / 100), dpi=100)
+    ax = fig.add_axes((0, 0, 1, 1))
+    pos = net.positions
+    for e in net.edges:
+        (x0, y0), (x1, y1) = pos[e.u], pos[e.v]
+        ax.plot((x0, x1), (y0, y1), lw=4)
+    xs, ys = zip(*(pos[s] for s in net.vertices), strict=False)
+    ax.scatter(xs, ys, s=30, c="white", edgecolors="black", zorder=3)
+    for s in net.vertices:
+        ax.text(*pos[s], net.label(s), fontsize=10)
+    ax.set_axis_off()
+    fig.canvas.draw()
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small and medium maps only")
+    args = parser.parse_args()
+    cases = [
+        ("metro small", sample_metro(30, lang="zh", seed=1)),
+        ("metro medium", sample_metro(120, lang="ar", seed=1)),
+    ]
+    if not args.quick:
+        cases.append(("metro large", sample_metro(400, lang="zh", seed=1)))
+    cases += [
+        ("scenic small", sample_scenic(15, seed=1)),
+        ("scenic medium", sample_scenic(40, seed=1)),
+    ]
+    repeat = 2 if args.quick else 3
+    print(f"{'map':<14} {'stations':>8} {'size':>11} {'ours s':>8} {'baseline s':>10} {'ratio':>6}")
+    for name, net in cases:
+        size = render_map(net).image.size
+        mine = timed(lambda net=net: ours(net), repeat)
+        base = timed(lambda net=net, size=size: baseline(net, size), repeat)
+        print(
+            f"{name:<14} {len(net.vertices):>8} {size[0]:>5}x{size[1]:<5} "
+            f"{mine:>8.3f} {base:>10.3f} {mine / base:>6.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

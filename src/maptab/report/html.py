@@ -1,0 +1,291 @@
+"""The static HTML report browser: one ``index.html`` beside ``images/`` and ``plots/``.
+
+The page needs no network: CSS and JavaScript (``assets/``) are inlined, images are
+relative files. On top, the leaderboard tables and figures; below, every sample of every
+run, filterable by run, category, map and query difficulty, outcome and error type (plain
+JavaScript), each showing its prompt, the raw answer, gold and predicted answer, its
+metrics, and the map with the gold and predicted routes drawn where pictures were made
+(:mod:`maptab.report.overlays`). Filters can be preset in the address:
+``index.html#outcome=wrong&category=Map-only`` (``expand=1`` opens the samples shown).
+
+Security (SPEC 16): everything a model or a run folder wrote is untrusted. Python writes
+table cells with :func:`html.escape`; sample data travels as JSON in a
+``<script type="application/json">`` block in which ``<``, ``>``, ``&`` and the line
+separators U+2028/U+2029 are written as ``\\uXXXX`` escapes (so ``</script>`` cannot close
+the block), and the script puts it on the page only through ``textContent``. No value is
+ever spliced into JavaScript source. Texts longer than :data:`MAX_TEXT` characters are cut
+with a note saying how much was left out.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from maptab.report.loader import Run, outcome
+from maptab.report.overlays import Overlays
+from maptab.report.tables import CATEGORY_TITLES, Cell, ReportTable
+from maptab.schema import QAQuery, ReasonMapQuestion, RPQuery
+
+__all__ = ["MAX_TEXT", "json_for_html", "sample_records", "table_html", "write_browser"]
+
+MAX_TEXT = 20_000
+TABLE_TITLES = {"edges": "Edge_tab", "vertices": "Vertex_tab", "mix": "Mix_tab", "map": "Map"}
+
+
+def json_for_html(data: Any) -> str:
+    """JSON safe to place inside ``<script type="application/json">`` (module docstring)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    for ch, esc in (
+        ("&", "\\u0026"),
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(ch, esc)
+    return text
+
+
+def _cut(text: str | None) -> str:
+    text = text or ""
+    if len(text) <= MAX_TEXT:
+        return text
+    return text[:MAX_TEXT] + f"\n… [{len(text) - MAX_TEXT} more characters not shown]"
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)
+
+
+def _segments_text(route: list[dict[str, Any]]) -> str:
+    parts = []
+    for seg in route:
+        via = seg.get("num_via_stops", len(seg.get("via_stops", [])))
+        parts.append(
+            f"{seg.get('route_name', '?')}: {seg.get('departure_stop', '?')} → "
+            f"{seg.get('arrival_stop', '?')} ({via} via)"
+        )
+    return "\n".join(parts)
+
+
+def _queries(run: Run) -> dict[str, Any]:
+    ds = run.dataset
+    if ds is None:
+        return {}
+    out: dict[str, Any] = {q.id: q for q in ds.rp()}
+    out.update({q.id: q for q in ds.qa()})
+    out.update({q.id: q for q in ds.reasonmap()})
+    return out
+
+
+def _describe(row: dict[str, Any], query: Any) -> dict[str, Any]:
+    """Category, difficulties, prompt, gold, predicted answer and metrics of one row."""
+    kind = row["kind"]
+    rec: dict[str, Any] = {"prompt": "", "inputs": "", "gold": "", "pred": "", "metrics": []}
+    if kind == "rp":
+        rec["category"] = CATEGORY_TITLES.get(row["category"], row["category"])
+        rec["mdiff"], rec["qdiff"] = row.get("map_difficulty"), row.get("query_difficulty")
+        rec["pred"] = row.get("route") or ""
+        keys = ("ema", "pma", "ds", "strict", "valid", "optimal", "transfers_ok", "gap")
+        rec["metrics"] = [[k, _fmt(row.get(k))] for k in keys]
+        if row.get("unresolved"):
+            rec["metrics"].append(["not on the map", ", ".join(map(str, row["unresolved"]))])
+        if row.get("totals"):
+            rec["metrics"].append(
+                ["totals right", " ".join(f"{k}:{_fmt(v)}" for k, v in row["totals"].items())]
+            )
+        if isinstance(query, RPQuery):
+            rec["prompt"] = query.question
+            rec["inputs"] = ", ".join(TABLE_TITLES.get(i, i) for i in _rp_inputs(query))
+            rec["gold"] = "\n".join(query.routes)
+    elif kind == "qa":
+        rec["category"] = f"QA type {row['type']}"
+        rec["mdiff"] = rec["qdiff"] = None
+        rec["pred"] = _fmt(row.get("pred"))
+        rec["gold"] = _fmt(row.get("answer"))
+        rec["metrics"] = [["correct", _fmt(row.get("correct"))]]
+        rec["metrics"].append(["capabilities", ", ".join(row.get("capabilities", []))])
+        if isinstance(query, QAQuery):
+            rec["prompt"] = query.question
+            rec["inputs"] = ", ".join(TABLE_TITLES.get(i, i) for i in query.inputs)
+    else:
+        rec["category"] = f"ReasonMap {row['mode']}"
+        rec["mdiff"], rec["qdiff"] = row.get("map_difficulty"), row.get("question_difficulty")
+        rec["metrics"] = [
+            ["correct", _fmt(row.get("correct"))],
+            ["correct (strict)", _fmt(row.get("correct_strict"))],
+            ["map score", f"{_fmt(row.get('map_score'))} / {_fmt(row.get('max_score'))}"],
+        ]
+        if isinstance(query, ReasonMapQuestion):
+            short = row["mode"] == "short"
+            rec["prompt"] = query.question_short if short else query.question_long
+            rec["inputs"] = "Map"
+            rec["gold"] = "\n\n".join(_segments_text(r) for r in query.routes)
+    return rec
+
+
+def _rp_inputs(query: RPQuery) -> tuple[str, ...]:
+    from maptab.schema import RP_BY_NAME
+
+    cat = RP_BY_NAME.get(query.category)
+    return cat.inputs if cat else ()
+
+
+def sample_records(runs: Sequence[Run], overlays: Overlays | None = None) -> list[dict[str, Any]]:
+    """One JSON-ready record per scored sample (and per API failure) of every run."""
+    records: list[dict[str, Any]] = []
+    for i, run in enumerate(runs):
+        queries = _queries(run)
+        for row in run.scores:
+            pred = run.predictions.get(row["id"])
+            rec = {
+                "run": run.name,
+                "id": row["id"],
+                "kind": row["kind"],
+                "map": row.get("map_id"),
+                "outcome": outcome(row),
+                "error": row.get("error_type") or "",
+                "response": _cut(pred.response if pred else ""),
+                **_describe(row, queries.get(row["id"])),
+            }
+            if overlays is not None:
+                rec["img"] = overlays.images.get((i, row["id"]), {})
+            records.append(rec)
+        scored = run.by_id
+        for pid, pred in run.predictions.items():
+            if pred.error and pid not in scored:
+                records.append(
+                    {
+                        "run": run.name,
+                        "id": pid,
+                        "kind": pred.kind,
+                        "map": None,
+                        "outcome": "API error",
+                        "error": "",
+                        "category": pred.kind,
+                        "response": _cut(pred.error),
+                        "prompt": "",
+                        "inputs": "",
+                        "gold": "",
+                        "pred": "",
+                        "metrics": [],
+                        "img": {},
+                    }
+                )
+    return records
+
+
+def _cell_html(cell: Cell) -> str:
+    band = cell.interval() if cell.value is not None else ""
+    ci = f'<span class="ci">{html.escape(band)}</span>' if band else ""
+    cls = "txt" if cell.kind == "text" else "num"
+    return f'<td class="{cls}">{html.escape(cell.text())}{ci}</td>'
+
+
+def table_html(table: ReportTable) -> str:
+    """A report table as an HTML ``<table>`` (every text escaped)."""
+    out = [f'<div class="table-wrap" id="t-{html.escape(table.key)}"><table>']
+    out.append(f"<caption>{html.escape(table.title)}</caption><thead>")
+    if any(c.group for c in table.columns):
+        out.append("<tr>")
+        spans: list[list[Any]] = []
+        for c in table.columns:
+            if spans and spans[-1][0] == c.group:
+                spans[-1][1] += 1
+            else:
+                spans.append([c.group, 1])
+        for group, width in spans:
+            out.append(f'<th colspan="{width}" class="group">{html.escape(group)}</th>')
+        out.append("</tr>")
+    out.append("<tr>" + "".join(f"<th>{html.escape(c.name)}</th>" for c in table.columns) + "</tr>")
+    out.append("</thead><tbody>")
+    for row in table.rows:
+        out.append("<tr>" + "".join(_cell_html(c) for c in row) + "</tr>")
+    out.append("</tbody></table>")
+    if table.note:
+        out.append(f'<p class="note">{html.escape(table.note)}</p>')
+    out.append("</div>")
+    return "".join(out)
+
+
+def _asset(name: str) -> str:
+    return resources.files("maptab.report").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def write_browser(
+    runs: Sequence[Run],
+    tables: Sequence[ReportTable],
+    plots: Sequence[Path],
+    out_dir: Path,
+    overlays: Overlays | None = None,
+) -> Path:
+    """Write ``out_dir/index.html`` (module docstring); returns its path."""
+    records = sample_records(runs, overlays)
+    names = ", ".join(run.name for run in runs)
+    head, *rest = tables
+    figures = "".join(
+        f'<figure><img src="{html.escape(p.relative_to(out_dir).as_posix())}" '
+        f'alt="{html.escape(p.stem)}" loading="lazy"></figure>'
+        for p in plots
+    )
+    more = "".join(
+        f"<details><summary>{html.escape(t.title)}</summary>{table_html(t)}</details>" for t in rest
+    )
+    problems = "".join(
+        f"<li>{html.escape(p)}</li>" for p in (overlays.problems if overlays else [])
+    )
+    files = ", ".join(f"{t.key}.md/.csv/.tex" for t in tables)
+    script = _asset("browser.js")
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+    # only our own script may run (a second guard behind the escaping), and nothing is fetched
+    # from the network: images are local files
+    csp = (
+        "default-src 'none'; img-src 'self' file: data:; style-src 'unsafe-inline'; "
+        f"script-src 'sha256-{digest}'"
+    )
+    body = f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="{csp}">
+<title>maptab report</title>
+<style>{_asset("style.css")}</style>
+</head>
+<body>
+<header><h1>maptab report</h1><p class="runs">{html.escape(names)}</p></header>
+<main>
+<section id="leaderboard"><h2>Leaderboard</h2>{table_html(head)}</section>
+<section id="figures"><h2>Figures</h2><div class="figures">{figures}</div></section>
+<section id="tables"><h2>All tables</h2>{more}
+<p class="note">Also written as Markdown, CSV and LaTeX: {html.escape(files)}.</p></section>
+<section id="samples"><h2>Samples</h2>
+<form id="filters" class="filters" onsubmit="return false"></form>
+<p id="count" class="count">JavaScript is needed to list the samples.</p>
+<div id="list"></div>
+<button id="more" type="button" hidden>Show more</button>
+{f'<ul class="problems">{problems}</ul>' if problems else ""}
+</section>
+</main>
+<script type="application/json" id="report-data">{json_for_html({"samples": records})}</script>
+<script>{script}</script>
+</body>
+</html>
+"""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "index.html"
+    path.write_text(body, encoding="utf-8", newline="\n")
+    return path

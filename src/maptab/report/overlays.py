@@ -1,0 +1,137 @@
+"""Gold and predicted routes drawn on their map, for the report browser (SPEC 15).
+
+Drawing every sample would make a report of a large run slow and heavy, so only a bounded
+selection gets pictures: per run and per (scenario, RP category), the first ``per_group``
+samples the run got right and the first ``per_group`` it got wrong (outcome as in
+:func:`maptab.report.loader.outcome`; format errors count as wrong and get the gold
+picture only). Each map is rendered once (:func:`maptab.render.render_map`) and the route
+drawn with :func:`maptab.render.draw_route`; the gold picture of a sample is shared by all
+runs. Pictures are scaled to at most :data:`MAX_SIDE` pixels and written as PNG under
+``images/`` with hashed file names (sample ids may hold any character).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from maptab.network import Network
+from maptab.report.loader import Run, outcome
+from maptab.schema import RPQuery
+
+__all__ = ["MAX_SIDE", "Overlays", "gold_route", "render_overlays", "select_samples"]
+
+MAX_SIDE = 1100
+TRANSFER = "(transfer)"
+
+
+@dataclass
+class Overlays:
+    """Relative image paths per ``(run index, sample id)``: ``{"gold": …, "pred": …}``, and
+    one line per map that could not be drawn."""
+
+    images: dict[tuple[int, str], dict[str, str]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def gold_route(route: str) -> tuple[list[str], list[str]]:
+    """Stations and transfer stations of a gold MapTab route string ``A-B(transfer)-C``."""
+    stations, transfers = [], []
+    for tok in route.split("-"):
+        name = tok.strip()
+        if name.endswith(TRANSFER):
+            name = name[: -len(TRANSFER)].strip()
+            transfers.append(name)
+        stations.append(name)
+    return stations, transfers
+
+
+def select_samples(run: Run, per_group: int) -> list[dict[str, Any]]:
+    """The RP score rows of ``run`` that get pictures (module docstring), in file order."""
+    taken: dict[tuple[str, str, bool], int] = defaultdict(int)
+    chosen = []
+    for row in run.rows("rp"):
+        key = (str(row["scenario"]), str(row["category"]), outcome(row) == "correct")
+        if taken[key] < per_group:
+            taken[key] += 1
+            chosen.append(row)
+    return chosen
+
+
+def _save(img: Image.Image, path: Path) -> None:
+    img = img.convert("RGB")
+    img.thumbnail((MAX_SIDE, MAX_SIDE))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    img.save(path, optimize=False, compress_level=6)
+
+
+def render_overlays(
+    runs: Sequence[Run], out_dir: Path, *, per_group: int = 3, progress: bool = False
+) -> Overlays:
+    """Draw the selected samples of every run into ``out_dir/images``; see module docstring."""
+    from maptab.render import draw_route, render_map
+    from maptab.score.parse import parse_route
+    from maptab.score.verified import station_index
+
+    result = Overlays()
+    jobs = [(i, run, row) for i, run in enumerate(runs) for row in select_samples(run, per_group)]
+    if not jobs:
+        return result
+    bases: dict[tuple[str, str], Any] = {}
+    queries: dict[str, dict[str, RPQuery]] = {}
+    failed: set[tuple[str, str]] = set()
+    items: Any = jobs
+    if progress:
+        from rich.console import Console
+        from rich.progress import track
+
+        items = track(jobs, description="drawing routes", console=Console(stderr=True))
+    for i, run, row in items:
+        ds = run.dataset
+        if ds is None:
+            continue
+        root = str(ds.root.resolve())
+        if root not in queries:
+            queries[root] = {q.id: q for q in ds.rp()}
+        query = queries[root].get(row["id"])
+        key = (root, str(row["map_id"]))
+        if query is None or key in failed:
+            continue
+        try:
+            net: Network = ds.network(query.map_id)
+            if key not in bases:
+                bases[key] = render_map(net)
+            base = bases[key]
+            paths: dict[str, str] = {}
+            gold_rel = f"images/gold-{_hash(root + '|' + query.id)}.png"
+            if not (out_dir / gold_rel).is_file():
+                stations, transfers = gold_route(query.routes[0])
+                _save(
+                    draw_route(net, base, stations, transfers=transfers, kind="gold"),
+                    out_dir / gold_rel,
+                )
+            paths["gold"] = gold_rel
+            pred = run.predictions.get(query.id)
+            index = station_index(net)
+            parsed = parse_route(pred.response, index.vocabulary) if pred else None
+            if parsed is not None and parsed.stations:
+                pred_rel = f"images/pred-{i}-{_hash(query.id)}.png"
+                keys = [index.resolve(s) or s for s in parsed.stations]
+                marks = [keys[k] for k in sorted(parsed.transfers)]
+                _save(draw_route(net, base, keys, transfers=marks, kind="pred"), out_dir / pred_rel)
+                paths["pred"] = pred_rel
+            result.images[(i, query.id)] = paths
+        except (ValueError, OSError, KeyError, RuntimeError) as exc:
+            failed.add(key)
+            result.problems.append(f"map {row['map_id']!r}: cannot draw routes ({exc})")
+    return result
