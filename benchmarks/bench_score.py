@@ -48,7 +48,10 @@ def make_data(n: int, seed: int = 0) -> list[tuple[list[str], list[list[str]], i
     maps = []
     for _ in range(60):
         names = sorted(
-            {" ".join(_word(rng) for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(40, 160))}
+            {
+                " ".join(_word(rng) for _ in range(rng.randint(1, 3)))
+                for _ in range(rng.randint(40, 160))
+            }
         )
         # misreadings are per map and per label (a model misreads a label the same way)
         typos = {s: [_typo(rng, s) for _ in range(2)] for s in names}
@@ -76,7 +79,11 @@ def make_data(n: int, seed: int = 0) -> list[tuple[list[str], list[list[str]], i
             pred[rng.randrange(len(pred))] = rng.choice(names)
         elif kind < 0.8:  # transfer mark flipped
             i = rng.randrange(1, len(pred) - 1)
-            pred[i] = pred[i].removesuffix("(transfer)") if pred[i].endswith("(transfer)") else pred[i] + "(transfer)"
+            pred[i] = (
+                pred[i].removesuffix("(transfer)")
+                if pred[i].endswith("(transfer)")
+                else pred[i] + "(transfer)"
+            )
         elif kind < 0.9:
             pred = pred[: rng.randint(1, len(pred))]
         else:

@@ -80,7 +80,8 @@ def _reference_scores(pred: list[str], refs: list[list[str]]) -> tuple[int, floa
     """The definition, written out the long way."""
     e = int(
         any(
-            len(pred) == len(r) and all(_reference_match(a, b) for a, b in zip(pred, r, strict=True))
+            len(pred) == len(r)
+            and all(_reference_match(a, b) for a, b in zip(pred, r, strict=True))
             for r in refs
         )
     )
@@ -103,3 +104,14 @@ _tok = st.sampled_from(["ab", "abc", "Abd", "xyz", "ab(transfer)", "AB(transfer)
 )
 def test_paper_scores_equal_direct_definition(pred: list[str], refs: list[list[str]]) -> None:
     assert paper_scores(pred, refs) == _reference_scores(pred, refs)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    a=st.text(alphabet="abcAB _-(transfer)xyzé ", max_size=14),
+    b=st.text(alphabet="abcAB _-(transfer)xyzé ", max_size=14),
+)
+def test_station_match_equals_difflib_rule(a: str, b: str) -> None:
+    # the early rejections (length and character-multiset bounds) never change the answer
+    assert station_match(a, b) == _reference_match(a, b)
+    assert station_match(a + "(transfer)", b) == _reference_match(a + "(transfer)", b)

@@ -43,7 +43,8 @@ def metro() -> Network:
     vt = {"Alpha": 1, "Bravo": 1, PFQ: 1, "Porta Furba": 0.5, "Delta": 1}
     tt = {"Bravo": 5, "Delta": 5}
     vertices = {
-        k: Vertex(k, v.lines, time=vt[k], transfer_time=tt.get(k, 0)) for k, v in net.vertices.items()
+        k: Vertex(k, v.lines, time=vt[k], transfer_time=tt.get(k, 0))
+        for k, v in net.vertices.items()
     }
     return net.with_attributes(vertices, edges)
 
@@ -76,7 +77,7 @@ def check(text: str, q: RPQuery | None = None):
 
 
 def test_optimal_route_is_strictly_correct() -> None:
-    v = check(f"<route_begin>Alpha-Bravo-Porta Furba-Quadraro-Delta<route_end>")
+    v = check("<route_begin>Alpha-Bravo-Porta Furba-Quadraro-Delta<route_end>")
     assert v.valid and v.optimal and v.transfers_ok and v.correct
     assert v.gap == 0.0 and v.error_type is None
     assert v.stations == ["Alpha", "Bravo", PFQ, "Delta"]
@@ -166,9 +167,15 @@ def test_qa_rounding_and_totals() -> None:
     assert not qa_correct(None, 1.0)
     assert not qa_correct(float("nan"), 1.0)
     assert qa_correct(1e300, 1e300)
-    gold = {"Total_Time": 14.12, "Total_Price": 2.39, "Average_Comfort Level": 0.5575,
-            "Average_Reliability": 0.755}
-    assert totals_correct({"Total_Time": 14.12, "Total_Price": 2.4, "Average_Comfort Level": 0.56}, gold) == {
+    gold = {
+        "Total_Time": 14.12,
+        "Total_Price": 2.39,
+        "Average_Comfort Level": 0.5575,
+        "Average_Reliability": 0.755,
+    }
+    assert totals_correct(
+        {"Total_Time": 14.12, "Total_Price": 2.4, "Average_Comfort Level": 0.56}, gold
+    ) == {
         "T": True,
         "P": False,
         "C": True,

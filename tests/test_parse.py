@@ -144,11 +144,13 @@ def test_parse_reasonmap_segments() -> None:
 
 
 # ----------------------------------------------------------------------------- properties
-_word = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZéüß", min_size=1, max_size=8)
+_word = st.text(
+    alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZéüß", min_size=1, max_size=8
+)
 _name = st.lists(_word, min_size=1, max_size=3).flatmap(
-    lambda ws: st.lists(st.sampled_from([" ", "-"]), min_size=len(ws) - 1, max_size=len(ws) - 1).map(
-        lambda js: ws[0] + "".join(j + w for j, w in zip(js, ws[1:], strict=True))
-    )
+    lambda ws: st.lists(
+        st.sampled_from([" ", "-"]), min_size=len(ws) - 1, max_size=len(ws) - 1
+    ).map(lambda js: ws[0] + "".join(j + w for j, w in zip(js, ws[1:], strict=True)))
 )
 _SEPS = ["-", " - ", "->", " → ", "–", " — ", " => "]
 _MARKS = ["(transfer)", " (Transfer)", "( TRANSFER )", "（transfer）", "[transfer]"]

@@ -45,13 +45,19 @@ def question(template: str = "num_via") -> ReasonMapQuestion:
         long_template=template,
         question_difficulty="medium",
         map_difficulty="hard",
-        routes=[[seg("Line 1", "A Station", "C Station", ["B Station"]), seg("Line 2", "C Station", "F Station", [])]],
+        routes=[
+            [
+                seg("Line 1", "A Station", "C Station", ["B Station"]),
+                seg("Line 2", "C Station", "F Station", []),
+            ]
+        ],
     )
 
 
 def answer(*segs: tuple[str, str, str, str]) -> str:
     return "\n--\n".join(
-        f"Route Name: {r}\nDeparture Stop: {d}\nArrival Stop: {a}\n{extra}" for r, d, a, extra in segs
+        f"Route Name: {r}\nDeparture Stop: {d}\nArrival Stop: {a}\n{extra}"
+        for r, d, a, extra in segs
     )
 
 
@@ -60,7 +66,9 @@ def score(text: str, mode: str, template: str = "num_via"):
 
 
 def test_perfect_answers() -> None:
-    short = answer(("Line 1", "A Station", "C Station", ""), ("Line 2", "C Station", "F Station", ""))
+    short = answer(
+        ("Line 1", "A Station", "C Station", ""), ("Line 2", "C Station", "F Station", "")
+    )
     s = score(short, "short")
     # 1 (endpoints) + 2 × (2 + 1 + 1) = 9, then +10 correct
     assert s.correct and s.correct_strict and s.map_score == 19.0 and s.max_score == 20.0
@@ -87,7 +95,9 @@ def test_partial_and_wrong_answers() -> None:
     )
     assert score(long, "long").map_score == 33.0
     # route name not on the map: not correct; 1 + (0 + 1 + 1) + (2 + 1 + 1) = 7
-    bad_line = answer(("Line 9", "A Station", "C Station", ""), ("Line 2", "C Station", "F Station", ""))
+    bad_line = answer(
+        ("Line 9", "A Station", "C Station", ""), ("Line 2", "C Station", "F Station", "")
+    )
     s = score(bad_line, "short")
     assert not s.correct and s.map_score == 7.0
     # wrong destination: 0 points
@@ -125,5 +135,7 @@ def test_weights_and_keys() -> None:
     assert difficulty_weight("hard", "hard") == 3.0
     with pytest.raises(ValueError):
         difficulty_weight("extreme", "easy")
-    assert lenient_key("Deák Ferenc tér Station (Transfer Station)") == lenient_key("deak ferenc ter")
+    assert lenient_key("Deák Ferenc tér Station (Transfer Station)") == lenient_key(
+        "deak ferenc ter"
+    )
     assert lenient_key("西直门站") == lenient_key("西直门")

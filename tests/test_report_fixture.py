@@ -163,7 +163,7 @@ def make_runs(tmp: Path) -> tuple[Path, list[Path]]:
     for name in ("oracle", "shortest", "chaos"):
         run = tmp / f"run-{name}"
         run.mkdir()
-        model = name if name != "chaos" else f"chaos <script>document.title='x'</script>"
+        model = name if name != "chaos" else "chaos <script>document.title='x'</script>"
         (run / "run.json").write_text(json.dumps({"dataset": str(ds), "model": model}))
         rows = [p.to_dict() for p in _answers(name, rp, qa)]
         (run / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -174,7 +174,9 @@ def make_runs(tmp: Path) -> tuple[Path, list[Path]]:
 
 def test_fixture_runs_score_as_designed(tmp_path):
     _, runs = make_runs(tmp_path)
-    rows = {p.name: [json.loads(x) for x in (p / "scores.jsonl").read_text().splitlines()] for p in runs}
+    rows = {
+        p.name: [json.loads(x) for x in (p / "scores.jsonl").read_text().splitlines()] for p in runs
+    }
     oracle = [r for r in rows["run-oracle"] if r["kind"] == "rp"]
     assert oracle and all(r["strict"] and r["ema"] == 1 for r in oracle)
     chaos = [r for r in rows["run-chaos"] if r["kind"] == "rp"]

@@ -26,7 +26,10 @@ BLUE = "Alpha-Bravo(transfer)-Porta Furba-Delta"
 
 def metro() -> Network:
     net = Network.from_lines(
-        {"Red": ["Alpha", "Bravo", "Porta Furba-Quadraro", "Delta"], "Blue": ["Bravo", "Porta Furba", "Delta"]},
+        {
+            "Red": ["Alpha", "Bravo", "Porta Furba-Quadraro", "Delta"],
+            "Blue": ["Bravo", "Porta Furba", "Delta"],
+        },
         map_id="m1",
     )
     times = {("Alpha", "Bravo"): 2, ("Bravo", PFQ): 2, (PFQ, "Delta"): 2}
@@ -62,7 +65,9 @@ def rp(qid: str, map_id: str, scenario: str, category: str, routes: list[str], *
 
 
 def qa(qid: str, map_id: str, scenario: str, qtype: int, answer: float, caps: list[str]) -> QAQuery:
-    return QAQuery(qid, map_id, scenario, "test", qtype, caps, "direct", f"qa {qid}", answer, ["map"])
+    return QAQuery(
+        qid, map_id, scenario, "test", qtype, caps, "direct", f"qa {qid}", answer, ["map"]
+    )
 
 
 @pytest.fixture
@@ -70,21 +75,40 @@ def dataset(tmp_path: Path) -> Path:
     root = tmp_path / "ds"
     w = DatasetWriter(root, seed=0)
     w.add_map(metro(), MapEntry("m1", "metromap", "Easy", "test"))
-    travel = Network.from_edges([("Lake", "Tower"), ("Tower", "Gate"), ("Lake", "Gate")], map_id="t1")
+    travel = Network.from_edges(
+        [("Lake", "Tower"), ("Tower", "Gate"), ("Lake", "Gate")], map_id="t1"
+    )
     w.add_map(travel, MapEntry("t1", "travelmap", "Easy", "test"))
     s = lambda x: f"{x} Station"  # noqa: E731
     city = Network.from_lines(
-        {"Line 1": [s("A"), s("B"), s("C"), s("D")], "Line 2": [s("E"), s("C"), s("F")]}, map_id="city"
+        {"Line 1": [s("A"), s("B"), s("C"), s("D")], "Line 2": [s("E"), s("C"), s("F")]},
+        map_id="city",
     )
     w.add_map(city, MapEntry("city", "metromap", "hard", "test"))
     time_w = [1.0, 0.0, 0.0, 0.0]
     w.add(
         "rp",
         [
-            rp("time1", "m1", "metromap", "time", [RED], weights=time_w, repetition="PR",
-               report_totals=True, totals={"Total_Time": 9.0, "Total_Price": 0.0}),
-            rp("free1", "m1", "metromap", "map_only", [RED, BLUE], map_difficulty="Hard",
-               query_difficulty="Hard"),
+            rp(
+                "time1",
+                "m1",
+                "metromap",
+                "time",
+                [RED],
+                weights=time_w,
+                repetition="PR",
+                report_totals=True,
+                totals={"Total_Time": 9.0, "Total_Price": 0.0},
+            ),
+            rp(
+                "free1",
+                "m1",
+                "metromap",
+                "map_only",
+                [RED, BLUE],
+                map_difficulty="Hard",
+                query_difficulty="Hard",
+            ),
             rp("mix1", "m1", "metromap", "map_mix", [RED], weights=time_w, repetition="PR"),
             rp("trav1", "t1", "travelmap", "map_only", ["Lake-Gate"], source="Lake", target="Gate"),
         ],
@@ -99,15 +123,32 @@ def dataset(tmp_path: Path) -> Path:
         ],
     )
     seg = lambda r, d, a, via: {  # noqa: E731
-        "route_name": r, "departure_stop": d, "arrival_stop": a, "via_stops": via, "num_via_stops": len(via)
+        "route_name": r,
+        "departure_stop": d,
+        "arrival_stop": a,
+        "via_stops": via,
+        "num_via_stops": len(via),
     }
     w.add(
         "reasonmap",
         [
             ReasonMapQuestion(
-                "rm1", "city", "test", "A Station", "F Station", "short?", "long?", "num_via",
-                "medium", "hard",
-                [[seg("Line 1", "A Station", "C Station", ["B Station"]), seg("Line 2", "C Station", "F Station", [])]],
+                "rm1",
+                "city",
+                "test",
+                "A Station",
+                "F Station",
+                "short?",
+                "long?",
+                "num_via",
+                "medium",
+                "hard",
+                [
+                    [
+                        seg("Line 1", "A Station", "C Station", ["B Station"]),
+                        seg("Line 2", "C Station", "F Station", []),
+                    ]
+                ],
             )
         ],
     )
@@ -124,7 +165,11 @@ RM_LONG = (
 
 def predictions() -> list[Prediction]:
     return [
-        Prediction("time1", "rp", "<think>Alpha-Delta?</think><route_begin>Alpha-Bravo-Porta Furba-Quadraro-Delta<route_end>\nTotal_Time: 9\nTotal_Price: 0"),
+        Prediction(
+            "time1",
+            "rp",
+            "<think>Alpha-Delta?</think><route_begin>Alpha-Bravo-Porta Furba-Quadraro-Delta<route_end>\nTotal_Time: 9\nTotal_Price: 0",
+        ),
         Prediction("free1", "rp", "Alpha-Bravo-Porta Furba-Delta"),  # Blue route, mark missing
         Prediction("mix1", "rp", "", error="HTTP 500 after 6 retries"),
         Prediction("trav1", "rp", "I would rather not say."),
@@ -184,7 +229,9 @@ def test_score_rows_and_summary(dataset: Path) -> None:
     assert qa_metro["by_capability"]["Visual Perception"]["mean"] == 0.5
     assert qa_metro["by_capability"]["Graph Topology Reasoning"]["mean"] == 1.0
     rm = summary["reasonmap"]
-    assert rm["short"]["accuracy"]["mean"] == 1.0 and rm["long"]["weighted_map_score"]["mean"] == 37.0
+    assert (
+        rm["short"]["accuracy"]["mean"] == 1.0 and rm["long"]["weighted_map_score"]["mean"] == 37.0
+    )
 
 
 def test_cli_writes_scores_and_summary(run_dir: Path) -> None:
@@ -192,10 +239,28 @@ def test_cli_writes_scores_and_summary(run_dir: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "Route planning" in result.output and "ReasonMap" in result.output
     rows = [json.loads(x) for x in (run_dir / "scores.jsonl").read_text().splitlines()]
-    assert {r["id"] for r in rows} == {"time1", "free1", "trav1", "qa1", "qa2", "qa3", "rm1/short", "rm1/long"}
+    assert {r["id"] for r in rows} == {
+        "time1",
+        "free1",
+        "trav1",
+        "qa1",
+        "qa2",
+        "qa3",
+        "rm1/short",
+        "rm1/long",
+    }
     for r in rows:
         if r["kind"] == "rp":
-            assert {"ema", "pma", "ds", "valid", "optimal", "transfers_ok", "gap", "strict"} <= r.keys()
+            assert {
+                "ema",
+                "pma",
+                "ds",
+                "valid",
+                "optimal",
+                "transfers_ok",
+                "gap",
+                "strict",
+            } <= r.keys()
         elif r["kind"] == "qa":
             assert "correct" in r
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -206,24 +271,39 @@ def test_cli_writes_scores_and_summary(run_dir: Path) -> None:
 def test_cli_scores_external_results(tmp_path: Path, dataset: Path) -> None:
     results = tmp_path / "results.json"
     samples = [
-        {"city": "t1", "station_1": "Lake", "station_2": "Gate", "question": "x", "response": "Lake-Gate"},
-        {"station_1": "Alpha", "station_2": "Delta", "category": "time", "response": f"<route_begin>{RED}<route_end>"},
+        {
+            "city": "t1",
+            "station_1": "Lake",
+            "station_2": "Gate",
+            "question": "x",
+            "response": "Lake-Gate",
+        },
+        {
+            "station_1": "Alpha",
+            "station_2": "Delta",
+            "category": "time",
+            "response": f"<route_begin>{RED}<route_end>",
+        },
         {"question": "qa qa1", "response": "<answer_begin>2<answer_end>"},
     ]
     results.write_text(json.dumps(samples))
     out = tmp_path / "ext"
     result = CliRunner().invoke(
-        app, ["score", str(out), "--results", str(results), "--dataset", str(dataset), "--no-progress"]
+        app,
+        ["score", str(out), "--results", str(results), "--dataset", str(dataset), "--no-progress"],
     )
     assert result.exit_code == 0, result.output
-    rows = {json.loads(x)["id"]: json.loads(x) for x in (out / "scores.jsonl").read_text().splitlines()}
+    rows = {
+        json.loads(x)["id"]: json.loads(x) for x in (out / "scores.jsonl").read_text().splitlines()
+    }
     assert rows["trav1"]["ema"] == 1 and rows["time1"]["strict"] and rows["qa1"]["correct"]
     assert (out / "predictions.jsonl").is_file() and (out / "run.json").is_file()
     # ambiguous sample: three categories share the OD pair
     samples.append({"station_1": "Alpha", "station_2": "Delta", "response": RED})
     results.write_text(json.dumps(samples))
     result = CliRunner().invoke(
-        app, ["score", str(out), "--results", str(results), "--dataset", str(dataset), "--no-progress"]
+        app,
+        ["score", str(out), "--results", str(results), "--dataset", str(dataset), "--no-progress"],
     )
     assert result.exit_code == 1
     assert "sample 3" in result.output and "3 route-planning queries match" in result.output

@@ -14,7 +14,7 @@ def test_mean_and_determinism() -> None:
     vals = [1, 0, 1, 1, 0, 1, 0, 1]
     m, lo, hi = bootstrap_ci(vals)
     assert m == pytest.approx(5 / 8)
-    assert lo <= m <= hi and 0 <= lo and hi <= 1
+    assert lo <= m <= hi and lo >= 0 and hi <= 1
     assert bootstrap_ci(vals) == (m, lo, hi)
     cont = np.random.default_rng(1).random(50)
     assert bootstrap_ci(cont, seed=1) != bootstrap_ci(cont, seed=2)

@@ -124,7 +124,11 @@ class RPQuery:
 
 @dataclass(slots=True)
 class QAQuery:
-    """One diagnostic QA sample (a row of ``qa.jsonl``); ``type`` is 1–24 (SPEC 10)."""
+    """One diagnostic QA sample (a row of ``qa.jsonl``); ``type`` is 1–24 (SPEC 10).
+
+    ``params`` are the stations, lines or edges the question is about, so the answer can be
+    recomputed from the map (:func:`maptab.build.qa.qa_answer`).
+    """
 
     id: str
     map_id: str
@@ -138,6 +142,7 @@ class QAQuery:
     inputs: list[str]
     tables: dict[str, list[int]] = field(default_factory=dict)
     drop_line_column: bool = False
+    params: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

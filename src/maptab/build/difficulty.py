@@ -259,12 +259,41 @@ class SimplePathCounter:
             comp |= frontier
         return comp
 
+    def _peel(self, v: int, region: int, target: int) -> int:
+        """``region`` without its dead ends: stations other than the target that keep at most
+        one neighbour (a simple path from ``v`` to the target can pass through none of them)."""
+        nbr = self._nbr
+        keep = region | (1 << v)
+        fixed = (1 << v) | (1 << target)
+        stack = []
+        rest = region & ~fixed
+        while rest:
+            low = rest & -rest
+            u = low.bit_length() - 1
+            if (nbr[u] & keep).bit_count() <= 1:
+                stack.append(u)
+            rest ^= low
+        while stack:
+            u = stack.pop()
+            if not (keep >> u) & 1:
+                continue
+            keep &= ~(1 << u)
+            touched = nbr[u] & keep & ~fixed
+            while touched:
+                low = touched & -touched
+                w = low.bit_length() - 1
+                if (nbr[w] & keep).bit_count() <= 1:
+                    stack.append(w)
+                touched ^= low
+        return keep & ~(1 << v)
+
     def _paths(self, v: int, allowed: int, target: int) -> tuple[int, int]:
         if v == target:
             return 1, 0
         region = self._reach(v, allowed, target)
         if not (region >> target) & 1:
             return 0, 0
+        region = self._peel(v, region, target)
         memo = self._memo.setdefault(target, {})
         key = (v, region)
         hit = memo.get(key)
@@ -315,9 +344,20 @@ def spci(network: Network, s: str, t: str) -> float:
 
 
 def spci_pairs(network: Network, pairs: Iterable[tuple[str, str]]) -> list[float]:
-    """:func:`spci` for every ``(s, t)`` of ``pairs``, with one shared counter."""
+    """:func:`spci` for every ``(s, t)`` of ``pairs``, with one shared counter.
+
+    SPCI is symmetric (the simple paths of ``t``–``s`` are those of ``s``–``t`` reversed), so
+    each unordered pair is solved once.
+    """
     counter = SimplePathCounter(network)
-    return [counter.mean_length(s, t) for s, t in pairs]
+    done: dict[tuple[str, str], float] = {}
+    out = []
+    for s, t in pairs:
+        key = (s, t) if s <= t else (t, s)
+        if key not in done:
+            done[key] = counter.mean_length(*key)
+        out.append(done[key])
+    return out
 
 
 QUERY_METRICS: dict[str, Callable[[Network, Sequence[tuple[str, str]]], Sequence[float]]] = {

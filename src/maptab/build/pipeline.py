@@ -16,6 +16,7 @@ byte-identical dataset:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -237,6 +238,7 @@ def qa_queries_for_map(net: Network, entry: MapEntry, seed: int, styles: _Cycle)
                 inputs=list(qtype.inputs),
                 tables=shown,
                 drop_line_column=net.scenario == "metromap" and "mix" in qtype.inputs,
+                params=json.loads(json.dumps(params)),
             )
         )
     return out
@@ -271,15 +273,14 @@ def build_benchmark(
         },
     )
     rp_styles, qa_styles = _Cycle(RP_STYLES), _Cycle(QA_STYLES)
+    illegible: dict[str, list[str]] = {}
     seeds = _seeds(seed + 1, len(nets))
     for net, entry, child in track(list(zip(nets, entries, seeds, strict=True)), "maps", len(nets)):
-        image = None
         folder = writer.add_map(net, entry)
         if render:
-            from maptab.render import save_map
-
-            image = folder / "image.png"
-            save_map(net, image)
+            problems = render_checked(net, folder / "image.png")
+            if problems:
+                illegible[entry.id] = problems
         writer.add(
             "rp",
             rp_queries_for_map(
@@ -293,4 +294,14 @@ def build_benchmark(
             ),
         )
         writer.add("qa", qa_queries_for_map(net, entry, child, qa_styles))
+    if illegible:
+        writer.options["legibility_problems"] = illegible
     return writer.finish()
+
+
+def render_checked(net: Network, path: Path) -> list[str]:
+    """Render ``net`` to ``path`` and return the legibility problems found (SPEC 15)."""
+    from maptab.render import check_legibility, save_map
+
+    result = save_map(net, path)
+    return check_legibility(result.placed, net)

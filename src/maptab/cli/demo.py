@@ -1,1 +1,60 @@
-"""``maptab demo``."""
+"""``maptab demo``: the whole pipeline on the embedded ``mini`` benchmark, offline."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from maptab.cli.app import app, console, fail
+from maptab.cli.progress import track
+
+DEMO_MODELS = ("oracle", "shortest", "random")
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option(help="Folder for the dataset, runs and report.")] = Path(
+        "demo"
+    ),
+    seed: Annotated[int, typer.Option(help="Seed of the mini benchmark.")] = 0,
+) -> None:
+    """Build the mini benchmark, run the built-in baselines, score them, write the report and
+    print the leaderboard. Needs no network and no model.
+
+    The folder is rebuilt from scratch each time (its dataset/, runs/ and report/ are replaced).
+    """
+    from maptab.build.pipeline import build_benchmark
+    from maptab.report import leaderboard, write_report
+    from maptab.run import make_provider, run
+    from maptab.score.scorer import score_run
+
+    dataset, runs, report = out / "dataset", out / "runs", out / "report"
+    try:
+        for folder in (dataset, runs, report):
+            if folder.exists():
+                shutil.rmtree(folder)
+        console.rule("[bold]1. build the mini benchmark")
+        manifest = build_benchmark(dataset, preset="mini", seed=seed, progress=track)
+        counts = manifest["counts"]
+        console.print(
+            f"{counts['maps']} maps, {counts['rp']} RP queries, {counts['qa']} QA queries "
+            f"-> {dataset}"
+        )
+        run_dirs = []
+        for model in DEMO_MODELS:
+            console.rule(f"[bold]2. run {model}")
+            run_dir = runs / model
+            summary = run(dataset, make_provider(model), run_dir, concurrency=8, spec=model)
+            console.print(f"{summary.completed} answers, {summary.errors} errors -> {run_dir}")
+            score_run(run_dir, progress=False)
+            run_dirs.append(run_dir)
+        console.rule("[bold]3. report")
+        files = write_report(run_dirs, report)
+        console.print(f"report: {files.index}")
+    except (ValueError, OSError) as exc:
+        fail(str(exc))
+    console.rule("[bold]leaderboard")
+    console.print(leaderboard(run_dirs))

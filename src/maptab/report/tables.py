@@ -568,6 +568,9 @@ def _text_column(table: ReportTable, i: int) -> bool:
 
 
 def _md_escape(text: str) -> str:
+    """Cell text safe in Markdown: pipes escaped, HTML metacharacters as entities (Markdown
+    renderers pass raw HTML through), newlines flattened."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 

@@ -47,6 +47,14 @@ def _match_uncached(a: str, b: str) -> bool:
     a, b = a.strip().lower(), b.strip().lower()
     if _MARK in a or _MARK in b:
         return a == b
+    # ratio = 2M/T with M matched characters and T = len(a) + len(b), so ratio >= 0.5 iff
+    # 4M >= T. M is at most the shorter length and at most the size of the multiset
+    # intersection of the characters (difflib's quick_ratio bound): reject early on either.
+    total = len(a) + len(b)
+    if 4 * min(len(a), len(b)) < total:
+        return False
+    if 4 * sum(min(a.count(c), b.count(c)) for c in set(a)) < total:
+        return False
     return SequenceMatcher(None, a, b).ratio() >= 0.5
 
 

@@ -1,0 +1,131 @@
+"""The HTML report: escaping of everything a model wrote, and the page in real headless
+Chromium (the script runs, filters from the address apply, no injected script runs)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from maptab.report import load_runs, write_report
+from maptab.report.html import json_for_html
+from test_report_fixture import HOSTILE, make_runs
+
+CHROMIUM = next(
+    (p for p in ("/usr/bin/chromium", shutil.which("chromium")) if p and Path(p).exists()), None
+)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("report")
+    _, runs = make_runs(tmp)
+    files = write_report(runs, tmp / "out", overlays_per_group=1)
+    return tmp, runs, files
+
+
+def _data(index: Path) -> dict:
+    text = index.read_text(encoding="utf-8")
+    block = re.search(
+        r'<script type="application/json" id="report-data">(.*?)</script>', text, re.S
+    )
+    return json.loads(block.group(1))
+
+
+def test_json_block_cannot_be_closed_from_inside():
+    text = json_for_html({"a": "</script><!-- & \u2028"})
+    assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
+    assert json.loads(text) == {"a": "</script><!-- & \u2028"}
+
+
+def test_hostile_text_is_only_data(report):
+    tmp, runs, files = report
+    html = files.index.read_text(encoding="utf-8")
+    assert "<script>document" not in html
+    assert "<img src=x" not in html
+    assert html.count("<script") == 2  # the data block and our own script
+    data = _data(files.index)
+    responses = [s["response"] for s in data["samples"]]
+    assert HOSTILE in responses  # kept verbatim as data, RTL characters included
+    header = re.search(r'<p class="runs">(.*?)</p>', html).group(1)
+    assert "chaos &lt;script&gt;document.title=&#x27;x&#x27;&lt;/script&gt;" in header
+    api = [s for s in data["samples"] if s["outcome"] == "API error"]
+    assert len(api) == 1 and api[0]["response"] == "HTTP 500 <b>boom</b>"
+
+
+def test_samples_carry_prompts_gold_and_pictures(report):
+    tmp, runs, files = report
+    samples = _data(files.index)["samples"]
+    assert (
+        len(samples)
+        == sum(len(r.read_text().splitlines()) for r in (p / "scores.jsonl" for p in runs)) + 1
+    )
+    oracle = next(s for s in samples if s["id"] == "metro-1/rp-0-time" and s["run"] == "oracle")
+    assert oracle["prompt"].startswith("Plan a route from Alpha to Delta")
+    assert oracle["gold"] == "Alpha-Beta(transfer)-Eta-Delta"
+    assert oracle["outcome"] == "correct" and oracle["inputs"] == "Map, Edge_tab, Vertex_tab"
+    pictured = [s for s in samples if s.get("img")]
+    # one right and one wrong per run and category where the run has both; the files exist
+    assert pictured and all(
+        (files.index.parent / p).is_file() for s in pictured for p in s["img"].values()
+    )
+    per_run = {s["run"] for s in pictured}
+    assert per_run == {r.name for r in load_runs(runs)}
+    assert files.images == sum(len(s["img"]) for s in pictured)
+
+
+def _chromium(url: str, profile: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--no-first-run", f"--user-data-dir={profile}", "--virtual-time-budget=3000",
+            *extra, url,
+        ],
+        capture_output=True, text=True, timeout=90,
+    )  # fmt: skip
+
+
+@pytest.mark.browser
+def test_page_runs_in_headless_chromium(report):
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (scripts/system-deps.sh installs it)")
+    tmp, runs, files = report
+    samples = _data(files.index)["samples"]
+    want = sum(s["run"] == "shortest" and s["outcome"] == "wrong" for s in samples)
+    assert 0 < want < len(samples)
+    url = files.index.resolve().as_uri() + "#run=shortest&outcome=wrong&expand=1"
+    done = _chromium(url, tmp / "profile", "--dump-dom")
+    dom = done.stdout
+    assert done.returncode == 0, done.stderr[-2000:]
+    count = re.search(r'<p id="count" class="count" data-matches="(\d+)">([^<]*)</p>', dom)
+    assert count, "the script did not render the sample count"
+    assert int(count.group(1)) == want and count.group(2).startswith(
+        f"{want} of {len(samples)} samples"
+    )
+    assert dom.count('class="sample"') == want
+    # unfiltered, the chaos run's hostile answer is shown as text and never runs
+    done = _chromium(
+        files.index.resolve().as_uri()
+        + "#run="
+        + "chaos%20%3Cscript%3Edocument.title%3D'x'%3C%2Fscript%3E&expand=1",
+        tmp / "profile",
+        "--dump-dom",
+    )
+    dom = done.stdout
+    assert "pwned" not in re.search(r"<body[^>]*>", dom).group(0)
+    assert "<title>maptab report</title>" in dom
+    assert "&lt;script&gt;document.body.dataset.pwned='script'&lt;/script&gt;" in dom
+    assert "\u202eevil-rtl\u202c مرحبا" in dom
+    shot = tmp / "shot.png"
+    done = _chromium(
+        files.index.resolve().as_uri(),
+        tmp / "profile",
+        "--window-size=1280,900",
+        f"--screenshot={shot}",
+    )
+    assert shot.is_file() and shot.stat().st_size > 10_000
