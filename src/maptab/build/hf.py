@@ -65,6 +65,8 @@ def _query_rows(
         row = q.to_dict()
         if "tables" in row:  # fixed keys, so every row has the same struct type
             row["tables"] = {k: row["tables"].get(k) for k in TABLE_FILES}
+        if "params" in row:  # free-form per QA type: stored as JSON text
+            row["params"] = json.dumps(row["params"], ensure_ascii=False, sort_keys=True)
         row["image"] = _image(ds, q.map_id, cache)
         yield row
 

@@ -176,14 +176,15 @@ def score_rm(maps: _Maps, question: ReasonMapQuestion, mode: str, response: str)
 
 # --------------------------------------------------------------------------- summary
 def _ci(
-    rows: Sequence[dict[str, Any]],
-    value: Callable[[dict[str, Any]], float],
-    weight: Callable[[dict[str, Any]], float] | None = None,
+    rows: Sequence[dict[str, Any]], key: str, weights: Sequence[float] | None = None
 ) -> dict[str, Any]:
-    vals = [float(value(r)) for r in rows]
-    w = None if weight is None else [weight(r) for r in rows]
+    """Mean of column ``key`` over ``rows`` with its bootstrap interval clustered by map."""
     mean, lo, hi = bootstrap_ci(
-        vals, clusters=[r["map_id"] for r in rows], weights=w, n_boot=N_BOOT, level=LEVEL
+        [float(r[key]) for r in rows],
+        clusters=[r["map_id"] for r in rows],
+        weights=weights,
+        n_boot=N_BOOT,
+        level=LEVEL,
     )
     return {"mean": mean, "lo": lo, "hi": hi, "n": len(rows)}
 
@@ -200,25 +201,25 @@ def _groups(
 
 
 def _rp_block(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    ds = _ci(rows, lambda r: r["ds"])
+    ds = _ci(rows, "ds")
     n = len(rows)
     valid = [r for r in rows if r["valid"] and r["gap"] is not None]
-    accepted = [r for r in rows if r["ema"]]
+    accepted = sum(r["ema"] for r in rows)
     false_accepts = sum(r["lenient_false_accept"] for r in rows)
     return {
         "n": n,
-        "ema": _ci(rows, lambda r: r["ema"]),
-        "pma": _ci(rows, lambda r: r["pma"]),
+        "ema": _ci(rows, "ema"),
+        "pma": _ci(rows, "pma"),
         "ds": {"total": ds["mean"] * n, "lo": ds["lo"] * n, "hi": ds["hi"] * n, "n": n},
-        "strict": _ci(rows, lambda r: r["strict"]),
-        "valid": _ci(rows, lambda r: r["valid"]),
-        "optimal": _ci(rows, lambda r: r["optimal"]),
-        "transfers_ok": _ci(rows, lambda r: r["transfers_ok"]),
-        "gap": _ci(valid, lambda r: r["gap"]) if valid else None,
+        "strict": _ci(rows, "strict"),
+        "valid": _ci(rows, "valid"),
+        "optimal": _ci(rows, "optimal"),
+        "transfers_ok": _ci(rows, "transfers_ok"),
+        "gap": _ci(valid, "gap") if valid else None,
         "format_errors": sum(not r["parsed"] for r in rows),
         "lenient_false_accept": {
             "count": false_accepts,
-            "share_of_ema": false_accepts / len(accepted) if accepted else 0.0,
+            "share_of_ema": false_accepts / accepted if accepted else 0.0,
         },
     }
 
@@ -234,11 +235,11 @@ def _rp_scenario(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     ):
         out[name] = {k: _rp_block(g) for k, g in _groups(rows, key).items()}
     asked = [r for r in rows if r["totals"] is not None]
-    out["totals"] = {
-        letter: _ci(asked, lambda r, letter=letter: r["totals"].get(letter, False))
-        for letter in "TPCR"
-        if any(letter in r["totals"] for r in asked)
-    }
+    out["totals"] = {}
+    for letter in "TPCR":
+        if any(letter in r["totals"] for r in asked):
+            cells = [{"map_id": r["map_id"], "ok": r["totals"].get(letter, False)} for r in asked]
+            out["totals"][letter] = _ci(cells, "ok")
     wrong = [r["error_type"] for r in rows if r["error_type"]]
     out["errors"] = {
         t: {"count": wrong.count(t), "share": wrong.count(t) / len(rows)}
@@ -256,31 +257,28 @@ def _qa_scenario(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             capability_rows[cap].append(r)
     by_cap = {}
     for cap, crow in sorted(capability_rows.items()):
-        sizes = _groups(crow, lambda r: r["type"])
+        sizes = {t: len(g) for t, g in _groups(crow, lambda r: r["type"]).items()}
         # weight 1/n_type: the weighted mean is the mean of the per-type accuracies
-        by_cap[cap] = _ci(
-            crow, lambda r: r["correct"], lambda r, s=sizes: 1 / len(s[str(r["type"])])
-        )
+        by_cap[cap] = _ci(crow, "correct", [1 / sizes[str(r["type"])] for r in crow])
     return {
-        "overall": _ci(rows, lambda r: r["correct"]),
+        "overall": _ci(rows, "correct"),
         "format_errors": sum(not r["parsed"] for r in rows),
         "by_type": {
-            k: _ci(g, lambda r: r["correct"])
-            for k, g in sorted(per_type.items(), key=lambda kv: int(kv[0]))
+            k: _ci(g, "correct") for k, g in sorted(per_type.items(), key=lambda kv: int(kv[0]))
         },
         "by_capability": by_cap,
     }
 
 
 def _rm_mode(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    weight = lambda r: r["weight"]  # noqa: E731
+    w = [r["weight"] for r in rows]
     return {
-        "accuracy": _ci(rows, lambda r: r["correct"]),
-        "accuracy_strict": _ci(rows, lambda r: r["correct_strict"]),
-        "map_score": _ci(rows, lambda r: r["map_score"]),
-        "weighted_accuracy": _ci(rows, lambda r: r["correct"], weight),
-        "weighted_accuracy_strict": _ci(rows, lambda r: r["correct_strict"], weight),
-        "weighted_map_score": _ci(rows, lambda r: r["map_score"], weight),
+        "accuracy": _ci(rows, "correct"),
+        "accuracy_strict": _ci(rows, "correct_strict"),
+        "map_score": _ci(rows, "map_score"),
+        "weighted_accuracy": _ci(rows, "correct", w),
+        "weighted_accuracy_strict": _ci(rows, "correct_strict", w),
+        "weighted_map_score": _ci(rows, "map_score", w),
         "max_score": rows[0]["max_score"],
         "format_errors": sum(not r["parsed"] for r in rows),
     }
@@ -301,7 +299,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     if "qa" in by_kind:
         qa = by_kind["qa"]
         out["qa"] = {
-            "overall": _ci(qa, lambda r: r["correct"]),
+            "overall": _ci(qa, "correct"),
             "by_scenario": {
                 k: _qa_scenario(g) for k, g in _groups(qa, lambda r: r["scenario"]).items()
             },

@@ -27,10 +27,13 @@ def _cluster_sums(
         return values * weights, weights
     if len(clusters) != len(values):
         raise ValueError(f"clusters has {len(clusters)} entries for {len(values)} values")
-    _, inverse = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)
+    index: dict[object, int] = {}
+    codes = np.fromiter(
+        (index.setdefault(c, len(index)) for c in clusters), dtype=np.intp, count=len(clusters)
+    )
     return (
-        np.bincount(inverse, weights=values * weights),
-        np.bincount(inverse, weights=weights),
+        np.bincount(codes, weights=values * weights),
+        np.bincount(codes, weights=weights),
     )
 
 
