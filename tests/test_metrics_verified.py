@@ -18,10 +18,12 @@ Criteria-free: both routes have 4 stations (gold = both).
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from maptab.network import Edge, Network, Vertex
 from maptab.schema import RPQuery
-from maptab.score.errors import error_type
+from maptab.score.errors import ERROR_TYPES, error_type
 from maptab.score.parse import parse_route
 from maptab.score.qa import qa_correct, totals_correct
 from maptab.score.verified import station_index, verify_route
@@ -181,3 +183,17 @@ def test_qa_rounding_and_totals() -> None:
         "C": True,
         "R": False,
     }
+
+
+_PIECES = ["Alpha", "Bravo", "Porta Furba", "Quadraro", "Delta", "(transfer)", "-", " → ", "X", "é"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14), st.sampled_from(["time", "map_only"]))
+def test_verify_never_raises_on_any_answer(pieces: list[str], category: str) -> None:
+    routes = [f"Alpha-Bravo-{PFQ}-Delta", "Alpha-Bravo(transfer)-Porta Furba-Delta"]
+    v = check("".join(pieces), query(category, routes))
+    assert v.error_type in (None, *ERROR_TYPES)
+    assert v.correct == (v.error_type is None)
+    if v.valid:
+        assert v.gap is not None and v.gap >= 0

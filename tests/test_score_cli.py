@@ -17,7 +17,7 @@ from maptab.cli import app
 from maptab.dataset import DatasetWriter, MapEntry
 from maptab.network import Edge, Network, Vertex
 from maptab.schema import Prediction, QAQuery, ReasonMapQuestion, RPQuery, write_jsonl
-from maptab.score.scorer import score_predictions, score_run
+from maptab.score.scorer import compare_runs, load_scores, score_predictions, score_run
 
 PFQ = "Porta Furba_Quadraro"
 RED = f"Alpha-Bravo-{PFQ}-Delta"
@@ -322,3 +322,15 @@ def test_cli_clear_errors(tmp_path: Path, run_dir: Path) -> None:
     (run_dir / "predictions.jsonl").write_text("{broken\n")
     result = CliRunner().invoke(app, ["score", str(run_dir), "--no-progress"])
     assert result.exit_code == 1 and "predictions.jsonl:1" in result.output
+
+
+def test_compare_runs_pairs_by_id(run_dir: Path, dataset: Path) -> None:
+    score_run(run_dir, progress=False)
+    a = load_scores(run_dir)
+    worse = [Prediction(p.id, p.kind, "nonsense") for p in predictions()]
+    b, _ = score_predictions(dataset, worse)
+    cmp = compare_runs(a, b, "ema")
+    # shared RP samples: time1, free1, trav1 (mix1 failed in run a); a has EMA 1, 1, 0
+    assert cmp["n"] == 3 and cmp["diff"] == pytest.approx(2 / 3)
+    assert cmp["lo"] <= cmp["diff"] <= cmp["hi"]
+    assert compare_runs(a, a, "correct")["diff"] == 0.0

@@ -43,6 +43,8 @@ from maptab.schema import QA_STYLES
 
 Params = dict[str, Any]
 Shown = Mapping[str, Sequence[str]] | None
+AnswerFn = Callable[[Network, Params, Shown, int], "float | Fraction"]
+SampleFn = Callable[[Network, np.random.Generator, int], Params]
 
 CAPABILITIES: dict[str, str] = {
     "VP": "Visual Perception",
@@ -206,7 +208,9 @@ def _a_edges_between(n: Network, p: Params, shown: Shown, q: int) -> float:
     _edge(n, q, p["a"], p["b"], line)
     _edge(n, q, p["c"], p["d"], line)
     return min(
-        len(_line_paths(n, q, line, x, y)[0]) - 1 for x in (p["a"], p["b"]) for y in (p["c"], p["d"])
+        len(_line_paths(n, q, line, x, y)[0]) - 1
+        for x in (p["a"], p["b"])
+        for y in (p["c"], p["d"])
     )
 
 
@@ -241,7 +245,9 @@ def _a_mean_reliability(n: Network, p: Params, shown: Shown, q: int) -> Fraction
 def _a_min_transfer_time(n: Network, p: Params, shown: Shown, q: int) -> float:
     if len(n.line_names) == 1:
         return 1
-    shared = [v.transfer_time for v in n.vertices.values() if {p["line"], p["line2"]} <= set(v.lines)]
+    shared = [
+        v.transfer_time for v in n.vertices.values() if {p["line"], p["line2"]} <= set(v.lines)
+    ]
     return min(shared, default=0)
 
 
@@ -373,11 +379,13 @@ def _s_four_stations(n: Network, rng: np.random.Generator, q: int) -> Params:
 
 
 def _s_line(n: Network, rng: np.random.Generator, q: int) -> Params:
-    return {"line": _pick(rng, _lines(n, q))}
+    _need(n, q, bool(n.line_names), "no line")
+    return {"line": _pick(rng, n.line_names)}
 
 
 def _s_pair_on_line(n: Network, rng: np.random.Generator, q: int) -> Params:
-    """Two stations of one line; type 11 redraws pairs opposite on a loop (two ways tie)."""
+    """Two stations of one line, redrawn while they sit opposite on a loop (the two ways round
+    tie, so "the stretch from A to B" would not be one sequence of stations)."""
     for _ in range(64):
         line = _pick(rng, _lines(n, q))
         a, b = _pick_distinct(rng, sorted(_line_stations(n, line)), 2)
@@ -402,15 +410,16 @@ def _s_two_edges(n: Network, rng: np.random.Generator, q: int) -> Params:
     return {"line": line, "a": e1.u, "b": e1.v, "c": e2.u, "d": e2.v}
 
 
-def _yes_no(answer: Callable[[Network, Params, Shown, int], float]) -> Callable[..., Params]:
-    """A sampler that balances the 1/0 answers of a pair (or station/line) question."""
+def _s_station_line(n: Network, rng: np.random.Generator, q: int) -> Params:
+    _need(n, q, bool(n.line_names), "no line")
+    return {"a": _pick(rng, n.stations), "line": _pick(rng, n.line_names)}
+
+
+def _yes_no(answer: AnswerFn, draw: SampleFn) -> SampleFn:
+    """A sampler that balances the 1/0 answers of ``answer`` over params drawn by ``draw``."""
 
     def sample(n: Network, rng: np.random.Generator, q: int) -> Params:
-        draw = {
-            _a_on_line: lambda: {"a": _pick(rng, n.stations), "line": _pick(rng, n.line_names)},
-            _a_on_cycle: lambda: _s_station(n, rng, q),
-        }.get(answer, lambda: _s_two_stations(n, rng, q))
-        return _balanced(rng, draw, lambda p: bool(answer(n, p, None, q)))
+        return _balanced(rng, lambda: draw(n, rng, q), lambda p: bool(answer(n, p, None, q)))
 
     return sample
 
@@ -426,7 +435,9 @@ def _s_line_pair(n: Network, rng: np.random.Generator, q: int) -> Params:
         return {"line": x, "line2": y}
 
     return _balanced(
-        rng, draw, lambda p: any({p["line"], p["line2"]} <= set(v.lines) for v in n.vertices.values())
+        rng,
+        draw,
+        lambda p: any({p["line"], p["line2"]} <= set(v.lines) for v in n.vertices.values()),
     )
 
 
@@ -435,8 +446,6 @@ def _s_dropped(n: Network, rng: np.random.Generator, q: int) -> Params:
 
 
 # --------------------------------------------------------------------------- the table
-AnswerFn = Callable[[Network, Params, Shown, int], "float | Fraction"]
-SampleFn = Callable[[Network, np.random.Generator, int], Params]
 
 
 @dataclass(frozen=True, slots=True)
@@ -454,9 +463,9 @@ class QAType:
     level: str
     capabilities: tuple[str, ...]
     description: str
-    kind: str = "count"
-    answer: AnswerFn = field(default=_a_line_count, repr=False, compare=False)
-    sample: SampleFn = field(default=_s_none, repr=False, compare=False)
+    kind: str
+    answer: AnswerFn = field(repr=False, compare=False)
+    sample: SampleFn = field(repr=False, compare=False)
 
     @property
     def code(self) -> str:
@@ -489,7 +498,7 @@ QA_TYPES: tuple[QAType, ...] = (
     _row(1, M, "M-GP", "number of lines", "count", _a_line_count),
     _row(2, M, "M-LP", "stations strictly between A and B along line X", "count",
          _a_stations_between, _s_pair_on_line),
-    _row(3, M, "M-SR", "is A on line X", "yesno", _a_on_line, _yes_no(_a_on_line)),
+    _row(3, M, "M-SR", "is A on line X", "yesno", _a_on_line, _yes_no(_a_on_line, _s_station_line)),
     _row(4, M, "E-GP", "stations on the line with the most stations", "count", _a_longest_line),
     _row(5, M, "E-LP", "Time/Price/Comfort Level of edge A-B on line X", "value",
          _a_edge_value, _s_edge),
@@ -498,7 +507,7 @@ QA_TYPES: tuple[QAType, ...] = (
     _row(7, M, "V-GP", "transfer stations in the table", "count", _a_transfer_count),
     _row(8, M, "V-LP", "transfer stations on line X", "count", _a_transfers_on_line, _s_line),
     _row(9, M, "V-SR", "are A and B on a common line", "yesno", _a_common_line,
-         _yes_no(_a_common_line)),
+         _yes_no(_a_common_line, _s_two_stations)),
     _row(10, M, "MM-GP", "largest total dwell time (sum of station Time) over lines", "value",
          _a_max_dwell),
     _row(11, M, "MM-LP", "mean station Reliability from A to B (inclusive) along line X",
@@ -506,13 +515,13 @@ QA_TYPES: tuple[QAType, ...] = (
     _row(12, M, "MM-SR", "least Transfer Time among stations on both X and Y; 0 if none; "
          "1 if the map has one line", "value", _a_min_transfer_time, _s_line_pair),
     _row(13, T, "M-GP", "number of spots", "count", _a_spot_count),
-    _row(14, T, "M-LP", "does A lie on a cycle", "yesno", _a_on_cycle, _yes_no(_a_on_cycle)),
+    _row(14, T, "M-LP", "does A lie on a cycle", "yesno", _a_on_cycle, _yes_no(_a_on_cycle, _s_station)),
     _row(15, T, "M-SR", "number of neighbours of A", "count", _a_neighbour_count, _s_station),
     _row(16, T, "E-GP", "occurrences of the most frequent spot in the Edge column", "count",
          _a_most_frequent),
     _row(17, T, "E-LP", "Time/Price of edge A-B", "value", _a_edge_value, _s_edge),
     _row(18, T, "E-SR", "is the hop distance between A and B below 5", "yesno", _a_near,
-         _yes_no(_a_near)),
+         _yes_no(_a_near, _s_two_stations)),
     _row(19, T, "V-GP", "spots with Time below 30", "count", _a_low_time_count),
     _row(20, T, "V-LP", "lowest Price among A, B, C and D", "value", _a_cheapest_of_four,
          _s_four_stations),
@@ -521,7 +530,7 @@ QA_TYPES: tuple[QAType, ...] = (
     _row(22, T, "MM-GP", "does the table list every spot of the map", "yesno",
          _a_table_complete, _s_dropped),
     _row(23, T, "MM-LP", "is a spot with Time below 30 on some shortest path from A to B "
-         "(ends included)", "yesno", _a_low_time_on_shortest, _yes_no(_a_low_time_on_shortest)),
+         "(ends included)", "yesno", _a_low_time_on_shortest, _yes_no(_a_low_time_on_shortest, _s_two_stations)),
     _row(24, T, "MM-SR", "lowest Price among A's neighbours", "value", _a_cheapest_neighbour,
          _s_station),
 )  # fmt: skip
@@ -541,12 +550,16 @@ def qa_type(qtype: int) -> QAType:
 def _checked(qtype: int, network: Network) -> QAType:
     row = qa_type(qtype)
     if row.scenario != network.scenario:
-        raise _fail(network, qtype, f"is a {row.scenario} question, the map is a {network.scenario}")
+        raise _fail(
+            network, qtype, f"is a {row.scenario} question, the map is a {network.scenario}"
+        )
     return row
 
 
 # --------------------------------------------------------------------------- public API
-def qa_answer(qtype: int, network: Network, params: Mapping[str, Any], shown: Shown = None) -> float:
+def qa_answer(
+    qtype: int, network: Network, params: Mapping[str, Any], shown: Shown = None
+) -> float:
     """The exact answer of QA type ``qtype`` about ``network`` (SPEC 10), rounded to 2 decimals.
 
     ``params`` are those of :func:`sample_qa_params` (or hand-written: ``a``–``d`` stations,

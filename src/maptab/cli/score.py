@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.table import Table
 
 from maptab.cli.app import app, console, fail
@@ -42,57 +43,53 @@ def score_cmd(
 
 
 def _pct(ci: dict[str, Any] | None) -> str:
+    """``mean±h`` in percent, ``h`` the larger distance from the mean to a CI bound."""
     if not ci or ci.get("mean") is None:
         return "–"
-    lo, hi = ci.get("lo"), ci.get("hi")
-    band = f" [{100 * lo:.1f}, {100 * hi:.1f}]" if lo is not None and hi is not None else ""
-    return f"{100 * ci['mean']:.1f}{band}"
+    m, lo, hi = ci["mean"], ci.get("lo"), ci.get("hi")
+    if lo is None or hi is None:
+        return f"{100 * m:.1f}"
+    return f"{100 * m:.1f}±{100 * max(m - lo, hi - m):.1f}"
+
+
+def _table(title: str, columns: tuple[str, ...], left: int) -> Table:
+    t = Table(title=title, box=box.SIMPLE_HEAD)
+    for i, col in enumerate(columns):
+        t.add_column(col, justify="left" if i < left else "right", no_wrap=i >= left)
+    return t
 
 
 def _print(summary: dict[str, Any]) -> None:
+    title = "{}, % (± 95% CI, bootstrap clustered by map)"
     rp = summary.get("rp")
     if rp:
-        t = Table(title="Route planning (95% CI, clustered by map)")
-        for col in ("scenario", "category", "n", "EMA", "PMA", "DS", "strict", "valid", "gap"):
-            t.add_column(col, justify="left" if col in ("scenario", "category") else "right")
+        cols = ("scenario", "category", "n", "EMA", "PMA", "DS", "strict", "valid", "gap")
+        t = _table(title.format("Route planning"), cols, 2)
         for scenario, block in rp["by_scenario"].items():
-            rows = [("all", block["overall"]), *block["by_category"].items()]
-            for name, b in rows:
-                gap = b["gap"]["mean"] if b.get("gap") and b["gap"]["mean"] is not None else None
+            for name, b in [("all", block["overall"]), *block["by_category"].items()]:
+                gap = b.get("gap") or {}
                 t.add_row(
                     scenario,
                     name,
                     str(b["n"]),
                     _pct(b["ema"]),
-                    _pct(b["pma"]),
+                    f"{100 * b['pma']['mean']:.1f}",
                     f"{b['ds']['total']:.0f}",
                     _pct(b["strict"]),
-                    _pct(b["valid"]),
-                    "–" if gap is None else f"{gap:.3f}",
+                    f"{100 * b['valid']['mean']:.1f}",
+                    "–" if gap.get("mean") is None else f"{gap['mean']:.3f}",
                 )
         console.print(t)
     qa = summary.get("qa")
     if qa:
-        t = Table(title="QA accuracy (95% CI)")
-        t.add_column("scenario")
-        t.add_column("n", justify="right")
-        t.add_column("accuracy", justify="right")
+        t = _table(title.format("QA accuracy"), ("scenario", "n", "accuracy"), 1)
         for scenario, block in qa["by_scenario"].items():
             t.add_row(scenario, str(block["overall"]["n"]), _pct(block["overall"]))
         console.print(t)
     rm = summary.get("reasonmap")
     if rm:
-        t = Table(title="ReasonMap")
-        for col in (
-            "mode",
-            "n",
-            "acc",
-            "acc strict",
-            "weighted acc",
-            "map score",
-            "weighted score",
-        ):
-            t.add_column(col, justify="right")
+        cols = ("mode", "n", "acc", "acc strict", "weighted acc", "map score", "weighted")
+        t = _table(title.format("ReasonMap"), cols, 1)
         for mode, b in rm.items():
             t.add_row(
                 mode,

@@ -18,8 +18,10 @@ from maptab.score.parse import (
 )
 from maptab.score.scorer import (
     ScoreError,
+    compare_runs,
     load_external_results,
     load_predictions,
+    load_scores,
     score_predictions,
     score_run,
 )
@@ -32,10 +34,12 @@ __all__ = [
     "Segment",
     "Verification",
     "bootstrap_ci",
+    "compare_runs",
     "difficulty_score",
     "ema",
     "load_external_results",
     "load_predictions",
+    "load_scores",
     "paired_difference",
     "parse_answer",
     "parse_reasonmap",

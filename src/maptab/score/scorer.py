@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from maptab.dataset import Dataset, DatasetError
 from maptab.network import Network, table_name
 from maptab.schema import Prediction, QAQuery, ReasonMapQuestion, RPQuery, read_jsonl, write_jsonl
@@ -39,12 +41,14 @@ from maptab.score.paper import (
 from maptab.score.parse import parse_answer, parse_reasonmap, parse_route, parse_totals
 from maptab.score.qa import qa_correct, totals_correct
 from maptab.score.reasonmap import score_reasonmap
-from maptab.score.stats import bootstrap_ci
+from maptab.score.stats import bootstrap_ci, paired_difference
 from maptab.score.verified import gold_routes, station_index, verify_route
 from maptab.tables import derive_mix
 
 __all__ = [
     "ScoreError",
+    "compare_runs",
+    "load_scores",
     "load_external_results",
     "load_predictions",
     "score_predictions",
@@ -175,48 +179,70 @@ def score_rm(maps: _Maps, question: ReasonMapQuestion, mode: str, response: str)
 
 
 # --------------------------------------------------------------------------- summary
-def _ci(
-    rows: Sequence[dict[str, Any]], key: str, weights: Sequence[float] | None = None
-) -> dict[str, Any]:
-    """Mean of column ``key`` over ``rows`` with its bootstrap interval clustered by map."""
-    mean, lo, hi = bootstrap_ci(
-        [float(r[key]) for r in rows],
-        clusters=[r["map_id"] for r in rows],
-        weights=weights,
-        n_boot=N_BOOT,
-        level=LEVEL,
-    )
-    return {"mean": mean, "lo": lo, "hi": hi, "n": len(rows)}
+class _Columns:
+    """Score rows of one kind as numeric columns (``None`` → NaN) plus map cluster codes,
+    so that every group's interval is a few numpy operations."""
+
+    def __init__(self, rows: Sequence[dict[str, Any]]) -> None:
+        self.rows = rows
+        index: dict[str, int] = {}
+        self.cluster = np.fromiter(
+            (index.setdefault(r["map_id"], len(index)) for r in rows),
+            dtype=np.intp,
+            count=len(rows),
+        )
+        self._cols: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        col = self._cols.get(key)
+        if col is None:
+            col = self._cols[key] = np.fromiter(
+                (math.nan if r[key] is None else float(r[key]) for r in self.rows),
+                dtype=float,
+                count=len(self.rows),
+            )
+        return col
+
+    def groups(
+        self, idx: np.ndarray, key: Callable[[dict[str, Any]], Any]
+    ) -> dict[str, np.ndarray]:
+        """Row indices of ``idx`` grouped by ``key`` (rows whose key is ``None`` left out)."""
+        out: dict[str, list[int]] = defaultdict(list)
+        for i in idx.tolist():
+            k = key(self.rows[i])
+            if k is not None:
+                out[str(k)].append(i)
+        return {k: np.asarray(v, dtype=np.intp) for k, v in sorted(out.items())}
+
+    def ci(self, idx: np.ndarray, values: np.ndarray, weights: np.ndarray | None = None) -> dict:
+        """Mean of ``values[idx]`` (weighted) with its bootstrap interval clustered by map."""
+        mean, lo, hi = bootstrap_ci(
+            values[idx],
+            clusters=self.cluster[idx],
+            weights=None if weights is None else weights[idx],
+            n_boot=N_BOOT,
+            level=LEVEL,
+        )
+        return {"mean": mean, "lo": lo, "hi": hi, "n": int(idx.size)}
 
 
-def _groups(
-    rows: Iterable[dict[str, Any]], key: Callable[[dict[str, Any]], Any]
-) -> dict[str, list]:
-    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in rows:
-        k = key(r)
-        if k is not None:
-            out[str(k)].append(r)
-    return dict(sorted(out.items()))
-
-
-def _rp_block(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    ds = _ci(rows, "ds")
-    n = len(rows)
-    valid = [r for r in rows if r["valid"] and r["gap"] is not None]
-    accepted = sum(r["ema"] for r in rows)
-    false_accepts = sum(r["lenient_false_accept"] for r in rows)
+def _rp_block(c: _Columns, idx: np.ndarray) -> dict[str, Any]:
+    n = int(idx.size)
+    ds = c.ci(idx, c["ds"])
+    valid = idx[(c["valid"][idx] == 1) & ~np.isnan(c["gap"][idx])]
+    accepted = int(c["ema"][idx].sum())
+    false_accepts = int(c["lenient_false_accept"][idx].sum())
     return {
         "n": n,
-        "ema": _ci(rows, "ema"),
-        "pma": _ci(rows, "pma"),
+        "ema": c.ci(idx, c["ema"]),
+        "pma": c.ci(idx, c["pma"]),
         "ds": {"total": ds["mean"] * n, "lo": ds["lo"] * n, "hi": ds["hi"] * n, "n": n},
-        "strict": _ci(rows, "strict"),
-        "valid": _ci(rows, "valid"),
-        "optimal": _ci(rows, "optimal"),
-        "transfers_ok": _ci(rows, "transfers_ok"),
-        "gap": _ci(valid, "gap") if valid else None,
-        "format_errors": sum(not r["parsed"] for r in rows),
+        "strict": c.ci(idx, c["strict"]),
+        "valid": c.ci(idx, c["valid"]),
+        "optimal": c.ci(idx, c["optimal"]),
+        "transfers_ok": c.ci(idx, c["transfers_ok"]),
+        "gap": c.ci(valid, c["gap"]) if valid.size else None,
+        "format_errors": int(n - c["parsed"][idx].sum()),
         "lenient_false_accept": {
             "count": false_accepts,
             "share_of_ema": false_accepts / accepted if accepted else 0.0,
@@ -224,8 +250,8 @@ def _rp_block(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _rp_scenario(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {"overall": _rp_block(rows)}
+def _rp_scenario(c: _Columns, idx: np.ndarray) -> dict[str, Any]:
+    out: dict[str, Any] = {"overall": _rp_block(c, idx)}
     for name, key in (
         ("by_category", lambda r: r["category"]),
         ("by_map_difficulty", lambda r: r["map_difficulty"]),
@@ -233,82 +259,124 @@ def _rp_scenario(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         ("by_difficulty", lambda r: f"{r['map_difficulty']}/{r['query_difficulty']}"),
         ("by_repetition", lambda r: r["repetition"]),
     ):
-        out[name] = {k: _rp_block(g) for k, g in _groups(rows, key).items()}
-    asked = [r for r in rows if r["totals"] is not None]
+        out[name] = {k: _rp_block(c, g) for k, g in c.groups(idx, key).items()}
+    asked = np.asarray([i for i in idx.tolist() if c.rows[i]["totals"] is not None], dtype=np.intp)
     out["totals"] = {}
     for letter in "TPCR":
-        if any(letter in r["totals"] for r in asked):
-            cells = [{"map_id": r["map_id"], "ok": r["totals"].get(letter, False)} for r in asked]
-            out["totals"][letter] = _ci(cells, "ok")
-    wrong = [r["error_type"] for r in rows if r["error_type"]]
+        if any(letter in c.rows[i]["totals"] for i in asked.tolist()):
+            ok = np.zeros(len(c.rows))
+            for i in asked.tolist():
+                ok[i] = float(c.rows[i]["totals"].get(letter, False))
+            out["totals"][letter] = c.ci(asked, ok)
+    wrong = [c.rows[i]["error_type"] for i in idx.tolist() if c.rows[i]["error_type"]]
     out["errors"] = {
-        t: {"count": wrong.count(t), "share": wrong.count(t) / len(rows)}
+        t: {"count": wrong.count(t), "share": wrong.count(t) / idx.size}
         for t in ERROR_TYPES
         if t in wrong
     }
     return out
 
 
-def _qa_scenario(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    per_type = _groups(rows, lambda r: r["type"])
-    capability_rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in rows:
-        for cap in r["capabilities"]:
-            capability_rows[cap].append(r)
+def _qa_scenario(c: _Columns, idx: np.ndarray) -> dict[str, Any]:
+    per_type = c.groups(idx, lambda r: r["type"])
+    caps: dict[str, list[int]] = defaultdict(list)
+    for i in idx.tolist():
+        for cap in c.rows[i]["capabilities"]:
+            caps[cap].append(i)
     by_cap = {}
-    for cap, crow in sorted(capability_rows.items()):
-        sizes = {t: len(g) for t, g in _groups(crow, lambda r: r["type"]).items()}
-        # weight 1/n_type: the weighted mean is the mean of the per-type accuracies
-        by_cap[cap] = _ci(crow, "correct", [1 / sizes[str(r["type"])] for r in crow])
+    for cap, members in sorted(caps.items()):
+        cidx = np.asarray(members, dtype=np.intp)
+        # weight 1/n_type within the capability: the weighted mean is the mean of the
+        # per-type accuracies (paper Table 3)
+        types = [c.rows[i]["type"] for i in members]
+        w = np.zeros(len(c.rows))
+        for i, t in zip(members, types, strict=True):
+            w[i] = 1 / types.count(t)
+        by_cap[cap] = c.ci(cidx, c["correct"], w)
     return {
-        "overall": _ci(rows, "correct"),
-        "format_errors": sum(not r["parsed"] for r in rows),
+        "overall": c.ci(idx, c["correct"]),
+        "format_errors": int(idx.size - c["parsed"][idx].sum()),
         "by_type": {
-            k: _ci(g, "correct") for k, g in sorted(per_type.items(), key=lambda kv: int(kv[0]))
+            k: c.ci(g, c["correct"]) for k, g in sorted(per_type.items(), key=lambda kv: int(kv[0]))
         },
         "by_capability": by_cap,
     }
 
 
-def _rm_mode(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    w = [r["weight"] for r in rows]
+def _rm_mode(c: _Columns, idx: np.ndarray) -> dict[str, Any]:
+    w = c["weight"]
     return {
-        "accuracy": _ci(rows, "correct"),
-        "accuracy_strict": _ci(rows, "correct_strict"),
-        "map_score": _ci(rows, "map_score"),
-        "weighted_accuracy": _ci(rows, "correct", w),
-        "weighted_accuracy_strict": _ci(rows, "correct_strict", w),
-        "weighted_map_score": _ci(rows, "map_score", w),
-        "max_score": rows[0]["max_score"],
-        "format_errors": sum(not r["parsed"] for r in rows),
+        "accuracy": c.ci(idx, c["correct"]),
+        "accuracy_strict": c.ci(idx, c["correct_strict"]),
+        "map_score": c.ci(idx, c["map_score"]),
+        "weighted_accuracy": c.ci(idx, c["correct"], w),
+        "weighted_accuracy_strict": c.ci(idx, c["correct_strict"], w),
+        "weighted_map_score": c.ci(idx, c["map_score"], w),
+        "max_score": c.rows[int(idx[0])]["max_score"],
+        "format_errors": int(idx.size - c["parsed"][idx].sum()),
     }
 
 
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The summary of score rows (module docstring); pure, deterministic."""
-    by_kind = _groups(rows, lambda r: r["kind"])
     out: dict[str, Any] = {"settings": {"ci_level": LEVEL, "n_boot": N_BOOT, "cluster": "map_id"}}
-    if "rp" in by_kind:
-        rp = by_kind["rp"]
-        out["rp"] = {
-            "overall": _rp_block(rp),
-            "by_scenario": {
-                k: _rp_scenario(g) for k, g in _groups(rp, lambda r: r["scenario"]).items()
-            },
-        }
-    if "qa" in by_kind:
-        qa = by_kind["qa"]
-        out["qa"] = {
-            "overall": _ci(qa, "correct"),
-            "by_scenario": {
-                k: _qa_scenario(g) for k, g in _groups(qa, lambda r: r["scenario"]).items()
-            },
-        }
-    if "reasonmap" in by_kind:
-        out["reasonmap"] = {
-            k: _rm_mode(g) for k, g in _groups(by_kind["reasonmap"], lambda r: r["mode"]).items()
-        }
+    for kind in ("rp", "qa", "reasonmap"):
+        kind_rows = [r for r in rows if r["kind"] == kind]
+        if not kind_rows:
+            continue
+        c = _Columns(kind_rows)
+        every = np.arange(len(kind_rows), dtype=np.intp)
+        if kind == "rp":
+            scen = c.groups(every, lambda r: r["scenario"])
+            out["rp"] = {
+                "overall": _rp_block(c, every),
+                "by_scenario": {k: _rp_scenario(c, g) for k, g in scen.items()},
+            }
+        elif kind == "qa":
+            scen = c.groups(every, lambda r: r["scenario"])
+            out["qa"] = {
+                "overall": c.ci(every, c["correct"]),
+                "by_scenario": {k: _qa_scenario(c, g) for k, g in scen.items()},
+            }
+        else:
+            modes = c.groups(every, lambda r: r["mode"])
+            out["reasonmap"] = {k: _rm_mode(c, g) for k, g in modes.items()}
     return out
+
+
+def compare_runs(
+    rows_a: Sequence[dict[str, Any]], rows_b: Sequence[dict[str, Any]], metric: str
+) -> dict[str, Any]:
+    """Paired difference ``a − b`` of ``metric`` (``ema``, ``strict``, ``correct``,
+    ``map_score`` …) over the samples both runs scored, clustered by map.
+
+    Returns ``{"diff", "lo", "hi", "n"}``; ``n`` is the number of shared samples with the
+    metric (samples only one run answered are left out, so API failures of one run do not
+    bias the comparison).
+    """
+    b_by_id = {r["id"]: r for r in rows_b if r.get(metric) is not None}
+    pairs = [
+        (r, b_by_id[r["id"]]) for r in rows_a if r.get(metric) is not None and r["id"] in b_by_id
+    ]
+    diff, lo, hi = paired_difference(
+        [float(a[metric]) for a, _ in pairs],
+        [float(b[metric]) for _, b in pairs],
+        clusters=[a["map_id"] for a, _ in pairs],
+        n_boot=N_BOOT,
+        level=LEVEL,
+    )
+    return {"diff": diff, "lo": lo, "hi": hi, "n": len(pairs)}
+
+
+def load_scores(run_dir: str | Path) -> list[dict[str, Any]]:
+    """The rows of ``RUN_DIR/scores.jsonl`` (written by :func:`score_run`)."""
+    path = Path(run_dir) / SCORES
+    if not path.is_file():
+        raise ScoreError(f"{run_dir}: no {SCORES} (run `maptab score` first)")
+    try:
+        return list(read_jsonl(path))
+    except ValueError as exc:
+        raise ScoreError(str(exc)) from None
 
 
 # --------------------------------------------------------------------------- drivers

@@ -27,10 +27,13 @@ def _cluster_sums(
         return values * weights, weights
     if len(clusters) != len(values):
         raise ValueError(f"clusters has {len(clusters)} entries for {len(values)} values")
-    index: dict[object, int] = {}
-    codes = np.fromiter(
-        (index.setdefault(c, len(index)) for c in clusters), dtype=np.intp, count=len(clusters)
-    )
+    if isinstance(clusters, np.ndarray) and clusters.dtype.kind in "iu":
+        _, codes = np.unique(clusters, return_inverse=True)
+    else:
+        index: dict[object, int] = {}
+        codes = np.fromiter(
+            (index.setdefault(c, len(index)) for c in clusters), dtype=np.intp, count=len(clusters)
+        )
     return (
         np.bincount(codes, weights=values * weights),
         np.bincount(codes, weights=weights),

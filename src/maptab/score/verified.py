@@ -52,6 +52,8 @@ class StationIndex:
 
     def __init__(self, network: Network) -> None:
         self.network = network
+        #: keys and display labels (what :func:`maptab.score.parse.parse_route` splits by)
+        self.vocabulary: tuple[str, ...] = (*network.vertices, *network.labels.values())
         self._norm: dict[str, str | None] = {}
         for key in network.vertices:
             for name in {key, network.label(key)}:
@@ -65,11 +67,6 @@ class StationIndex:
         if key is not None:
             return key
         return self._norm.get(normalise_name(name))
-
-    @property
-    def vocabulary(self) -> list[str]:
-        """Keys and display labels (what :func:`maptab.score.parse.parse_route` splits by)."""
-        return list(self.network.vertices) + list(self.network.labels.values())
 
 
 _INDEX_CACHE: dict[int, StationIndex] = {}
