@@ -26,7 +26,7 @@ import numpy as np
 
 from maptab.build import allocation, attributes, difficulty, qa, synth
 from maptab.build.prompts import rp_prompt
-from maptab.build.queries import od_queries, sample_pairs
+from maptab.build.queries import eligible_pairs, od_queries, sample_pairs
 from maptab.dataset import DatasetWriter, MapEntry
 from maptab.network import Network
 from maptab.schema import QA_STYLES, RP_STYLES, QAQuery, RPQuery
@@ -117,11 +117,12 @@ def pair_quotas(nets: list[Network], entries: list[MapEntry], preset: Preset) ->
             continue
         counts = allocation.allocate_queries(
             [len(nets[i].vertices) for i in idx],
-            [entries[i].difficulty for i in idx],
-            [entries[i].split for i in idx],
             total,
             alpha=preset.alpha,
             q_min=preset.q_min,
+            levels=[entries[i].difficulty for i in idx],
+            splits=[entries[i].split for i in idx],
+            capacity=[len(eligible_pairs(nets[i])) for i in idx],
         )
         quotas.update({entries[i].id: int(c) for i, c in zip(idx, counts, strict=True)})
     return quotas
