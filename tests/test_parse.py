@@ -228,3 +228,12 @@ def test_long_route_with_merges() -> None:
     assert len(r.stations) == 20_000 - 40  # each S1-S2 pair (40 of them) merged into one name
     assert r.stations[1] == "S1-S2"
     assert parse_route(None, vocab) is None  # type: ignore[arg-type]
+
+
+def test_trailing_full_stop_kept_when_it_belongs_to_a_station():
+    vocab = ["Düren", "Rädelstr."]
+    assert parse_route("<route_begin>Düren-Rädelstr.<route_end>", vocab).stations == [
+        "Düren",
+        "Rädelstr.",
+    ]
+    assert parse_route("Düren-Rädelstr.", ["Düren", "Rädelstr"]).stations == ["Düren", "Rädelstr"]

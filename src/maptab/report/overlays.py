@@ -79,7 +79,7 @@ def render_overlays(
     runs: Sequence[Run], out_dir: Path, *, per_group: int = 3, progress: bool = False
 ) -> Overlays:
     """Draw the selected samples of every run into ``out_dir/images``; see module docstring."""
-    from maptab.render import draw_route, render_map
+    from maptab.render import draw_route, place_map, render_map
     from maptab.score.parse import parse_route
     from maptab.score.verified import station_index
 
@@ -110,7 +110,11 @@ def render_overlays(
         try:
             net: Network = ds.network(query.map_id)
             if key not in bases:
-                bases[key] = render_map(net)
+                # draw at about the picture's final size: blending and resizing a
+                # paper-size (4000 px) map for every route is what would cost the time
+                full = place_map(net)
+                scale = min(1.0, 1.5 * MAX_SIDE / max(full.width, full.height))
+                bases[key] = render_map(net, scale=scale)
             base = bases[key]
             paths: dict[str, str] = {}
             gold_rel = f"images/gold-{_hash(root + '|' + query.id)}.png"

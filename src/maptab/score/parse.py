@@ -197,8 +197,11 @@ def _vocab(vocabulary: Collection[str] | None) -> _Vocab | None:
     return v
 
 
-def _split_pieces(line: str) -> tuple[list[str], list[str]] | None:
-    """Split a cleaned line at separators: ``(pieces, separators between them)``."""
+def _split_pieces(line: str, vocab: _Vocab | None = None) -> tuple[list[str], list[str]] | None:
+    """Split a cleaned line at separators: ``(pieces, separators between them)``.
+
+    A trailing full stop is punctuation unless the last piece, stop included, is a station
+    of ``vocab`` (``Rädelstr.``)."""
     body = _TRANSFER.sub(_TRANSFER_TOKEN, line)
     pieces: list[str] = []
     seps: list[str] = []
@@ -208,8 +211,9 @@ def _split_pieces(line: str) -> tuple[list[str], list[str]] | None:
         seps.append(m.group(0))
         pos = m.end()
     pieces.append(body[pos:])
-    # a trailing full stop after the last station is punctuation
-    pieces[-1] = pieces[-1].rstrip(" .。;；")
+    last = pieces[-1].rstrip(" ;；")
+    keep = vocab is not None and normalise_name(last.replace(_TRANSFER_TOKEN, "")) in vocab.keys
+    pieces[-1] = last if keep else last.rstrip(" .。;；")
     if any(not p.replace(_TRANSFER_TOKEN, "").strip() for p in pieces):
         return None
     return pieces, seps
@@ -277,7 +281,7 @@ def _route_from_line(line: str, vocab: _Vocab | None) -> tuple[ParsedRoute, int]
     label = _LABEL.match(line)
     if label and not _SEP.search(label.group(0)):
         line = line[label.end() :]
-    split = _split_pieces(line)
+    split = _split_pieces(line, vocab)
     if split is None:
         return None
     pieces, seps = split
