@@ -27,6 +27,7 @@ import numpy as np
 from maptab.build import allocation, attributes, difficulty, qa, synth
 from maptab.build.prompts import rp_prompt
 from maptab.build.queries import eligible_pairs, od_queries, sample_pairs
+from maptab.build.reasonmap import reasonmap_questions
 from maptab.dataset import DatasetWriter, MapEntry
 from maptab.network import Network
 from maptab.schema import QA_STYLES, RP_STYLES, QAQuery, RPQuery
@@ -44,12 +45,14 @@ class Preset:
     travel_pairs: int
     q_min: int = 5
     alpha: float = 1.5
+    reasonmap_per_map: int = 0
     sizes: tuple[str, ...] = ("small", "medium", "large")
 
 
 PRESETS: dict[str, Preset] = {
     # a few maps of each scenario, built in seconds (the demo and the tests use it)
-    "mini": Preset("mini", 3, 3, 24, 24, q_min=2),
+    # (with a few ReasonMap questions per metro map, so every suite is exercised)
+    "mini": Preset("mini", 3, 3, 24, 24, q_min=2, reasonmap_per_map=8),
     # the paper's scale: 160 + 168 maps, 8,000 + 8,400 OD pairs -> 196,800 RP queries
     "paper": Preset("paper", 160, 168, 8000, 8400),
 }
@@ -248,7 +251,7 @@ def qa_queries_for_map(net: Network, entry: MapEntry, seed: int, styles: _Cycle)
 def build_benchmark(
     out_dir: str | Path,
     *,
-    preset: str = "mini",
+    preset: str | Preset = "mini",
     seed: int = 0,
     render: bool = True,
     report_totals: bool = False,
@@ -256,9 +259,12 @@ def build_benchmark(
     progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None,
 ) -> dict[str, Any]:
     """Build a MapTab-style benchmark into ``out_dir``; returns the manifest."""
-    if preset not in PRESETS:
+    if isinstance(preset, Preset):
+        spec = preset
+    elif preset in PRESETS:
+        spec = PRESETS[preset]
+    else:
         raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
-    spec = PRESETS[preset]
     track = progress or (lambda items, _label, _total: items)
     nets = synthesize_maps(spec, seed)
     entries = classify_maps(nets, seed)
@@ -295,6 +301,17 @@ def build_benchmark(
             ),
         )
         writer.add("qa", qa_queries_for_map(net, entry, child, qa_styles))
+        if spec.reasonmap_per_map and net.scenario == "metromap":
+            writer.add(
+                "reasonmap",
+                reasonmap_questions(
+                    net,
+                    map_difficulty=entry.difficulty,
+                    split=entry.split,
+                    rng_seed=child,
+                    per_map=spec.reasonmap_per_map,
+                ),
+            )
     if illegible:
         writer.options["legibility_problems"] = illegible
     return writer.finish()
