@@ -437,6 +437,23 @@ def _resolve_lines(
     return table.hop_edges(path, lines)
 
 
+_TABLES: dict[tuple[int, str], tuple[Network, CostTable]] = {}
+
+
+def cost_table(network: Network, items: str = "edge_vertex") -> CostTable:
+    """The :class:`CostTable` of ``network``, reused while the same network object is asked
+    again (a few are kept), so per-route calls on one map do not rebuild it."""
+    key = (id(network), items)
+    hit = _TABLES.get(key)
+    if hit is not None and hit[0] is network:
+        return hit[1]
+    if len(_TABLES) >= 8:
+        _TABLES.pop(next(iter(_TABLES)))
+    table = CostTable(network, items)
+    _TABLES[key] = (network, table)
+    return table
+
+
 def route_totals(
     network: Network,
     stations: Sequence[str],
@@ -452,7 +469,7 @@ def route_totals(
     fewest-transfer assignment. Sums are exact decimal sums of the table values.
     """
     _check_items(items)
-    table = CostTable(network, items)
+    table = cost_table(network, items)
     path = table.path_index(stations)
     edges = _resolve_lines(table, path, lines, weights)
     travel = network.scenario == "travelmap"
@@ -495,7 +512,7 @@ def route_cost(
     :class:`CostError` for unknown stations, non-adjacent hops or a line with no such edge.
     """
     _check_items(items, model)
-    table = CostTable(network, items)
+    table = cost_table(network, items)
     path = table.path_index(stations)
     if lines is None:
         if model == "mean":

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,11 @@ SCHEMA_VERSION = 1
 
 TOTAL_FIELDS = ("Total_Time", "Total_Price", "Average_Comfort Level", "Average_Reliability")
 CRITERIA = ("time", "price", "comfort", "reliability")
+
+
+def _shallow(record: Any) -> dict[str, Any]:
+    """Field name -> value, without copying nested containers (records are JSON-ready)."""
+    return {f.name: getattr(record, f.name) for f in fields(record)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +112,7 @@ class RPQuery:
     tables: dict[str, list[int]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = _shallow(self)
         totals = d.pop("totals") or {}
         for k in TOTAL_FIELDS:
             d[k] = totals.get(k)
@@ -145,7 +150,7 @@ class QAQuery:
     params: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return _shallow(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> QAQuery:
@@ -185,7 +190,7 @@ class ReasonMapQuestion:
     routes: list[list[dict[str, Any]]]
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return _shallow(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ReasonMapQuestion:
@@ -214,7 +219,7 @@ class Prediction:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return _shallow(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Prediction:

@@ -42,9 +42,8 @@ def category_weights(category: RPCategory, triple: list[float], quad: list[float
     return [next(source) if c in category.criteria else 0.0 for c in CRITERIA]
 
 
-def hop_distances(network: Network, source: str) -> dict[str, int]:
-    """Breadth-first hop counts from ``source`` over the station graph."""
-    graph = network.simple_graph()
+def hop_distances(graph: dict[str, set[str]], source: str) -> dict[str, int]:
+    """Breadth-first hop counts from ``source`` over a station graph (``Network.simple_graph``)."""
     dist = {source: 0}
     queue = deque([source])
     while queue:
@@ -58,9 +57,10 @@ def hop_distances(network: Network, source: str) -> dict[str, int]:
 
 def eligible_pairs(network: Network) -> list[tuple[str, str]]:
     """Ordered distinct OD pairs whose shortest route has at least 3 stations (2+ hops)."""
+    graph = network.simple_graph()
     pairs = []
     for s in network.stations:
-        dist = hop_distances(network, s)
+        dist = hop_distances(graph, s)
         pairs.extend((s, t) for t in network.stations if dist.get(t, 0) >= MIN_ROUTE_STATIONS - 1)
     return pairs
 

@@ -6,31 +6,48 @@ inside ``<route_begin>…<route_end>``; QA as ``<answer_begin>…<answer_end>``;
 ``Route Name: … / Departure Stop: … / Arrival Stop: …`` segments joined by ``--`` (long
 questions add ``Number of Via Stops:`` or ``Via Stops:`` per the row's ``long_template``).
 
-* ``oracle`` solves every RP query exactly from the sample's own data with
-  :mod:`maptab.solver` (criteria-free: fewest stations; criteria: the additive or mean
-  optimum over the category's items, Mix_tab values for ``map_mix``), so it scores 100% on
-  every category that shows tables; QA rows store no computation parameters, so it
-  answers the gold ``answer``; ReasonMap: the first reference route.
+* ``oracle`` solves every sample from the map's own data; it never reads a stored label
+  except in the one fallback named below.
+
+  - RP (SPEC 9): :mod:`maptab.solver` — criteria-free categories: a fewest-stations route;
+    criteria categories: the optimum of the query's weights and cost model over the
+    category's cost items (Mix_tab values and vertex items only for ``map_mix``). The first
+    route in the solver's order is answered. When the sample has ``report_totals`` set, the
+    answer adds one line per total (``Total_Time: x`` …, SPEC 9, 13) with the totals of that
+    route and its line assignment from :func:`maptab.costs.route_totals`, written as the
+    dataset labels are (times and prices to 2 decimals, averages to 6).
+  - QA (SPEC 10): :func:`maptab.build.qa.qa_answer` of the row's ``type`` and ``params``,
+    with the station order of the tables as shown (``tables`` row indices into the map's
+    stations; type 22's dropped spot is absent from them). Rows written before QA params
+    were stored have no ``params`` key: for them only, the stored ``answer`` is echoed.
+  - ReasonMap (SPEC 14): the optimum of :func:`maptab.build.reasonmap.plan_routes`.
+
+  So the oracle scores 100% on every category that shows tables, and a disagreement with a
+  stored label points at the label, the scorer or the solver.
 * ``shortest`` answers every RP query with a fewest-stations route, ignoring the criteria
   (the papers' "shortest-path trap"); ReasonMap: that route cut into line segments.
 * ``random`` answers a random simple path (seeded per sample id, so reruns and any
   concurrency give the same answers); ReasonMap likewise.
 * ``blank`` answers nothing (every sample is a format error).
 
-``shortest`` and ``random`` answer QA with ``0`` and a seeded coin flip (0/1) respectively.
+``shortest`` and ``random`` answer QA with ``0`` and a seeded coin flip (0/1) respectively;
+no baseline but the oracle reports totals.
 """
 
 from __future__ import annotations
 
 import random
+from dataclasses import asdict
 from typing import Any
 
-from maptab.costs import Weights
+from maptab.build.qa import qa_answer
+from maptab.build.reasonmap import plan_routes
+from maptab.costs import Weights, route_totals
 from maptab.dataset import Dataset
 from maptab.network import Network
 from maptab.run.providers import Completion
 from maptab.run.requests import ChatRequest
-from maptab.schema import RP_BY_NAME, RPQuery
+from maptab.schema import RP_BY_NAME, TOTAL_FIELDS, QAQuery, RPCategory, RPQuery
 from maptab.solver import Route, fewest_stations, optimal_routes
 from maptab.tables import derive_mix
 
@@ -64,11 +81,22 @@ def route_block(path: str) -> str:
     return f"<route_begin>{path}<route_end>"
 
 
-def answer_block(value: Any) -> str:
-    """The QA answer: integers without decimals, other numbers as stored."""
+def number_text(value: Any) -> str:
+    """A number as answers write it: integers without decimals, other floats as stored."""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    return f"<answer_begin>{value}<answer_end>"
+    return str(value)
+
+
+def answer_block(value: Any) -> str:
+    """The QA answer, wrapped in the answer tags."""
+    return f"<answer_begin>{number_text(value)}<answer_end>"
+
+
+def totals_lines(totals: dict[str, float]) -> str:
+    """Reported totals, one ``Name: value`` line each in ``TOTAL_FIELDS`` order (the
+    ``[output] report_totals`` contract of ``templates/rp.toml``)."""
+    return "\n".join(f"{name}: {number_text(totals[name])}" for name in TOTAL_FIELDS)
 
 
 def reasonmap_answer(segments: list[dict[str, Any]], variant: str, template: str) -> str:
@@ -120,12 +148,24 @@ class _Baseline:
         self.model = self.name
         self.settings: dict[str, Any] = {"seed": seed} if self.name == "random" else {}
         self._datasets: dict[str, Dataset] = {}
+        self._mix: dict[tuple[str, str], Network] = {}
 
     def network(self, request: ChatRequest) -> Network:
         root = request.meta["dataset"]
         if root not in self._datasets:
             self._datasets[root] = Dataset(root)
         return self._datasets[root].network(request.meta["map_id"])
+
+    def cost_network(self, request: ChatRequest, category: RPCategory) -> Network:
+        """The network whose attributes the category's costs read: the map's, or for a
+        vertex-item (Mix_tab) category the map with its Mix_tab rows (derived once per map)."""
+        net = self.network(request)
+        if category.items != "vertex":
+            return net
+        key = (request.meta["dataset"], request.meta["map_id"])
+        if key not in self._mix:
+            self._mix[key] = net.with_attributes(vertices=derive_mix(net))
+        return self._mix[key]
 
     async def complete(self, request: ChatRequest) -> Completion:
         return Completion(self.answer(request))
@@ -140,12 +180,16 @@ class _Baseline:
             s, t = net.resolve(q.source), net.resolve(q.target)
             if s is None or t is None:
                 raise ValueError(f"{request.id}: source or target is not a station of the map")
-            return route_block(self.rp(net, q, s, t).format())
+            return self.rp_text(request, q, s, t)
         s, t = net.resolve(row["station_1"]), net.resolve(row["station_2"])
         if s is None or t is None:
             raise ValueError(f"{request.id}: station_1 or station_2 is not a station of the map")
         segs = self.reasonmap(net, row, s, t)
         return reasonmap_answer(segs, request.meta.get("variant", "short"), row["long_template"])
+
+    def rp_text(self, request: ChatRequest, q: RPQuery, s: str, t: str) -> str:
+        """The whole RP answer: the route block (the oracle adds reported totals)."""
+        return route_block(self.rp(self.network(request), q, s, t).format())
 
     def rp(self, net: Network, q: RPQuery, s: str, t: str) -> Route:
         raise NotImplementedError
@@ -175,23 +219,45 @@ class OracleProvider(_Baseline):
 
     name = "oracle"
 
+    def rp_text(self, request: ChatRequest, q: RPQuery, s: str, t: str) -> str:
+        cat = RP_BY_NAME[q.category]
+        net = self.cost_network(request, cat)
+        route = self.rp(net, q, s, t)
+        text = route_block(route.format())
+        if not q.report_totals:
+            return text
+        totals = route_totals(net, route.stations, route.lines, items=cat.items)
+        return f"{text}\n{totals_lines(totals.as_label())}"
+
     def rp(self, net: Network, q: RPQuery, s: str, t: str) -> Route:
+        """The solver's first optimal route; ``net`` carries the category's cost values."""
         cat = RP_BY_NAME[q.category]
         if cat.criteria_free:
             return _fewest(net, s, t)
-        if cat.items == "vertex":
-            net = net.with_attributes(vertices=derive_mix(net))
-        w = Weights(*q.weights)  # type: ignore[misc]
+        if q.weights is None:
+            raise ValueError(f"{q.id}: criteria category {q.category!r} without weights")
+        w = Weights(*q.weights)
         routes = optimal_routes(net, s, t, w, items=cat.items, model=q.cost_model)
         if not routes:
-            raise ValueError(f"no route from {s!r} to {t!r}")
+            raise ValueError(f"{q.id}: no route from {s!r} to {t!r}")
         return routes[0]
 
     def qa(self, request: ChatRequest, row: dict[str, Any]) -> str:
-        return answer_block(row["answer"])
+        if "params" not in row:  # written before QA params were stored: echo the label
+            return answer_block(row["answer"])
+        q = QAQuery.from_dict(row)
+        net = self.network(request)
+        shown: dict[str, list[str]] = {}
+        for part, order in q.tables.items():
+            if part == "edges":
+                continue
+            if any(not 0 <= i < len(net.stations) for i in order):
+                raise ValueError(f"{q.id}: 'tables.{part}' has a row index out of range")
+            shown[part] = [net.stations[i] for i in order]
+        return answer_block(qa_answer(q.type, net, q.params, shown))
 
     def reasonmap(self, net: Network, row: dict[str, Any], s: str, t: str) -> list[dict[str, Any]]:
-        return row["routes"][0]
+        return [asdict(seg) for seg in plan_routes(net, s, t)[0]]
 
 
 class ShortestProvider(_Baseline):
