@@ -116,8 +116,14 @@ class DatasetWriter:
         entry: MapEntry,
         *,
         image: Path | None = None,
+        render: bool = False,
     ) -> Path:
-        """Write a map's tables, network and (optionally copied) image; returns its folder."""
+        """Write a map's tables, network and image; returns its folder.
+
+        ``image`` is copied when given; otherwise, with ``render``, the map is drawn by
+        :mod:`maptab.render` and its legibility problems (SPEC 15) are recorded in the
+        manifest's ``options.legibility_problems``.
+        """
         from maptab import tables  # local import: tables is a sibling leaf module
 
         folder = self.map_dir(entry.id)
@@ -141,6 +147,12 @@ class DatasetWriter:
         )
         if image is not None:
             shutil.copyfile(image, folder / "image.png")
+        elif render:
+            from maptab.render import check_legibility, save_map
+
+            problems = check_legibility(save_map(network, folder / "image.png").placed, network)
+            if problems:
+                self.options.setdefault("legibility_problems", {})[entry.id] = problems
         self.maps.append(entry)
         return folder
 

@@ -280,14 +280,9 @@ def build_benchmark(
         },
     )
     rp_styles, qa_styles = _Cycle(RP_STYLES), _Cycle(QA_STYLES)
-    illegible: dict[str, list[str]] = {}
     seeds = _seeds(seed + 1, len(nets))
     for net, entry, child in track(list(zip(nets, entries, seeds, strict=True)), "maps", len(nets)):
-        folder = writer.add_map(net, entry)
-        if render:
-            problems = render_checked(net, folder / "image.png")
-            if problems:
-                illegible[entry.id] = problems
+        writer.add_map(net, entry, render=render)
         writer.add(
             "rp",
             rp_queries_for_map(
@@ -312,14 +307,4 @@ def build_benchmark(
                     per_map=spec.reasonmap_per_map,
                 ),
             )
-    if illegible:
-        writer.options["legibility_problems"] = illegible
     return writer.finish()
-
-
-def render_checked(net: Network, path: Path) -> list[str]:
-    """Render ``net`` to ``path`` and return the legibility problems found (SPEC 15)."""
-    from maptab.render import check_legibility, save_map
-
-    result = save_map(net, path)
-    return check_legibility(result.placed, net)

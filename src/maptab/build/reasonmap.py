@@ -434,6 +434,7 @@ def build_reasonmap_dataset(
     seed: int = 0,
     per_map: int = 40,
     progress: bool = True,
+    render: bool = False,
 ) -> dict[str, Any]:
     """A ReasonMap-style dataset on real topologies; returns the manifest (SPEC 14, issue 3.7).
 
@@ -442,8 +443,8 @@ def build_reasonmap_dataset(
     lines split as the shipped table says, extended and overridden by the
     ``branch_splits`` file). Map difficulty and the
     train/test split come from :mod:`maptab.build.difficulty` (GS and WASP thirds; consecutive
-    triples). ``images_dir/<map_id>.png`` is copied as the map image when present, otherwise
-    the image slot stays empty for the renderer. Attribute columns of the tables are zero:
+    triples). ``images_dir/<map_id>.png`` is copied as the map image when present; otherwise,
+    with ``render``, the map is laid out and drawn by :mod:`maptab.render`. Attribute columns of the tables are zero:
     ReasonMap questions use topology only.
     """
     stations_dir = Path(stations_dir)
@@ -478,7 +479,8 @@ def build_reasonmap_dataset(
             difficulty_score=score,
             source="reasonmap",
         )
-        writer.add_map(net, entry, image=image if image and image.is_file() else None)
+        real = image if image and image.is_file() else None
+        writer.add_map(net, entry, image=real, render=render)
         questions = reasonmap_questions(
             net,
             map_difficulty=level,

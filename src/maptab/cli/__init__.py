@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from maptab.cli import build, demo, render, report, run, score, solve, validate  # noqa: F401  (registers verbs)
+from maptab.cli import build, demo, export, render, report, run, score, solve, validate  # noqa: F401  (registers verbs)
 from maptab.cli.app import app
 
 

@@ -45,6 +45,10 @@ def build(
     per_map: Annotated[
         int, typer.Option(help="With --from-reasonmap: station pairs per map.")
     ] = 40,
+    from_maptab: Annotated[
+        Path | None,
+        typer.Option(help="Import a MapTab release folder (images/, tabulars/, data/) instead."),
+    ] = None,
 ) -> None:
     """Build a benchmark: maps, tables, images, RP and QA queries with exact gold labels.
 
@@ -52,9 +56,14 @@ def build(
       maptab build --preset mini --out out/mini
       maptab build --preset paper --seed 1 --out out/paper
       maptab build --from-reasonmap STATIONS_DIR --images MAPS_DIR --out out/reasonmap
+      maptab build --from-maptab RELEASE_DIR --out out/imported
     """
     try:
-        if from_reasonmap is not None:
+        if from_maptab is not None:
+            from maptab.build.release import import_maptab_release
+
+            manifest = import_maptab_release(from_maptab, out)
+        elif from_reasonmap is not None:
             from maptab.build.reasonmap import build_reasonmap_dataset
 
             manifest = build_reasonmap_dataset(
@@ -65,6 +74,7 @@ def build(
                 seed=seed,
                 per_map=per_map,
                 progress=True,
+                render=render,
             )
         else:
             from maptab.build.pipeline import build_benchmark

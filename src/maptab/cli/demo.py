@@ -21,10 +21,9 @@ def demo(
     ),
     seed: Annotated[int, typer.Option(help="Seed of the mini benchmark.")] = 0,
 ) -> None:
-    """Build the mini benchmark, run the built-in baselines, score them, write the report and
-    print the leaderboard. Needs no network and no model.
+    """Build the mini benchmark, run the baselines, score them, report, print the leaderboard.
 
-    The folder is rebuilt from scratch each time (its dataset/, runs/ and report/ are replaced).
+    Needs no network and no model. The folder is rebuilt from scratch each time (its dataset/, runs/ and report/ are replaced).
     """
     from maptab.build.pipeline import build_benchmark
     from maptab.report import leaderboard, write_report

@@ -1,0 +1,42 @@
+"""``maptab export``: a dataset in the MapTab release layout or as a Hugging Face folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from maptab.cli.app import app, console, fail
+
+FORMATS = ("maptab", "hf")
+
+
+@app.command()
+def export(
+    dataset: Annotated[Path, typer.Argument(help="A dataset folder made by `maptab build`.")],
+    out: Annotated[Path, typer.Option(help="Output folder.")],
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="'maptab': the MapTab release layout (images/, tabulars/, data/<split>_set/); "
+            "'hf': Parquet with embedded images, loadable with datasets.load_dataset(OUT, 'rp').",
+        ),
+    ] = "maptab",
+) -> None:
+    """Export a dataset to another layout (the reverse of `maptab build --from-maptab`)."""
+    if fmt not in FORMATS:
+        fail(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    try:
+        if fmt == "maptab":
+            from maptab.build.release import export_maptab_release
+
+            path = export_maptab_release(dataset, out)
+        else:
+            from maptab.build.hf import export_hf
+
+            path = export_hf(dataset, out)
+    except (ValueError, OSError) as exc:
+        fail(str(exc))
+    console.print(f"[green]exported[/] {dataset} -> {path} ({fmt})")

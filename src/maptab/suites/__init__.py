@@ -1,1 +1,0 @@
-"""suites stage of the maptab pipeline."""
