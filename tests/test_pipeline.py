@@ -39,6 +39,12 @@ def test_same_seed_gives_byte_identical_dataset(tiny: Path, tmp_path: Path) -> N
     assert _files(other)["rp.jsonl"] != _files(tiny)["rp.jsonl"]
 
 
+def test_parallel_build_is_identical(tiny: Path, tmp_path: Path) -> None:
+    parallel = tmp_path / "parallel"
+    build_benchmark(parallel, preset=TINY, seed=7, render=False, report_totals=True, workers=2)
+    assert _files(parallel) == _files(tiny)
+
+
 def test_manifest_hashes_verify_and_counts_match(tiny: Path) -> None:
     ds = Dataset(tiny)
     assert ds.verify() == []

@@ -17,7 +17,12 @@ byte-identical dataset:
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
+from collections import defaultdict
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +35,7 @@ from maptab.build.queries import eligible_pairs, od_queries, sample_pairs
 from maptab.build.reasonmap import reasonmap_questions
 from maptab.dataset import DatasetWriter, MapEntry
 from maptab.network import Network
-from maptab.schema import QA_STYLES, RP_STYLES, QAQuery, RPQuery
+from maptab.schema import QA_STYLES, RP_STYLES, QAQuery, ReasonMapQuestion, RPQuery
 from maptab.tables import derive_mix
 
 
@@ -131,30 +136,22 @@ def pair_quotas(nets: list[Network], entries: list[MapEntry], preset: Preset) ->
     return quotas
 
 
-class _Cycle:
-    """Cyclic assignment of instruction styles, one counter per key (SPEC 9, 10)."""
-
-    def __init__(self, styles: tuple[str, ...]) -> None:
-        self.styles = styles
-        self.counts: dict[object, int] = {}
-
-    def next(self, key: object) -> str:
-        n = self.counts.get(key, 0)
-        self.counts[key] = n + 1
-        return self.styles[n % len(self.styles)]
-
-
 def rp_queries_for_map(
     net: Network,
     entry: MapEntry,
     quota: int,
     seed: int,
-    styles: _Cycle,
+    style_offset: int = 0,
     *,
     report_totals: bool = False,
     cost_model: str = "additive",
 ) -> list[RPQuery]:
-    """The RP queries of one map: ``quota`` OD pairs × 12 categories."""
+    """The RP queries of one map: ``quota`` OD pairs × 12 categories.
+
+    Instruction styles cycle over the pairs of a scenario (SPEC 9): pair ``p`` of this map
+    gets style ``(style_offset + p) mod 5`` in every category, where ``style_offset`` counts
+    the pairs of the scenario's earlier maps.
+    """
     rng = np.random.default_rng(seed)
     mix_net = net.with_attributes(vertices=derive_mix(net))
     pairs = sample_pairs(net, quota, rng)
@@ -166,7 +163,7 @@ def rp_queries_for_map(
         for category, weights, gold, repetition in od_queries(
             net, mix_net, s, t, rng, cost_model=cost_model
         ):
-            style = styles.next((net.scenario, category.name))
+            style = RP_STYLES[(style_offset + p) % len(RP_STYLES)]
             shown = {}
             for part in category.inputs:
                 if part in ("edges", "vertices"):
@@ -201,14 +198,19 @@ def rp_queries_for_map(
     return out
 
 
-def qa_queries_for_map(net: Network, entry: MapEntry, seed: int, styles: _Cycle) -> list[QAQuery]:
-    """The 12 QA queries of one map (one per type of its scenario, SPEC 10)."""
+def qa_queries_for_map(
+    net: Network, entry: MapEntry, seed: int, style_offset: int = 0
+) -> list[QAQuery]:
+    """The 12 QA queries of one map (one per type of its scenario, SPEC 10).
+
+    Styles cycle over the maps of a scenario: ``style_offset`` is the map's position among them.
+    """
     rng = np.random.default_rng(seed)
     out: list[QAQuery] = []
     for qtype in qa.QA_TYPES:
         if qtype.scenario != net.scenario:
             continue
-        style = styles.next(qtype.number)
+        style = QA_STYLES[style_offset % len(QA_STYLES)]
         params = qa.sample_qa_params(qtype.number, net, rng)
         shown: dict[str, list[int]] = {}
         for part in qtype.inputs:
@@ -248,6 +250,46 @@ def qa_queries_for_map(net: Network, entry: MapEntry, seed: int, styles: _Cycle)
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class MapJob:
+    """Everything one map's queries depend on (so maps can be built in parallel)."""
+
+    net: Network
+    entry: MapEntry
+    quota: int
+    seed: int
+    pair_offset: int
+    map_offset: int
+    report_totals: bool
+    cost_model: str
+    reasonmap_per_map: int
+
+
+def map_queries(job: MapJob) -> tuple[list[RPQuery], list[QAQuery], list[ReasonMapQuestion]]:
+    """The RP, QA and (metro maps of presets that ask for them) ReasonMap queries of one map."""
+    net, entry = job.net, job.entry
+    rp = rp_queries_for_map(
+        net,
+        entry,
+        job.quota,
+        job.seed,
+        job.pair_offset,
+        report_totals=job.report_totals,
+        cost_model=job.cost_model,
+    )
+    qa_rows = qa_queries_for_map(net, entry, job.seed, job.map_offset)
+    rm: list[ReasonMapQuestion] = []
+    if job.reasonmap_per_map and net.scenario == "metromap":
+        rm = reasonmap_questions(
+            net,
+            map_difficulty=entry.difficulty,
+            split=entry.split,
+            rng_seed=job.seed,
+            per_map=job.reasonmap_per_map,
+        )
+    return rp, qa_rows, rm
+
+
 def build_benchmark(
     out_dir: str | Path,
     *,
@@ -257,8 +299,13 @@ def build_benchmark(
     report_totals: bool = False,
     cost_model: str = "additive",
     progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None,
+    workers: int | None = None,
 ) -> dict[str, Any]:
-    """Build a MapTab-style benchmark into ``out_dir``; returns the manifest."""
+    """Build a MapTab-style benchmark into ``out_dir``; returns the manifest.
+
+    ``workers`` processes compute the maps' queries in parallel (default: one per CPU, up to
+    8, for builds of more than 2,000 OD pairs; 1 otherwise). The output does not depend on it.
+    """
     if isinstance(preset, Preset):
         spec = preset
     elif preset in PRESETS:
@@ -279,32 +326,39 @@ def build_benchmark(
             "cost_model": cost_model,
         },
     )
-    rp_styles, qa_styles = _Cycle(RP_STYLES), _Cycle(QA_STYLES)
-    seeds = _seeds(seed + 1, len(nets))
-    for net, entry, child in track(list(zip(nets, entries, seeds, strict=True)), "maps", len(nets)):
-        writer.add_map(net, entry, render=render)
-        writer.add(
-            "rp",
-            rp_queries_for_map(
+    jobs = []
+    pairs_before: dict[str, int] = defaultdict(int)
+    maps_before: dict[str, int] = defaultdict(int)
+    for net, entry, child in zip(nets, entries, _seeds(seed + 1, len(nets)), strict=True):
+        jobs.append(
+            MapJob(
                 net,
                 entry,
                 quotas[entry.id],
                 child,
-                rp_styles,
-                report_totals=report_totals,
-                cost_model=cost_model,
-            ),
-        )
-        writer.add("qa", qa_queries_for_map(net, entry, child, qa_styles))
-        if spec.reasonmap_per_map and net.scenario == "metromap":
-            writer.add(
-                "reasonmap",
-                reasonmap_questions(
-                    net,
-                    map_difficulty=entry.difficulty,
-                    split=entry.split,
-                    rng_seed=child,
-                    per_map=spec.reasonmap_per_map,
-                ),
+                pairs_before[net.scenario],
+                maps_before[net.scenario],
+                report_totals,
+                cost_model,
+                spec.reasonmap_per_map,
             )
+        )
+        pairs_before[net.scenario] += quotas[entry.id]
+        maps_before[net.scenario] += 1
+    if workers is None:
+        workers = min(len(os.sched_getaffinity(0)), 8) if sum(quotas.values()) > 2000 else 1
+    with ExitStack() as stack:
+        results: Iterable[tuple[list[RPQuery], list[QAQuery], list[ReasonMapQuestion]]]
+        if workers > 1:
+            pool = stack.enter_context(
+                ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
+            )
+            results = pool.map(map_queries, jobs)
+        else:
+            results = map(map_queries, jobs)
+        for job, (rp, qa_rows, rm) in track(zip(jobs, results, strict=True), "maps", len(jobs)):
+            writer.add_map(job.net, job.entry, render=render)
+            writer.add("rp", rp)
+            writer.add("qa", qa_rows)
+            writer.add("reasonmap", rm)
     return writer.finish()
