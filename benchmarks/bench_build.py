@@ -3,18 +3,14 @@ without images; print wall time, peak memory, queries/second and where the time 
 
     python benchmarks/bench_build.py            # the paper preset
     python benchmarks/bench_build.py --quick    # a tenth of it
-    python benchmarks/bench_build.py --profile  # also the top functions by cumulative time
 
-The baseline in the same run is the cost of the gold labels alone (the exact solver on the
-same OD pairs), so the ratio says how much the rest of the pipeline adds.
+Baseline in the same run: a tenth of the preset built with one worker process and with the
+default worker count, so the parallel speed-up is a ratio measured here.
 """
 
 from __future__ import annotations
 
 import argparse
-import cProfile
-import io
-import pstats
 import resource
 import sys
 import tempfile
@@ -22,53 +18,60 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from maptab.build.pipeline import PRESETS, build_benchmark
+from maptab.build.pipeline import PRESETS, Preset, build_benchmark
+
+TENTH = replace(
+    PRESETS["paper"],
+    name="paper/10",
+    metro_maps=16,
+    travel_maps=17,
+    metro_pairs=800,
+    travel_pairs=840,
+)
 
 
 def _peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, workers) / 1024
+
+
+def _build(preset: Preset, workers: int | None) -> tuple[float, dict, dict[str, float]]:
+    timings: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        manifest = build_benchmark(
+            Path(tmp) / "ds", preset=preset, seed=0, render=False, workers=workers, timings=timings
+        )
+        return time.perf_counter() - t0, manifest, timings
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="a tenth of the paper preset")
-    ap.add_argument("--profile", action="store_true", help="print where the time goes")
+    ap.add_argument("--quick", action="store_true", help="only the tenth-size comparison")
     args = ap.parse_args()
-    preset = PRESETS["paper"]
+
+    one, _, _ = _build(TENTH, 1)
+    many, _, _ = _build(TENTH, 2)
+    print(
+        f"tenth of paper   1 worker {one:6.1f} s   2 workers {many:6.1f} s   ratio {one / many:.2f}x"
+    )
     if args.quick:
-        preset = replace(
-            preset,
-            name="paper/10",
-            metro_maps=16,
-            travel_maps=17,
-            metro_pairs=800,
-            travel_pairs=840,
-        )
-    with tempfile.TemporaryDirectory() as tmp:
-        profiler = cProfile.Profile() if args.profile else None
-        t0 = time.perf_counter()
-        if profiler:
-            profiler.enable()
-        manifest = build_benchmark(Path(tmp) / "ds", preset=preset, seed=0, render=False)
-        if profiler:
-            profiler.disable()
-        wall = time.perf_counter() - t0
-        size = sum(p.stat().st_size for p in (Path(tmp) / "ds").rglob("*") if p.is_file())
+        return
+    wall, manifest, timings = _build(PRESETS["paper"], None)
     counts = manifest["counts"]
     queries = counts["rp"] + counts["qa"]
-    print(f"preset            {preset.name}")
-    print(f"maps              {counts['maps']}")
-    print(f"RP / QA queries   {counts['rp']:,} / {counts['qa']:,}")
     splits = [m["split"] for m in manifest["maps"]]
-    print(f"train / test maps {splits.count('train')} / {splits.count('test')}")
-    print(f"wall time         {wall:.1f} s  (target < 300 s for the paper preset)")
-    print(f"peak memory       {_peak_mib():.0f} MiB  (target < 4096 MiB)")
-    print(f"queries / second  {queries / wall:,.0f}")
-    print(f"dataset size      {size / 2**20:.0f} MiB")
-    if profiler:
-        out = io.StringIO()
-        pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(30)
-        print(out.getvalue())
+    print(
+        f"paper preset     {counts['maps']} maps ({splits.count('train')} train / "
+        f"{splits.count('test')} test), {counts['rp']:,} RP + {counts['qa']:,} QA queries"
+    )
+    print(f"wall time        {wall:.1f} s  (target < 300 s)")
+    print(f"peak memory      {_peak_mib():.0f} MiB per process  (target < 4096 MiB)")
+    print(f"queries / second {queries / wall:,.0f}")
+    print("where the time goes:")
+    for stage, seconds in timings.items():
+        print(f"  {stage:<28} {seconds:7.1f} s  {100 * seconds / wall:5.1f}%")
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from maptab import __version__
 from maptab.network import Network
@@ -38,7 +38,6 @@ from maptab.schema import (
     ReasonMapQuestion,
     RPQuery,
     read_jsonl,
-    write_jsonl,
 )
 
 QUERY_FILES = {"rp": "rp.jsonl", "qa": "qa.jsonl", "reasonmap": "reasonmap.jsonl"}
@@ -99,9 +98,8 @@ class DatasetWriter:
     seed: int
     options: dict[str, Any] = field(default_factory=dict)
     maps: list[MapEntry] = field(default_factory=list)
-    queries: dict[str, list[dict[str, Any]]] = field(
-        default_factory=lambda: {k: [] for k in QUERY_FILES}
-    )
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(QUERY_FILES, 0))
+    _files: dict[str, IO[str]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.root = Path(self.root)
@@ -157,13 +155,25 @@ class DatasetWriter:
         return folder
 
     def add(self, kind: str, rows: list[RPQuery] | list[QAQuery] | list[ReasonMapQuestion]) -> None:
-        """Queue query records of ``kind`` (``rp``, ``qa`` or ``reasonmap``)."""
-        self.queries[kind].extend(r.to_dict() for r in rows)
+        """Append query records of ``kind`` (``rp``, ``qa`` or ``reasonmap``) to its JSONL file."""
+        fh = self._files.get(kind)
+        if fh is None:
+            fh = self._files[kind] = (self.root / QUERY_FILES[kind]).open(
+                "w", encoding="utf-8", newline="\n"
+            )
+        for r in rows:
+            fh.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
+        self.counts[kind] += len(rows)
 
     def finish(self) -> dict[str, Any]:
-        """Write the JSONL files and the manifest (with content hashes); return the manifest."""
+        """Close the JSONL files (an empty one for a kind with no rows) and write the manifest
+        with the content hash of every file; return the manifest."""
         for kind, name in QUERY_FILES.items():
-            write_jsonl(self.root / name, self.queries[kind])
+            fh = self._files.pop(kind, None)
+            if fh is None:
+                (self.root / name).write_text("", encoding="utf-8")
+            else:
+                fh.close()
         files = sorted(p for p in self.root.rglob("*") if p.is_file() and p.name != "manifest.json")
         manifest = {
             "schema_version": SCHEMA_VERSION,
@@ -174,7 +184,7 @@ class DatasetWriter:
             "maps": [m.to_dict() for m in self.maps],
             "counts": {
                 "maps": len(self.maps),
-                **{kind: len(rows) for kind, rows in self.queries.items()},
+                **self.counts,
             },
             "files": {p.relative_to(self.root).as_posix(): _sha256(p) for p in files},
         }

@@ -15,7 +15,7 @@ Attribute values are raw units (SPEC 6); normalisation happens in :mod:`maptab.c
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -26,6 +26,20 @@ SCENARIOS: tuple[Scenario, ...] = ("metromap", "travelmap")
 
 class NetworkError(ValueError):
     """A network that breaks a rule of SPEC 1 (unknown station, self loop, …)."""
+
+
+def hop_distances(graph: Mapping[str, Iterable[str]], source: str) -> dict[str, int]:
+    """Breadth-first hop counts from ``source`` over an adjacency mapping (for example
+    :meth:`Network.simple_graph`); unreachable stations are absent."""
+    dist = {source: 0}
+    queue = deque([source])
+    while queue:
+        u = queue.popleft()
+        for w in graph[u]:
+            if w not in dist:
+                dist[w] = dist[u] + 1
+                queue.append(w)
+    return dist
 
 
 def table_name(name: str) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -300,12 +301,15 @@ def build_benchmark(
     cost_model: str = "additive",
     progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None,
     workers: int | None = None,
+    timings: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Build a MapTab-style benchmark into ``out_dir``; returns the manifest.
 
     ``workers`` processes compute the maps' queries in parallel (default: one per CPU, up to
     8, for builds of more than 2,000 OD pairs; 1 otherwise). The output does not depend on it.
+    ``timings``, when given, receives the seconds spent in each stage.
     """
+    clock = _Stopwatch(timings)
     if isinstance(preset, Preset):
         spec = preset
     elif preset in PRESETS:
@@ -314,8 +318,11 @@ def build_benchmark(
         raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
     track = progress or (lambda items, _label, _total: items)
     nets = synthesize_maps(spec, seed)
+    clock.lap("synthesize maps")
     entries = classify_maps(nets, seed)
+    clock.lap("map difficulty and split")
     quotas = pair_quotas(nets, entries, spec)
+    clock.lap("allocation (Algorithm 1)")
     writer = DatasetWriter(
         Path(out_dir),
         seed,
@@ -361,4 +368,21 @@ def build_benchmark(
             writer.add("rp", rp)
             writer.add("qa", qa_rows)
             writer.add("reasonmap", rm)
-    return writer.finish()
+    clock.lap("queries, tables" + (", images" if render else ""))
+    manifest = writer.finish()
+    clock.lap("manifest and hashes")
+    return manifest
+
+
+class _Stopwatch:
+    """Records the seconds since the previous lap under a stage name (when asked to)."""
+
+    def __init__(self, into: dict[str, float] | None) -> None:
+        self.into = into
+        self.t = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        if self.into is not None:
+            self.into[stage] = self.into.get(stage, 0.0) + now - self.t
+        self.t = now

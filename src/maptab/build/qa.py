@@ -27,7 +27,7 @@ Conventions
 from __future__ import annotations
 
 import tomllib
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from maptab.network import Edge, Network, Scenario
+from maptab.network import Edge, Network, Scenario, hop_distances
 from maptab.schema import QA_STYLES
 
 Params = dict[str, Any]
@@ -128,18 +128,6 @@ def _line_adjacency(network: Network, line: str) -> dict[str, list[str]]:
     return adj
 
 
-def _bfs(adj: Mapping[str, Sequence[str]], source: str) -> dict[str, int]:
-    dist = {source: 0}
-    queue = deque([source])
-    while queue:
-        u = queue.popleft()
-        for w in adj[u]:
-            if w not in dist:
-                dist[w] = dist[u] + 1
-                queue.append(w)
-    return dist
-
-
 def _line_paths(network: Network, qtype: int, line: str, a: str, b: str) -> list[list[str]]:
     """Every shortest station sequence from ``a`` to ``b`` along ``line`` (2 on a loop tie)."""
     adj = _line_adjacency(network, line)
@@ -148,7 +136,7 @@ def _line_paths(network: Network, qtype: int, line: str, a: str, b: str) -> list
     for s in (a, b):
         if s not in adj:
             raise _fail(network, qtype, f"station {s!r} is not on {line!r}")
-    dist = _bfs(adj, b)
+    dist = hop_distances(adj, b)
     paths = [[a]]
     while paths[0][-1] != b:
         paths = [p + [n] for p in paths for n in adj[p[-1]] if dist[n] == dist[p[-1]] - 1]
@@ -260,7 +248,9 @@ def _a_on_cycle(n: Network, p: Params, shown: Shown, q: int) -> float:
     graph = n.simple_graph()
     for u in sorted(graph[a]):
         rest = {s: [w for w in ws if {s, w} != {a, u}] for s, ws in graph.items()}
-        if a in _bfs(rest, u):  # u still reaches a without the edge a-u: a cycle through it
+        if a in hop_distances(
+            rest, u
+        ):  # u still reaches a without the edge a-u: a cycle through it
             return 1
     return 0
 
@@ -275,7 +265,7 @@ def _a_most_frequent(n: Network, p: Params, shown: Shown, q: int) -> float:
 
 
 def _hops(n: Network, q: int, a: str, b: str) -> int:
-    dist = _bfs(n.simple_graph(), _station(n, q, a))
+    dist = hop_distances(n.simple_graph(), _station(n, q, a))
     if _station(n, q, b) not in dist:
         raise _fail(n, q, f"{b!r} cannot be reached from {a!r}")
     return dist[b]
@@ -308,7 +298,10 @@ def _a_table_complete(n: Network, p: Params, shown: Shown, q: int) -> float:
 
 def _a_low_time_on_shortest(n: Network, p: Params, shown: Shown, q: int) -> float:
     graph = n.simple_graph()
-    da, db = _bfs(graph, _station(n, q, p["a"])), _bfs(graph, _station(n, q, p["b"]))
+    da, db = (
+        hop_distances(graph, _station(n, q, p["a"])),
+        hop_distances(graph, _station(n, q, p["b"])),
+    )
     if p["b"] not in da:
         raise _fail(n, q, f"{p['b']!r} cannot be reached from {p['a']!r}")
     on_path = [s for s in da if s in db and da[s] + db[s] == da[p["b"]]]

@@ -12,14 +12,13 @@ the quadruple.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from maptab.costs import Weights, route_totals
-from maptab.network import Network
+from maptab.network import Network, hop_distances
 from maptab.schema import CRITERIA, RP_CATEGORIES, RPCategory
 from maptab.solver import Route, fewest_stations, optimal_routes
 
@@ -40,19 +39,6 @@ def category_weights(category: RPCategory, triple: list[float], quad: list[float
         return [1.0 if c in category.criteria else 0.0 for c in CRITERIA]
     source = iter(triple if len(category.criteria) == 3 else quad)
     return [next(source) if c in category.criteria else 0.0 for c in CRITERIA]
-
-
-def hop_distances(graph: dict[str, set[str]], source: str) -> dict[str, int]:
-    """Breadth-first hop counts from ``source`` over a station graph (``Network.simple_graph``)."""
-    dist = {source: 0}
-    queue = deque([source])
-    while queue:
-        s = queue.popleft()
-        for n in graph[s]:
-            if n not in dist:
-                dist[n] = dist[s] + 1
-                queue.append(n)
-    return dist
 
 
 def eligible_pairs(network: Network) -> list[tuple[str, str]]:

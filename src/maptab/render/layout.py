@@ -28,7 +28,7 @@ from collections import deque
 
 import numpy as np
 
-from maptab.network import Network
+from maptab.network import Network, hop_distances
 from maptab.render.geometry import GridIndex, Point
 from maptab.render.legibility import overlap_count
 from maptab.render.metro import metro_geometry, pair_key
@@ -60,15 +60,7 @@ def _hop_distances(nodes: list[str], graph: dict[str, set[str]]) -> np.ndarray:
     index = {s: i for i, s in enumerate(nodes)}
     d = np.zeros((len(nodes), len(nodes)))
     for i, s in enumerate(nodes):
-        dist = {s: 0}
-        queue = deque([s])
-        while queue:
-            u = queue.popleft()
-            for v in graph[u]:
-                if v not in dist:
-                    dist[v] = dist[u] + 1
-                    queue.append(v)
-        for t, k in dist.items():
+        for t, k in hop_distances(graph, s).items():
             d[i, index[t]] = k
     return d
 
