@@ -153,7 +153,9 @@ def test_build_cli_writes_a_dataset(tmp_path: Path) -> None:
     from maptab.cli import app
 
     out = tmp_path / "ds"
-    result = CliRunner().invoke(app, ["build", "--preset", "mini", "--no-render", "--out", str(out)])
+    result = CliRunner().invoke(
+        app, ["build", "--preset", "mini", "--no-render", "--out", str(out)]
+    )
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"]["rp"] == 12 * 48
