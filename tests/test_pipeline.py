@@ -161,3 +161,40 @@ def test_build_cli_writes_a_dataset(tmp_path: Path) -> None:
     assert manifest["counts"]["rp"] == 12 * 48
     bad = CliRunner().invoke(app, ["build", "--preset", "nope", "--out", str(out)])
     assert bad.exit_code == 1 and "unknown preset" in bad.output
+
+
+HASH_SEED_SCRIPT = """
+import hashlib, json, sys, tempfile
+from pathlib import Path
+from maptab.build.pipeline import Preset, build_benchmark
+from maptab.network import Network
+from maptab.render import layout_network
+
+tiny = Preset("tiny", 2, 2, 8, 8, q_min=2, sizes=("small",), reasonmap_per_map=4)
+out = Path(tempfile.mkdtemp()) / "ds"
+build_benchmark(out, preset=tiny, seed=3, render=False)
+digest = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.glob("*.jsonl"))}
+net = Network.from_lines({"A": list("abcdefg"), "B": list("xcyzf"), "C": list("ghijkg")})
+digest["layout"] = json.dumps(sorted(layout_network(net).items()))
+print(json.dumps(digest, sort_keys=True))
+"""
+
+
+def test_output_does_not_depend_on_the_hash_seed() -> None:
+    """Set iteration order changes with PYTHONHASHSEED; nothing we write may follow it."""
+    import os
+    import subprocess
+    import sys
+
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", HASH_SEED_SCRIPT],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]

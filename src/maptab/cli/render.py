@@ -113,7 +113,14 @@ def render(
     ] = None,
 ) -> None:
     """Render a metro or scenic map, optionally with a route drawn on it."""
-    from maptab.render import check_legibility, draw_route, render_map, save_map
+    from maptab.render import (
+        check_legibility,
+        draw_route,
+        layout_network,
+        layout_quality,
+        render_map,
+        save_map,
+    )
 
     try:
         network = load_map(paths, map_id)
@@ -134,6 +141,12 @@ def render(
     problems = check_legibility(result.placed, network)
     w, h = result.placed.width, result.placed.height
     console.print(f"wrote {target} ({w}×{h} px, {len(network.vertices)} stations)")
+    if not network.positions:  # a layout was computed: say how good it is
+        quality = layout_quality(network, layout_network(network))
+        console.print(
+            "layout: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in quality.items()),
+            highlight=False,
+        )
     for p in problems[:10]:
         console.print(f"[yellow]legibility:[/] {p}", highlight=False)
     if len(problems) > 10:

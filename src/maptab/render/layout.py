@@ -38,6 +38,9 @@ _ROTATIONS = (0.0, 22.5, 45.0, 67.5)
 
 
 def _components(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Connected components, each listed in the graph's key order (never in set order, which
+    changes with the interpreter's hash seed)."""
+    order = {s: i for i, s in enumerate(graph)}
     seen: set[str] = set()
     out = []
     for s in graph:
@@ -52,7 +55,7 @@ def _components(graph: dict[str, set[str]]) -> list[list[str]]:
                 if v not in seen:
                     seen.add(v)
                     queue.append(v)
-        out.append(comp)
+        out.append(sorted(comp, key=order.__getitem__))
     return out
 
 
