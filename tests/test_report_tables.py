@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from maptab.report import Run, leaderboard, load_runs
+from maptab.report import Run, leaderboard, leaderboard_rows, load_runs
 from maptab.report.loader import ReportError
 from maptab.report.tables import (
     Cell,
@@ -164,6 +164,10 @@ def test_leaderboard_from_run_folders_and_duplicate_names(tmp_path):
     _, runs = make_runs(tmp_path)
     loaded = load_runs([runs[0], runs[0]])
     assert loaded[0].name != loaded[1].name
-    table = leaderboard(runs)
-    assert table.row_count == 3
-    assert [c.header for c in table.columns][:3] == ["Model", "RP n", "RP Strict"]
+    table = leaderboard(runs)  # one column per run, one row per metric
+    headers = [c.header for c in table.columns]
+    assert headers[:3] == ["metric", "oracle", "shortest"]
+    assert headers[3].startswith("chaos <script>")  # shown as text, never as markup
+    metrics = list(table.columns[0].cells)
+    assert metrics[:3] == ["RP n", "RP Strict", "RP EMA"]
+    assert table.row_count == len(leaderboard_rows(runs).columns) - 1

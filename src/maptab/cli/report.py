@@ -26,14 +26,14 @@ def report_cmd(
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Write leaderboard tables (Markdown, CSV, LaTeX), figures and OUT/index.html."""
-    from maptab.report import rich_table, write_report
+    from maptab.report import transposed_table, write_report
 
     try:
         files = write_report(run_dirs, out, overlays_per_group=overlays, progress=progress)
 
     except (ValueError, OSError) as exc:
         fail(str(exc))
-    console.print(rich_table(files.leaderboard))
+    console.print(transposed_table(files.leaderboard))
     for problem in files.problems:
         console.print(f"[yellow]warning:[/] {problem}", highlight=False)
     console.print(

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rich import box
+from rich.markup import escape
 from rich.table import Table
 
 from maptab.report.loader import ReportError, Run, load_run, load_runs, outcome
@@ -44,7 +46,7 @@ __all__ = [
     "load_run",
     "load_runs",
     "outcome",
-    "rich_table",
+    "transposed_table",
     "write_report",
 ]
 
@@ -61,29 +63,38 @@ class ReportFiles:
     problems: list[str] = field(default_factory=list)
 
 
-def rich_table(table: ReportTable) -> Table:
-    """A :class:`ReportTable` as a rich table (intervals on a second, dimmed line)."""
-    out = Table(title=table.title, caption=table.note or None, caption_justify="left")
-    for i, col in enumerate(table.columns):
-        text = all(row[i].kind == "text" for row in table.rows)
-        out.add_column(col.label, justify="left" if text else "right", overflow="fold")
-    for row in table.rows:
-        cells = []
-        for c in row:
-            band = c.interval() if c.value is not None else ""
-            cells.append(f"{c.text()}\n[dim]{band}[/dim]" if band else c.text())
-        out.add_row(*cells)
-    return out
-
-
 def leaderboard_rows(run_dirs: Sequence[str | Path]) -> ReportTable:
     """The headline comparison of the runs in ``run_dirs`` as a :class:`ReportTable`."""
     return leaderboard_table(load_runs(list(run_dirs)))
 
 
+def transposed_table(table: ReportTable) -> Table:
+    """A :class:`ReportTable` turned on its side for a terminal: one row per metric, one
+    column per run (the first column), the interval under each value."""
+    runs = [row[0].text() for row in table.rows]
+    out = Table(
+        title=table.title,
+        caption=table.note or None,
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    out.add_column("metric", justify="left", no_wrap=True)
+    for name in runs:
+        out.add_column(escape(name), justify="right", no_wrap=True)
+    for i, col in enumerate(table.columns[1:], 1):
+        cells = []
+        for row in table.rows:
+            c = row[i]
+            band = c.interval() if c.value is not None else ""
+            cells.append(f"{c.text()}\n[dim]{escape(band)}[/dim]" if band else c.text())
+        out.add_row(escape(col.label), *cells)
+    return out
+
+
 def leaderboard(run_dirs: Sequence[str | Path]) -> Table:
     """The headline comparison as a rich table, ready to print (``maptab demo`` does)."""
-    return rich_table(leaderboard_rows(run_dirs))
+    return transposed_table(leaderboard_rows(run_dirs))
 
 
 def write_report(
