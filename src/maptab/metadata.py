@@ -24,9 +24,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from maptab.network import Network
 
@@ -84,21 +85,13 @@ def strip_annotations(name: str) -> str:
 def load_branch_splits(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
     """A split table ``{"<map_id>/<line>": "<first branch station>"}``; the shipped one by
     default (``maptab/data/branch_splits.json``)."""
-    where = os.fspath(path) if path is not None else "maptab/data/branch_splits.json"
-    try:
-        if path is None:
-            text = (resources.files("maptab") / "data" / "branch_splits.json").read_text("utf-8")
-        else:
-            text = Path(path).read_text(encoding="utf-8-sig")
-        data = json.loads(text)
-    except FileNotFoundError:
-        raise MetadataError(f"{where}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MetadataError(f"{where}: cannot read the file as UTF-8 text ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise MetadataError(
-            f"{where}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
+    if path is None:
+        where = "maptab/data/branch_splits.json"
+        shipped = resources.files("maptab").joinpath("data", "branch_splits.json")
+        data = _load_json(where, lambda: shipped.read_text("utf-8"))
+    else:
+        where = os.fspath(path)
+        data = _load_json(where, lambda: Path(path).read_text(encoding="utf-8-sig"))
     if not isinstance(data, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in data.items()
     ):
@@ -115,10 +108,10 @@ def default_map_id(path: str | os.PathLike[str]) -> str:
     return f"{p.parent.name}/{p.stem}" if p.parent.name else p.stem
 
 
-def _read_metadata(path: str | os.PathLike[str]) -> dict[str, list[str]]:
-    where = os.fspath(path)
+def _load_json(where: str, read: Callable[[], str]) -> Any:
+    """JSON from ``read()``, with one-line errors naming ``where``."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+        return json.loads(read())
     except FileNotFoundError:
         raise MetadataError(f"{where}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -127,6 +120,11 @@ def _read_metadata(path: str | os.PathLike[str]) -> dict[str, list[str]]:
         raise MetadataError(
             f"{where}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+
+
+def _read_metadata(path: str | os.PathLike[str]) -> dict[str, list[str]]:
+    where = os.fspath(path)
+    data = _load_json(where, lambda: Path(path).read_text(encoding="utf-8-sig"))
     if not isinstance(data, dict) or not data:
         raise MetadataError(f"{where}: expected a non-empty object {{line: [station, …]}}")
     for line, stations in data.items():
