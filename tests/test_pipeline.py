@@ -198,3 +198,22 @@ def test_output_does_not_depend_on_the_hash_seed() -> None:
         )
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1]
+
+
+def test_mean_model_build_states_its_rules_and_labels_equal_brute_force(tmp_path: Path) -> None:
+    small = Preset("small", 1, 1, 6, 6, q_min=2, sizes=("small",))
+    build_benchmark(tmp_path, preset=small, seed=5, render=False, cost_model="mean")
+    ds = Dataset(tmp_path)
+    criteria = [q for q in ds.rp() if not RP_BY_NAME[q.category].criteria_free]
+    assert criteria
+    for q in criteria:
+        assert q.cost_model == "mean"
+        assert "at most 2 more" in q.question
+        cat = RP_BY_NAME[q.category]
+        net = ds.network(q.map_id)
+        if cat.items == "vertex":
+            net = net.with_attributes(vertices=derive_mix(net))
+        ref = brute_force_routes(
+            net, q.source, q.target, Weights(*q.weights), items=cat.items, model="mean"
+        )
+        assert q.routes == [r.format() for r in ref], q.id

@@ -181,7 +181,14 @@ def rp_queries_for_map(
                     category=category.name,
                     style=style,
                     question=rp_prompt(
-                        category, net.scenario, style, s, t, weights, report_totals=asks_totals
+                        category,
+                        net.scenario,
+                        style,
+                        s,
+                        t,
+                        weights,
+                        report_totals=asks_totals,
+                        cost_model=cost_model,
                     ),
                     source=s,
                     target=t,

@@ -57,8 +57,14 @@ def rp_prompt(
     weights: list[float] | None = None,
     *,
     report_totals: bool = False,
+    cost_model: str = "additive",
+    max_detour: int = 2,
 ) -> str:
-    """The full instruction text of one RP query (tables and image are attached separately)."""
+    """The full instruction text of one RP query (tables and image are attached separately).
+
+    ``cost_model`` ``additive`` states the per-item cost of SPEC 3; ``mean`` states the
+    paper's Eq. (1) with its detour bound ``max_detour``.
+    """
     t = rp_templates()
     terms = t["terms"][scenario]
     rules = t["rules"]
@@ -89,9 +95,12 @@ def rp_prompt(
             key = f"{scenario}_items"
         lines.append(rules[key].format(**terms))
         lines.append(rules[f"{scenario}_scales"])
-        lines.append(rules["cost"])
+        mean = cost_model == "mean"
+        lines.append(
+            rules["cost_mean"].format(max_detour=max_detour, **terms) if mean else rules["cost"]
+        )
         if scenario == "metromap":
-            lines.append(rules["transfers"])
+            lines.append(rules["transfers_mean" if mean else "transfers"])
         if weights is None:
             raise ValueError(f"category {category.name} needs weights")
         if len(category.criteria) == 1:
