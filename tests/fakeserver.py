@@ -31,8 +31,9 @@ from typing import Any
 
 @dataclass
 class Reply:
-    """One scripted reply. ``kind``: ``ok``, ``status`` (HTTP ``status`` with a JSON error),
-    ``drop`` (close the connection without answering) or ``malformed`` (200, not JSON)."""
+    """One scripted reply. ``kind``: ``ok``, ``status`` (HTTP ``status`` with a JSON error
+    whose message is ``message``, default ``scripted <status>``), ``drop`` (close the
+    connection without answering) or ``malformed`` (200, not JSON)."""
 
     kind: str = "ok"
     text: str = "<answer_begin>1<answer_end>"
@@ -40,6 +41,7 @@ class Reply:
     status: int = 200
     delay: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
+    message: str | None = None
 
 
 Responder = Callable[[dict[str, Any], int], Reply]
@@ -151,7 +153,8 @@ class FakeServer:
             await _send(writer, 200, b'{"id": "x", "choices": [', reply.headers)
             return True
         if reply.kind == "status":
-            err = {"error": {"message": f"scripted {reply.status}", "type": "fake"}}
+            message = reply.message or f"scripted {reply.status}"
+            err = {"error": {"message": message, "type": "fake"}}
             await _send(writer, reply.status, err, reply.headers)
             return True
         message: dict[str, Any] = {"role": "assistant", "content": reply.text}

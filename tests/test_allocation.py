@@ -81,6 +81,10 @@ def test_bad_input_gets_clear_errors():
         allocate_queries([1], 10, levels=["tough"], splits=["train"])
     with pytest.raises(AllocationError, match="q_min=5"):
         allocate_queries([1] * 6, 20, levels=SIX_GROUPS[0], splits=SIX_GROUPS[1])
+    with pytest.raises(AllocationError, match="map 1: size 0 must be a positive station count"):
+        allocate_queries([3, 0], 10, q_min=1, levels=["easy"] * 2, splits=["train"] * 2)
+    with pytest.raises(AllocationError, match="map 0: size -4 must be"):
+        allocate_queries([-4, 9], 10, q_min=1, levels=["easy"] * 2, splits=["train"] * 2)
     with pytest.raises(AllocationError, match="capacities"):
         allocate_queries([1, 1], 30, levels=["easy"] * 2, splits=["train"] * 2, capacity=[5, 5])
 

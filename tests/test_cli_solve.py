@@ -120,3 +120,26 @@ def test_missing_file_is_one_line(tmp_path):
     assert res.exit_code != 0
     assert "Traceback" not in res.output
     assert len(res.output.strip().splitlines()) == 1
+
+
+@pytest.mark.timeout(20)
+def test_negative_value_is_one_line_not_a_hang(tmp_path):
+    e, v = tmp_path / "edge.csv", tmp_path / "vertex.csv"
+    e.write_text(EDGES.replace("B-C,Red Line,2.0", "B-C,Red Line,-20"), encoding="utf-8")
+    v.write_text(VERTICES, encoding="utf-8")
+    res = run(
+        "solve",
+        "--edges",
+        str(e),
+        "--vertices",
+        str(v),
+        "--from",
+        "A",
+        "--to",
+        "D",
+        "--weights",
+        "1,0,0,0",
+    )
+    assert res.exit_code == 1
+    assert "edge B-C (line 'Red Line'): Time -20" in res.output
+    assert "Traceback" not in res.output

@@ -134,6 +134,15 @@ def test_malformed_metadata(tmp_path: Path, content: str, match: str) -> None:
     assert str(path) in str(info.value)
 
 
+@pytest.mark.parametrize("content", ['{"L": [' + "1" * 5000 + "]}", "[" * 100_000])
+def test_json_the_parser_cannot_hold_is_one_line(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "m.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(MetadataError, match="malformed JSON") as info:
+        load_reasonmap(path, branch_splits={})
+    assert str(path) in str(info.value)
+
+
 def test_non_utf8_and_missing_files(tmp_path: Path) -> None:
     path = tmp_path / "x.json"
     path.write_bytes('{"L": ["Caf\xe9", "B"]}'.encode("latin-1"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -237,3 +239,75 @@ def test_trailing_full_stop_kept_when_it_belongs_to_a_station():
         "Rädelstr.",
     ]
     assert parse_route("Düren-Rädelstr.", ["Düren", "Rädelstr"]).stations == ["Düren", "Rädelstr"]
+
+
+def test_case_insensitive_tags_keep_offsets_for_any_script() -> None:
+    # "İ".lower() is two characters: offsets found in a str.lower() copy drift past it
+    vocab = ["Kabataş", "Taksim", "Şişhane", "İstiklal"]
+    text = "<THINK>İstiklal, İstanbul: İ İ İ</THINK>\nKabataş-Taksim(transfer)-Şişhane"
+    r = parse_route(text, vocab)
+    assert r is not None and r.stations == ["Kabataş", "Taksim", "Şişhane"] and r.transfers == {1}
+    text = "İİİİ İstiklal? <Route_Begin>Kabataş-Taksim<ROUTE_END> İ"
+    r = parse_route(text, vocab)
+    assert r is not None and r.stations == ["Kabataş", "Taksim"]
+    assert parse_answer("İİİİİİ <answer_begin>12<answer_end>") == 12.0
+
+
+def test_stray_and_nested_closing_tags_end_the_reasoning() -> None:
+    assert strip_reasoning("<think>a</think>b-c</think>Alpha-Delta") == "Alpha-Delta"
+    assert strip_reasoning("<think>x<think>Alpha-Bravo</think>y</think>Alpha-Delta") == (
+        "Alpha-Delta"
+    )
+    r = parse_route("<think>plan</think>Bravo-Alpha, no wait</think>Alpha-Bravo-Delta", VOCAB)
+    assert r is not None and r.stations == ["Alpha", "Bravo", "Delta"]
+
+
+# hard fragments: every tag, separator, mark, field name and number form the parsers look for
+_HARD = [
+    "<think>", "</think>", "<THINK>", "<thinking>", "</thinking>", "<reasoning>",
+    "</reasoning>", "<|begin_of_thought|>", "<|end_of_thought|>", "◁think▷", "◁/think▷",
+    "<route_begin>", "<route_end>", "<ROUTE_BEGIN>", "<answer_begin>", "<answer_end>",
+    "(transfer)", " (Transfer) ", "（transfer）", "[transfer]", "(", ")", "[", "】",
+    "-", "--", " - ", "->", "→", "—", "–", "−", "=>", "⇒", ":", "：", ".", ",", "、",
+    "\n", "\r\n", "\u2028", "\x00", "\x00T", " ", "\t", "**", "`", "```\n", "# ", "> ", "1. ",
+    "* ", "- ", "Route:", "Answer: ", "Route Name:", "Departure Stop:", "Arrival Stop:",
+    "Number of Via Stops:", "Via Stops:", "none", "Total_Time:", "total price =",
+    "Average_Reliability: ", "1e309", "-0", "1,234.5", "−3", ".5", "NaN", "inf", "12", "yes",
+    "no", "是", "否", "İ", "ß", "é", "\u0301", "ﷺ", "🚇", "Alpha", "Bravo", "Delta",
+    "Porta Furba", "Quadraro", "Porta Furba-Quadraro", "Porta Furba_Quadraro",
+]  # fmt: skip
+_hard_text = st.lists(
+    st.one_of(st.sampled_from(_HARD), st.text(max_size=4)), max_size=60
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_hard_text)
+def test_fuzz_hard_inputs_give_well_formed_results(text: str) -> None:
+    for vocab in (VOCAB, None):
+        r = parse_route(text, vocab)
+        if r is not None:
+            assert len(r.stations) >= 2
+            assert all(s and s == s.strip() and "\x00" not in s for s in r.stations), r
+            assert r.transfers <= set(range(len(r.stations)))
+            assert len(r.tokens()) == len(r.stations)
+    a = parse_answer(text)
+    assert a is None or (isinstance(a, float) and math.isfinite(a))
+    totals = parse_totals(text)
+    assert set(totals) <= {
+        "Total_Time",
+        "Total_Price",
+        "Average_Comfort Level",
+        "Average_Reliability",
+    }
+    assert all(math.isfinite(v) for v in totals.values())
+    for mode in ("short", "long"):
+        segs = parse_reasonmap(text, mode)
+        assert segs is None or len(segs) >= 1
+        for seg in segs or []:
+            assert seg.route_name and seg.departure_stop and seg.arrival_stop
+            assert seg.num_via_stops is None or seg.num_via_stops >= 0
+            assert seg.via_stops is None or all(seg.via_stops)
+    # whatever surrounds it, a finished reasoning block never leaks into the answer
+    wrapped = strip_reasoning("<think>" + text + "</think>Alpha-Bravo")
+    assert wrapped == "Alpha-Bravo"

@@ -212,8 +212,16 @@ def test_round2_is_half_up_on_the_decimal_value():
         (21, TRAVEL, {"a": "P", "b": "Q"}, None, "needs the vertices table order"),
         (21, TRAVEL, {"a": "P", "b": "Z"}, {"vertices": SHOWN_ORDER}, "'Z' is not in the table"),
         (15, TRAVEL, {"a": "Z"}, None, "unknown station 'Z'"),
+        # a line or attribute that the map does not have is an error, never a silent 0
+        (3, METRO, {"a": "A", "line": "Pink"}, None, "unknown line 'Pink'"),
+        (8, METRO, {"line": "Pink"}, None, "unknown line 'Pink'"),
+        (12, METRO, {"line": "Red", "line2": "Pink"}, None, "unknown line 'Pink'"),
+        (5, METRO, {"a": "C", "b": "D", "line": "Red", "attribute": "colour"}, None,
+         "attribute 'colour' is not one of time, price, comfort"),
+        (17, TRAVEL, {"a": "P", "b": "Q", "attribute": "comfort"}, None,
+         "attribute 'comfort' is not one of time, price"),
     ],
-)
+)  # fmt: skip
 def test_bad_questions_raise_clear_errors(qtype, net, params, shown, message):
     with pytest.raises(QAError, match=re.escape(message)):
         qa_answer(qtype, net, params, shown)
@@ -292,3 +300,9 @@ def test_questions_fill_every_placeholder(qtype):
 def test_unknown_style_is_an_error():
     with pytest.raises(QAError, match="unknown QA style"):
         qa_question(1, "shouty", {}, METRO)
+
+
+def test_question_with_an_unknown_attribute_names_it():
+    params = {"a": "C", "b": "D", "line": "Red", "attribute": "colour"}
+    with pytest.raises(QAError, match="attribute 'colour' is not one of"):
+        qa_question(5, "direct", params, METRO)

@@ -139,3 +139,71 @@ def test_weights_and_keys() -> None:
         "deak ferenc ter"
     )
     assert lenient_key("西直门站") == lenient_key("西直门")
+
+
+def _three_leg_question(template: str) -> ReasonMapQuestion:
+    q = question(template)
+    legs = [("Line 1", "A", "B", []), ("Line 1", "B", "C", []), ("Line 2", "C", "F", [])]
+    q.routes = [
+        [
+            {
+                "route_name": r,
+                "departure_stop": f"{d} Station",
+                "arrival_stop": f"{a} Station",
+                "via_stops": via,
+                "num_via_stops": len(via),
+            }
+            for r, d, a, via in legs
+        ],
+        *question(template).routes,
+    ]
+    return q
+
+
+def test_caps_and_best_reference() -> None:
+    legs = [
+        ("Line 1", "A Station", "B Station", "Number of Via Stops: 0"),
+        ("Line 1", "B Station", "C Station", "Number of Via Stops: 0"),
+        ("Line 2", "C Station", "F Station", "Number of Via Stops: 0"),
+    ]
+    q = _three_leg_question("num_via")
+    short = score_reasonmap(net(), q, parse_reasonmap(answer(*legs), "short"), "short")
+    # 1 + 3 × 4 = 13, capped at 10, +10; the two-leg reference would give less
+    assert short.correct and short.map_score == 20.0
+    long = score_reasonmap(net(), q, parse_reasonmap(answer(*legs), "long"), "long")
+    # route 10 + via 3 × 4 = 12 capped at 10, +20
+    assert long.map_score == 40.0
+    # against the two-leg reference alone: route 1 + (2 + 1 + 0) + 0 = 4; via: said 0 for
+    # 1 → 0, said 0 for 0 → 4
+    q.routes = q.routes[1:]
+    long = score_reasonmap(net(), q, parse_reasonmap(answer(*legs), "long"), "long")
+    assert long.map_score == 4.0 + 4.0 + 20.0
+
+
+def test_via_scores_edge_cases() -> None:
+    # reference count 0, answer says 2: 0 for that leg (no division by zero)
+    long = answer(
+        ("Line 1", "A Station", "C Station", "Number of Via Stops: 1"),
+        ("Line 2", "C Station", "F Station", "Number of Via Stops: 2"),
+    )
+    assert score(long, "long").map_score == 9.0 + 4.0 + 20.0
+    # a missing count scores 0, not a format error
+    missing = answer(
+        ("Line 1", "A Station", "C Station", ""), ("Line 2", "C Station", "F Station", "")
+    )
+    s = score(missing, "long")
+    assert s.parsed and s.map_score == 9.0 + 20.0
+    # via list on legs whose route names do not match the reference: no via points
+    wrong_lines = answer(
+        ("Line 2", "A Station", "C Station", "Via Stops: B Station"),
+        ("Line 1", "C Station", "F Station", "Via Stops: none"),
+    )
+    s = score(wrong_lines, "long", "via_list")
+    assert not s.correct and s.map_score == 1.0 + 2.0 + 2.0
+    # one of two listed via stops right on leg 1: found 1, IoU 1/2 → (1 + 5) / 2 = 3
+    half = answer(
+        ("Line 1", "A Station", "C Station", "Via Stops: B Station, D Station"),
+        ("Line 2", "C Station", "F Station", "Via Stops: none"),
+    )
+    assert score(half, "long", "via_list").map_score == 9.0 + 3.0 + 20.0
+

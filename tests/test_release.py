@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -240,3 +241,40 @@ def test_import_released_sample_reproduces_gold_labels(tmp_path):
         for rec in theirs:
             rec.pop("shortest_route_vertex_numbers_rank", None)
         assert ours == theirs, path.name
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"Map_Difficulty": 3}, "record 0: field 'Map_Difficulty' must be Easy, Medium or Hard"),
+        ({"Query_Difficulty": "Extreme"}, "field 'Query_Difficulty' must be Easy, Medium or Hard"),
+        ({"country": None}, "record 0: field 'country' must be a non-empty string"),
+        ({"routes": 5}, "field 'routes' must be a list of strings"),
+        (
+            {"route_vertex_numbers": ["5"]},
+            "field 'route_vertex_numbers' must be a list of integers",
+        ),
+        ({"figure": "../../outside.png"}, "record 0: field 'figure': unsafe path"),
+        ({"weights": [0.5, "x", 0.25, 0.25]}, "field 'weights' must be a list of 4 numbers"),
+        ({"Total_Time": "14.12"}, "field 'Total_Time' must be a number"),
+        ({"Map_Difficulty": "Hard"}, "has difficulty 'hard' here but 'easy' in an earlier record"),
+    ],
+)
+def test_import_rejects_malformed_records_in_one_line(tmp_path, change, message):
+    release = export_maptab_release(build_small_dataset(tmp_path / "ds"), tmp_path / "release")
+    kind = CATEGORY_KINDS["all_criteria"]
+    path = release / f"metromap/data/train_set/metromap_shortest_path_query_{kind}_train_set.json"
+    records = json.loads(path.read_text(encoding="utf-8"))
+    records[0].update(change)
+    path.write_text(json.dumps(records), encoding="utf-8")
+    with pytest.raises(ReleaseError, match=re.escape(message)) as info:
+        import_maptab_release(release, tmp_path / "back")
+    assert str(path) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_import_rejects_a_record_that_is_not_an_object(tmp_path):
+    release = export_maptab_release(build_small_dataset(tmp_path / "ds"), tmp_path / "release")
+    path = release / "metromap/data/test_set/metromap_shortest_path_query_only_map_test_set.json"
+    path.write_text('["oops"]', encoding="utf-8")
+    with pytest.raises(ReleaseError, match="record 0: expected a JSON object, got str"):
+        import_maptab_release(release, tmp_path / "back")

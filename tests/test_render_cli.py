@@ -122,3 +122,18 @@ def test_render_released_table_pair(tmp_path):
     assert res.exit_code == 0, res.output
     assert "legibility" not in res.output
     assert out.is_file()
+
+
+def test_topology_without_coordinates_is_laid_out_once(tmp_path, monkeypatch):
+    import maptab.render.layout as layout
+
+    calls = []
+    original = layout._layout_component
+    monkeypatch.setattr(layout, "_layout_component", lambda *a: calls.append(1) or original(*a))
+    city = tmp_path / "city.json"
+    city.write_text(json.dumps({"L1": ["a", "b", "c", "d"], "L2": ["e", "b", "f"]}))
+    out = tmp_path / "city.png"
+    res = runner.invoke(app, ["render", str(city), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "edge crossings 0" in res.output
+    assert len(calls) == 1  # one component, laid out once for the image and the numbers

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from maptab.report import load_runs, write_report
-from maptab.report.html import json_for_html
+from maptab.report.html import json_for_html, sample_records
+from maptab.report.loader import Run
+from maptab.schema import Prediction, ReasonMapQuestion
 from test_report_fixture import HOSTILE, make_runs
 
 CHROMIUM = next(
@@ -48,6 +50,8 @@ def test_hostile_text_is_only_data(report):
     assert "<script>document" not in html
     assert "<img src=x" not in html
     assert html.count("<script") == 2  # the data block and our own script
+    # the CSP admits only our script's hash: an inline handler would be blocked silently
+    assert not re.search(r"<[^>]*\son[a-z]+\s*=", html.split('id="report-data"')[0])
     data = _data(files.index)
     responses = [s["response"] for s in data["samples"]]
     assert HOSTILE in responses  # kept verbatim as data, RTL characters included
@@ -98,7 +102,8 @@ def test_page_runs_in_headless_chromium(report):
     samples = _data(files.index)["samples"]
     want = sum(s["run"] == "shortest" and s["outcome"] == "wrong" for s in samples)
     assert 0 < want < len(samples)
-    url = files.index.resolve().as_uri() + "#run=shortest&outcome=wrong&expand=1"
+    # a malformed escape in the address must not stop the script
+    url = files.index.resolve().as_uri() + "#run=shortest&outcome=wrong&expand=1&junk=%zz"
     done = _chromium(url, tmp / "profile", "--dump-dom")
     dom = done.stdout
     assert done.returncode == 0, done.stderr[-2000:]
@@ -129,3 +134,73 @@ def test_page_runs_in_headless_chromium(report):
         f"--screenshot={shot}",
     )
     assert shot.is_file() and shot.stat().st_size > 10_000
+
+
+class _RMDataset:
+    """A stand-in dataset holding one ReasonMap question."""
+
+    def __init__(self, question: ReasonMapQuestion) -> None:
+        self.question = question
+
+    def rp(self) -> list:
+        return []
+
+    def qa(self) -> list:
+        return []
+
+    def reasonmap(self) -> list[ReasonMapQuestion]:
+        return [self.question]
+
+
+def test_reasonmap_samples_show_prompt_gold_and_parsed_answer(tmp_path):
+    seg = {"route_name": "Line 1", "departure_stop": "A Station", "arrival_stop": "C Station"}
+    question = ReasonMapQuestion(
+        id="city/rm-1",
+        map_id="city",
+        split="test",
+        station_1="A Station",
+        station_2="C Station",
+        question_short="Short: from A Station to C Station?",
+        question_long="Long: from A Station to C Station, with via stops?",
+        long_template="via_list",
+        question_difficulty="easy",
+        map_difficulty="hard",
+        routes=[[{**seg, "via_stops": ["B Station"], "num_via_stops": 1}]],
+    )
+    answer = (
+        "<think>Route Name: Line 9</think>Route Name: Line 1\nDeparture Stop: A Station\n"
+        "Arrival Stop: C Station\nVia Stops: B Station"
+    )
+    scores, preds = [], {}
+    for mode in ("short", "long"):
+        sid = f"{question.id}/{mode}"
+        scores.append(
+            {
+                "id": sid,
+                "kind": "reasonmap",
+                "question_id": question.id,
+                "mode": mode,
+                "map_id": "city",
+                "question_difficulty": "easy",
+                "map_difficulty": "hard",
+                "parsed": True,
+                "correct": True,
+                "correct_strict": True,
+                "map_score": 15.0,
+                "max_score": 20.0,
+            }
+        )
+        preds[sid] = Prediction(id=sid, kind="reasonmap", response=answer)
+    run = Run(tmp_path, "m", {}, {}, scores, preds)
+    run.dataset = _RMDataset(question)  # type: ignore[misc]
+    short, long = sample_records([run])
+    assert short["prompt"] == question.question_short
+    assert long["prompt"] == question.question_long
+    assert short["gold"] == long["gold"]
+    assert short["gold"] == (
+        "Reference 1:\nLine 1: A Station → C Station (1 via stops; via B Station)"
+    )
+    # the parsed answer, reasoning dropped
+    assert short["pred"] == "Line 1: A Station → C Station (via B Station)"
+    assert long["pred"] == "Line 1: A Station → C Station (via B Station)"
+    assert short["category"] == "ReasonMap short" and long["mdiff"] == "hard"

@@ -207,3 +207,96 @@ def test_vllm_provider_batches_requests():
 )
 def test_split_reasoning(raw, answer, reasoning):
     assert split_reasoning(raw) == (answer, reasoning)
+
+
+def test_key_echoed_by_the_server_is_masked(monkeypatch):
+    secret = "sk-echo-9f8e7d6c5b4a"
+    monkeypatch.setenv("MAPTAB_ECHO_KEY", secret)
+
+    def echo_key(body, seen):  # a careless proxy that repeats the credential it was sent
+        if body["messages"][0]["content"][0]["text"] == "bad":
+            return Reply("status", status=401, message=f"invalid key {secret} for this model")
+        return Reply(text=f"<think>saw {secret}</think>route uses {secret}")
+
+    with FakeServer(echo_key) as srv:
+        p = OpenAIProvider("m", base_url=srv.base_url, api_key_env="MAPTAB_ECHO_KEY")
+        bad, good = _ask(p, "bad", "good")
+    assert srv.requests[0]["headers"]["authorization"] == f"Bearer {secret}"
+    assert isinstance(bad, ProviderError)
+    assert str(bad) == "HTTP 401: invalid key *** for this model"
+    assert (good.text, good.reasoning) == ("route uses ***", "saw ***")
+
+
+def test_short_placeholder_keys_are_not_masked(monkeypatch):
+    monkeypatch.setenv("MAPTAB_SHORT_KEY", "x")  # local servers take any key; "x" is no secret
+    with FakeServer(lambda body, seen: Reply(text="<answer_begin>x<answer_end>")) as srv:
+        p = OpenAIProvider("m", base_url=srv.base_url, api_key_env="MAPTAB_SHORT_KEY")
+        (out,) = _ask(p, "q")
+    assert out.text == "<answer_begin>x<answer_end>"
+
+
+def test_error_messages_are_one_line_and_name_the_cause():
+    with FakeServer(lambda body, seen: Reply("drop")) as srv:
+        p = OpenAIProvider("m", base_url=srv.base_url, max_retries=0)
+        (gone,) = _ask(p, "q")
+    assert isinstance(gone, ProviderError)
+    assert str(gone).startswith("connection error (RemoteProtocolError: Server disconnected")
+    with FakeServer(
+        lambda body, seen: Reply("status", status=404, message="no\nsuch  model")
+    ) as srv:
+        p = OpenAIProvider("m", base_url=srv.base_url, max_retries=3)
+        (missing,) = _ask(p, "q")
+    assert str(missing) == "HTTP 404: no such model"  # not retried, no "Error code" echo
+
+
+def test_retry_after_is_honoured_as_a_floor():
+    def once(body, seen):
+        return Reply("status", status=429, headers={"Retry-After": "0.4"}) if seen == 0 else Reply()
+
+    with FakeServer(once) as srv:
+        p = OpenAIProvider("m", base_url=srv.base_url, backoff=0.001, max_retries=2)
+        t0 = time.perf_counter()
+        (out,) = _ask(p, "q")
+        elapsed = time.perf_counter() - t0
+    assert not isinstance(out, Exception) and p.attempts == 2
+    assert elapsed >= 0.4
+
+
+def test_retry_delay_is_jittered_exponential_and_capped():
+    p = OpenAIProvider("m", base_url="http://127.0.0.1:9/v1", backoff=1.0, max_backoff=5.0, seed=7)
+    for attempt in range(12):
+        d = p.retry_delay(attempt)
+        assert min(5.0, 0.5 * 2**attempt) <= d <= 5.0, (attempt, d)
+    assert p.retry_delay(30) <= 5.0  # a long streak never waits past the cap
+    assert p.retry_delay(0, floor=30.0) == 30.0  # a server's Retry-After wins
+    with pytest.raises(ProviderConfigError, match="--timeout must be positive"):
+        OpenAIProvider("m", base_url="http://127.0.0.1:9/v1", timeout=0)
+
+
+@pytest.mark.parametrize("bad", ["short", "empty"])
+def test_vllm_malformed_engine_output_fails_requests_not_the_loop(bad):
+    from maptab.run.vllm_provider import VLLMProvider
+
+    class Engine:
+        def chat(self, convs, params):
+            class Out:
+                outputs, prompt_token_ids = [], [0]
+
+            return [] if bad == "short" else [Out() for _ in convs]
+
+    p = VLLMProvider("local", engine=Engine(), batch_size=4, batch_wait=0.01)
+
+    async def main():
+        try:
+            return await asyncio.wait_for(
+                asyncio.gather(
+                    *(p.complete(_req(f"q{i}")) for i in range(6)), return_exceptions=True
+                ),
+                10,
+            )
+        finally:
+            await p.aclose()
+
+    outs = asyncio.run(main())  # before the fix: the batch task died and this hung
+    assert len(outs) == 6 and all(isinstance(o, ProviderError) for o in outs), outs
+    assert all(str(o).startswith("vllm: ") for o in outs)

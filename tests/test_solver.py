@@ -381,3 +381,24 @@ def test_revisiting_walks_match_brute_force(net, weights, ends, items):
     got = optimal_routes(net, s, t, weights, items=items)
     ref = brute_force_routes(net, s, t, weights, items=items)
     assert_same_gold(net, got, ref, weights, items, "additive")
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize(
+    ("edge_attrs", "vertex_attrs", "weights", "culprit"),
+    [
+        # a negative edge time: B-C-B is a negative cycle for plain Dijkstra
+        ({("B", "C", "Red"): (-20.0, 0.5, 0.5, 0.0)}, {}, T, "edge B-C (line 'Red'): Time -20"),
+        # comfort above its 0-1 scale gives a negative deficit 1 - 7 = -6
+        ({}, {"B": (1.0, 0.0, 7.0, 0.8, 0.0)}, C, "station 'B': Comfort Level 7"),
+    ],
+)
+def test_negative_item_costs_are_an_error_not_a_hang(edge_attrs, vertex_attrs, weights, culprit):
+    net = metro({"Red": ["A", "B", "C", "D"]}, edge_attrs, vertex_attrs)
+    with pytest.raises(CostError, match="negative cost") as err:
+        optimal_routes(net, "A", "D", weights)
+    assert culprit in str(err.value)
+    # a criterion with weight 0 does not make any cost negative: still solvable
+    other = P if weights is not P else T
+    assert formats(optimal_routes(net, "A", "D", other)) == ["A-B-C-D"]
+    assert formats(fewest_stations(net, "A", "D")) == ["A-B-C-D"]

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from maptab.score.stats import bootstrap_ci, paired_difference
 
@@ -73,3 +75,37 @@ def test_paired_difference_detects_real_gain_not_noise() -> None:
     noise = rng.permutation(base)
     d, lo, hi = paired_difference(noise, base, clusters=clusters)
     assert lo < 0 < hi
+
+
+def test_interval_contains_estimate_when_every_map_has_the_same_rate() -> None:
+    # every map has rate 2.7, so every replicate is 2.7; the weighted point estimate sums
+    # in another order (2.7000000000000006 before the fix, outside [2.7, 2.7])
+    m, lo, hi = bootstrap_ci([2.7, 2.7, 2.7], clusters=[0, 4, 4], weights=[1 / 3, 1, 1])
+    assert lo <= m <= hi
+    assert lo == m == hi
+    # capability accuracy (paper Table 3): weights 1/n(type), every map at 1/2
+    vals = [1, 0, 1, 0, 0, 1, 1, 0]
+    types = [1, 1, 2, 2, 3, 3, 3, 3]
+    w = [1 / types.count(t) for t in types]
+    m, lo, hi = bootstrap_ci(vals, clusters=[0, 0, 1, 1, 2, 2, 3, 3], weights=w)
+    assert lo <= m <= hi
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.integers(0, 7),
+            st.sampled_from([0.0, 1.0, 0.5, 1 / 3, 0.1, 2.7, -0.2]),
+            st.sampled_from([1.0, 1 / 3, 1 / 7, 2.5, 0.1]),
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_interval_always_contains_its_estimate(rows: list[tuple[int, float, float]]) -> None:
+    clusters, vals, w = (list(c) for c in zip(*rows, strict=True))
+    m, lo, hi = bootstrap_ci(vals, clusters=clusters, weights=w, n_boot=200)
+    assert lo <= m <= hi
+    d, lo, hi = paired_difference(vals, w, clusters=clusters, n_boot=200)
+    assert lo <= d <= hi

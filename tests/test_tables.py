@@ -297,6 +297,20 @@ def _write(path: Path, text: str | bytes) -> Path:
             "expected a number",
         ),
         ("e.txt", "x", "unknown table format"),
+        # Python's json parser raises plain ValueError / RecursionError for these
+        (
+            "e.json",
+            '[{"Edge": "A-B", "Time": ' + "1" * 5000 + "}]",
+            "malformed JSON",
+        ),
+        ("e.json", "[" * 100_000, "malformed JSON"),
+        # a JSON integer too large for a float
+        (
+            "e.json",
+            '[{"Edge": "A-B", "Time": 1' + "0" * 400 + ', "Price": 1, "Comfort Level": 3, '
+            '"Reliability": 0.5}]',
+            "not a finite number",
+        ),
     ],
 )
 def test_read_edges_errors_name_file_and_problem(tmp_path: Path, name, content, match) -> None:
@@ -427,3 +441,22 @@ def test_round_trip_random_networks(tmp_path: Path, net: Network, fmt: str) -> N
     assert back.vertices == net.vertices
     assert back.edges == net.edges
     assert edge_rows(back) == edge_rows(net) and vertex_rows(back) == vertex_rows(net)
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("e.csv", 'Edge,Line,Time,Price,Comfort Level,Reliability\nA-B,"Red;Red",2,1,0.5,0\n'),
+        (
+            "e.json",
+            '[{"Edge": "A-B", "Line": ["Red", "Red"], "Time": 2, "Price": 1, '
+            '"Comfort Level": 0.5, "Reliability": 0}]',
+        ),
+    ],
+)
+def test_line_listed_twice_in_a_row_is_reported(tmp_path: Path, name: str, content: str) -> None:
+    """B.5 step 1: an edge (or station) listed twice within the same line is a duplicate."""
+    path = _write(tmp_path / name, content)
+    with pytest.raises(TableError, match="line 'Red' is listed twice") as info:
+        read_edges(path)
+    assert info.value.row == (2 if name.endswith(".csv") else 1) and info.value.field == "Line"

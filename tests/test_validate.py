@@ -91,6 +91,31 @@ def test_line_count_check_understands_loop_lines() -> None:
     assert "'G' is on ['Blue'] in the Vertex_tab but on ['Ring'] in the Edge_tab" in text
 
 
+@pytest.mark.timeout(20)
+def test_line_stations_of_a_line_that_is_no_path_tree_or_single_loop() -> None:
+    """A figure-eight line (two cycles through X) has no terminus but is not one loop: an
+    error, not an endless walk round one cycle; validation reports its station count."""
+    from maptab.network import NetworkError
+
+    pairs = [("B", "A"), ("X", "C"), ("C", "D"), ("D", "X"), ("A", "X"), ("X", "B")]
+    edges = [Edge(a, b, "L", 2.5, 0.75, 0.5, 0.0) for a, b in pairs]
+    vertices = {s: Vertex(s, ("L",), 1.0, 0.0, 0.5, 0.75, 0) for s in "ABCDX"}
+    net = Network("metromap", vertices, edges)
+    with pytest.raises(NetworkError, match="line 'L' is not a path, a tree or one loop"):
+        net.line_stations("L")
+    with pytest.raises(NetworkError, match="line 'L'"):
+        net.is_loop("L")
+    assert "6 edges + 1 - 0 (not a loop line) = 7 stations expected, but 5" in messages(
+        validate_network(net)
+    )
+    # two disjoint loops on one line: also not one loop
+    two = [("A", "B"), ("B", "C"), ("C", "A"), ("D", "X"), ("X", "F"), ("F", "D")]
+    vertices = {s: Vertex(s, ("L",)) for s in "ABCDXF"}
+    net = Network("metromap", vertices, [Edge(a, b, "L") for a, b in two])
+    with pytest.raises(NetworkError, match="not a path, a tree or one loop"):
+        net.line_stations("L")
+
+
 def test_transfer_annotations_must_agree() -> None:
     net = good_metro()
     vs = dict(net.vertices)
@@ -178,6 +203,31 @@ def test_transfer_time_range_on_transfer_stations() -> None:
     assert rule(0, Vertex("X", ("A", "B"))) is not None
     assert rule(7.5, Vertex("X", ("A", "B"))) is not None
     assert rule(15, Vertex("X", ("A", "B"))) is None
+
+
+def test_negative_transfer_time_on_a_one_line_station() -> None:
+    net = good_metro()
+    vs = dict(net.vertices)
+    vs["A"] = Vertex("A", ("Red",), 1.0, 0.0, 0.5, 0.75, -3)
+    problems = validate_network(net.with_attributes(vertices=vs))
+    assert [str(p) for p in problems] == [
+        "Vertex_tab:1: Transfer Time: -3 on a station of one line; must be 0 "
+        "(SPEC 6, metromap vertex table)"
+    ]
+
+
+def test_disconnected_parts_are_listed_in_table_order() -> None:
+    """The message must not depend on set iteration order (the interpreter's hash seed)."""
+    hub = ["Hub", "Alpha", "Bravo", "Charlie", "Delta", "Echo"]
+    pairs = [("Hub", s) for s in hub[1:]] + [("Pier", "Quay")]
+    net = Network.from_edges(pairs)
+    edges = [Edge(e.u, e.v, None, 25, 20, 4.5, round(300 / 365, 6)) for e in net.edges]
+    vertices = {k: Vertex(k, (), 60, 35, 3.5, round(200 / 365, 6)) for k in net.vertices}
+    problems = validate_network(net.with_attributes(vertices, edges))
+    assert [str(p) for p in problems] == [
+        "Edge_tab: the Edge_tab is not one connected graph: 2 parts (6, 2 spots): "
+        "'Hub', 'Alpha', 'Bravo' …; 'Pier', 'Quay'"
+    ]
 
 
 def test_range_problems_are_located() -> None:

@@ -120,6 +120,8 @@ def _load_json(where: str, read: Callable[[], str]) -> Any:
         raise MetadataError(
             f"{where}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+    except (ValueError, RecursionError) as exc:  # an over-long integer, too deep nesting
+        raise MetadataError(f"{where}: malformed JSON: {exc}") from None
 
 
 def _read_metadata(path: str | os.PathLike[str]) -> dict[str, list[str]]:

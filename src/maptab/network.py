@@ -42,6 +42,21 @@ def hop_distances(graph: Mapping[str, Iterable[str]], source: str) -> dict[str, 
     return dist
 
 
+def connected_components(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """Connected components of an adjacency mapping, in order of their first station; each
+    lists its stations in the mapping's key order (never in set order, which changes with
+    the interpreter's hash seed)."""
+    order = {s: i for i, s in enumerate(graph)}
+    seen: set[str] = set()
+    components = []
+    for s in graph:
+        if s not in seen:
+            reached = hop_distances(graph, s)
+            seen.update(reached)
+            components.append(sorted(reached, key=order.__getitem__))
+    return components
+
+
 def table_name(name: str) -> str:
     """The MapTab table spelling of a station name: ``-`` becomes ``_``, whitespace trimmed."""
     return name.strip().replace("-", "_")
@@ -160,6 +175,8 @@ class Network:
 
         A loop line is returned closed (first station repeated at the end, SPEC 1). A
         branched line (a tree) is returned in depth-first order from its first terminus.
+        A line without a terminus that is not one cycle (a figure eight, two separate loops)
+        raises :class:`NetworkError`.
         """
         edges = self.line_edges(line)
         if not edges:
@@ -169,7 +186,16 @@ class Network:
             adj[e.u].append(e.v)
             adj[e.v].append(e.u)
         ends = [s for s, n in adj.items() if len(n) == 1]
-        if not ends:  # loop line
+        if not ends:  # loop line: one cycle, every station of degree 2
+            if (
+                any(len(set(n)) != 2 or len(n) != 2 for n in adj.values())
+                or len(edges) != len(adj)
+                or len(connected_components(adj)) != 1
+            ):
+                raise NetworkError(
+                    f"line {line!r} is not a path, a tree or one loop "
+                    "(it has no terminus but is not a single cycle)"
+                )
             start = edges[0].u
             order = [start]
             prev, cur = None, start

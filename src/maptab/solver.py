@@ -59,6 +59,7 @@ from maptab.costs import (
     within,
 )
 from maptab.network import Network
+from maptab.tables import ATTRIBUTE_OF_COLUMN
 
 
 class UnknownStation(CostError):
@@ -108,6 +109,44 @@ def _routes(table: CostTable, found: list[tuple[float, list[int], list[Marking]]
         for m in marks:
             out.append(Route(stations, tuple(stations[h] for h in m.transfers), m.lines, cost))
     return sorted(out, key=lambda r: (r.cost, r.format()))
+
+
+_COLUMNS = ("Time", "Price", "Comfort Level", "Reliability")
+
+
+def _check_non_negative(table: CostTable, costs: WeightedCosts, weights: Weights) -> None:
+    """Raise :class:`CostError` naming the first item whose weighted additive cost is negative
+    or not a number (a negative Time or Price, a Comfort Level or Reliability above its scale,
+    a negative Transfer Time). Dijkstra is exact only for non-negative arc costs; with a
+    negative one it can loop for ever on a negative cycle."""
+    net = table.network
+    w = np.array(weights.as_list())
+    rows = (
+        ("station", costs.leave, table.leave),
+        ("station", costs.dest, table.dest),
+        ("transfer", costs.transfer, table.transfer),
+        ("edge", costs.edge, table.edge),
+    )
+    for kind, weighted, feats in rows:
+        for i, c in enumerate(weighted):
+            if c >= 0:
+                continue
+            if kind == "edge":
+                e = net.edges[i]
+                item, obj = f"edge {e.name}" + (f" (line {e.line!r})" if e.line else ""), e
+            else:
+                item, obj = f"station {table.stations[i]!r}", net.vertices[table.stations[i]]
+            cols = (
+                ["Transfer Time"]
+                if kind == "transfer"
+                else [_COLUMNS[j] for j in range(4) if not w[j] * feats[i, j] >= 0]
+            )
+            values = ", ".join(f"{col} {getattr(obj, ATTRIBUTE_OF_COLUMN[col]):g}" for col in cols)
+            raise CostError(
+                f"{item}: {values} gives a negative cost (Time, Price and Transfer Time must be "
+                "at least 0, Comfort Level and Reliability at most their scale; "
+                "see maptab validate)"
+            )
 
 
 class Solver:
@@ -190,6 +229,8 @@ class Solver:
         key = tuple(weights.as_list())
         hit = self._cache.get(key)
         if hit is None:
+            costs = self.table.weighted(weights)
+            _check_non_negative(self.table, costs, weights)
             w = np.zeros(self.arc_feat.shape[1])
             w[:4] = key
             cost = (self.arc_feat @ w).tolist()
@@ -200,7 +241,7 @@ class Solver:
                 rev[y].append((x, c))
             if len(self._cache) >= 16:
                 self._cache.pop(next(iter(self._cache)))
-            hit = self._cache[key] = (fwd, rev, self.table.weighted(weights))
+            hit = self._cache[key] = (fwd, rev, costs)
         return hit
 
     def _hops_from(self, t: int) -> list[int]:

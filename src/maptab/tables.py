@@ -199,6 +199,10 @@ def _json_records(text: str, file: str) -> tuple[list[str], list[Record]]:
         raise TableError(
             file, None, None, f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+    except (ValueError, RecursionError) as exc:  # an over-long integer, too deep nesting
+        if isinstance(exc, TableError):
+            raise
+        raise TableError(file, None, None, f"malformed JSON: {exc}") from None
     if not isinstance(data, list):
         raise TableError(file, None, None, "expected a JSON list of row objects")
     header: dict[str, None] = {}
@@ -273,7 +277,10 @@ def _number(
         errors.append(TableError(file, row, col, f"expected a number, found {json.dumps(value)}"))
         return math.nan
     if isinstance(value, int | float):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
     elif isinstance(value, str):
         cell = value.strip()
         if not cell:
@@ -290,7 +297,8 @@ def _number(
         )
         return math.nan
     if not math.isfinite(number):
-        errors.append(TableError(file, row, col, f"{value!r} is not a finite number"))
+        shown = repr(value) if len(repr(value)) <= 20 else f"{repr(value)[:17]}..."
+        errors.append(TableError(file, row, col, f"{shown} is not a finite number"))
         return math.nan
     return number
 
@@ -319,9 +327,13 @@ def _lines(value: Any, file: str, row: int, errors: list[TableError]) -> list[st
     ):
         errors.append(TableError(file, row, "Line", "expected a line name or a list of line names"))
         return []
-    names = list(dict.fromkeys(split_lines(value)))
+    listed = split_lines(value)
+    names = list(dict.fromkeys(listed))
     if not names:
         errors.append(TableError(file, row, "Line", "missing value"))
+    for name in names:
+        if listed.count(name) > 1:  # MapTab B.5 step 1: a duplicate within one line
+            errors.append(TableError(file, row, "Line", f"line {name!r} is listed twice"))
     return names
 
 
@@ -358,8 +370,8 @@ def _split_edge(
 def _parse_vertices(
     file: str, records: list[Record], scenario: Scenario, errors: list[TableError]
 ) -> list[tuple[int, Vertex, str]]:
-    text = file.lower().endswith(".csv")
     """``(row, vertex, original name)`` for every row; problems go to ``errors``."""
+    text = file.lower().endswith(".csv")
     numeric = [c for c in VERTEX_COLUMNS[scenario] if c in ATTRIBUTE_OF_COLUMN]
     out = []
     for row, rec in records:

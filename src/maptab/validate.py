@@ -26,7 +26,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from maptab.network import Edge, Network, Vertex
+from maptab.network import Edge, Network, Vertex, connected_components
 from maptab.tables import ATTRIBUTE_OF_COLUMN, EDGE_COLUMNS, VERTEX_COLUMNS, location, parse_tables
 
 
@@ -88,7 +88,8 @@ def _days_per_year(low: int, high: int) -> Rule:
 def _transfer_time(value: float, item: Item) -> str | None:
     assert isinstance(item, Vertex)
     if not item.is_transfer:
-        return None  # checked by the transfer annotation check (4)
+        # a positive value is reported by the transfer annotation check (4)
+        return f"{value:g} on a station of one line; must be 0" if value < 0 else None
     if not (float(value).is_integer() and 5 <= value <= 15):
         return f"{value:g} on a transfer station; must be an integer in [5, 15]"
     return None
@@ -272,22 +273,7 @@ def _transfers(net: Network, where: _Where) -> list[Problem]:
 
 def _connected(net: Network, where: _Where) -> list[Problem]:
     graph = net.simple_graph()
-    todo = [s for s in graph if graph[s]]
-    components: list[list[str]] = []
-    seen: set[str] = set()
-    for s in todo:
-        if s in seen:
-            continue
-        comp, stack = [], [s]
-        seen.add(s)
-        while stack:
-            cur = stack.pop()
-            comp.append(cur)
-            for n in graph[cur]:
-                if n not in seen:
-                    seen.add(n)
-                    stack.append(n)
-        components.append(comp)
+    components = connected_components({s: n for s, n in graph.items() if n})
     if len(components) <= 1:
         return []
     sizes = ", ".join(str(len(c)) for c in components)

@@ -168,7 +168,8 @@ def allocate_queries(
         ``0.8`` gives the paper's 4:1 train:test query ratio.
 
     Returns a list of non-negative ints summing to ``Q``. Raises :class:`AllocationError`
-    when the lists disagree in length, hold unknown labels, or the constraints cannot be met.
+    when the lists disagree in length, hold unknown labels or a size that is not positive, or
+    the constraints cannot be met.
 
     >>> allocate_queries([10, 20, 30], 30, q_min=1, levels=["easy", "medium", "hard"],
     ...                  splits=["train", "train", "test"])
@@ -183,6 +184,9 @@ def allocate_queries(
             raise AllocationError(f"unknown {what} {bad[0]!r}; expected one of {allowed}")
     if Q < 0 or n == 0:
         raise AllocationError(f"cannot allocate Q={Q} queries over {n} maps")
+    for i, size in enumerate(sizes):
+        if not size > 0:
+            raise AllocationError(f"map {i}: size {size!r} must be a positive station count")
     share = Fraction(str(train_share))
     weights = [float(s) ** alpha for s in sizes]
     groups = {

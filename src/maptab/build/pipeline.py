@@ -156,8 +156,7 @@ def rp_queries_for_map(
     rng = np.random.default_rng(seed)
     mix_net = net.with_attributes(vertices=derive_mix(net))
     pairs = sample_pairs(net, quota, rng)
-    measure = difficulty.spli if net.scenario == "metromap" else difficulty.spci
-    levels = difficulty.tercile_levels([measure(net, s, t) for s, t in pairs])
+    levels = difficulty.query_difficulty_levels(net, pairs)
     n_edges, n_vertices = len(net.edges), len(net.vertices)
     out: list[RPQuery] = []
     for p, ((s, t), level) in enumerate(zip(pairs, levels, strict=True)):
@@ -251,7 +250,7 @@ def qa_queries_for_map(
                 answer=answer,
                 inputs=list(qtype.inputs),
                 tables=shown,
-                drop_line_column=net.scenario == "metromap" and "mix" in qtype.inputs,
+                drop_line_column=qtype.drop_line_column,
                 params=json.loads(json.dumps(params)),
             )
         )
@@ -294,6 +293,7 @@ def map_queries(job: MapJob) -> tuple[list[RPQuery], list[QAQuery], list[ReasonM
             split=entry.split,
             rng_seed=job.seed,
             per_map=job.reasonmap_per_map,
+            city_label="the city shown",
         )
     return rp, qa_rows, rm
 

@@ -88,6 +88,8 @@ def rp_prompt(
         if category.edge_column_only:
             lines.append(rules["edge_only_note"].format(**terms))
         lines.append(rules["criteria_free"].format(**terms))
+        if scenario == "metromap":
+            lines.append(rules["marks_fewest"])
     else:
         if category.items == "vertex":
             key = "vertex_items" if scenario == "metromap" else "vertex_items_travel"
@@ -101,6 +103,7 @@ def rp_prompt(
         )
         if scenario == "metromap":
             lines.append(rules["transfers_mean" if mean else "transfers"])
+            lines.append(rules["marks_cost"])
         if weights is None:
             raise ValueError(f"category {category.name} needs weights")
         if len(category.criteria) == 1:

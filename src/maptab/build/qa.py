@@ -93,6 +93,12 @@ INPUTS: dict[str, tuple[str, ...]] = {
 ATTRIBUTES: dict[str, str] = {"time": "Time", "price": "Price", "comfort": "Comfort Level"}
 """``attribute`` parameter values and their table column names."""
 
+EDGE_ATTRIBUTES: dict[Scenario, tuple[str, ...]] = {
+    "metromap": ("time", "price", "comfort"),
+    "travelmap": ("time", "price"),
+}
+"""The ``attribute`` values an edge question (types 5 and 17) may ask, per scenario."""
+
 LOW_TIME = 30
 """Types 19 and 23: a spot "with Time < 30"."""
 NEAR_HOPS = 5
@@ -155,6 +161,20 @@ def _edge(network: Network, qtype: int, a: str, b: str, line: str | None) -> Edg
     raise _fail(network, qtype, f"no edge {a}-{b}{on}")
 
 
+def _line(network: Network, qtype: int, name: str) -> str:
+    if name not in network.line_names:
+        raise _fail(network, qtype, f"unknown line {name!r}")
+    return name
+
+
+def _attribute(network: Network, qtype: int, name: str) -> str:
+    """The ``attribute`` parameter, checked: a column the scenario's edge question asks for."""
+    allowed = EDGE_ATTRIBUTES[network.scenario]
+    if name not in allowed:
+        raise _fail(network, qtype, f"attribute {name!r} is not one of {', '.join(allowed)}")
+    return name
+
+
 def _station(network: Network, qtype: int, name: str) -> str:
     if name not in network.vertices:
         raise _fail(network, qtype, f"unknown station {name!r}")
@@ -179,7 +199,7 @@ def _a_stations_between(n: Network, p: Params, shown: Shown, q: int) -> float:
 
 
 def _a_on_line(n: Network, p: Params, shown: Shown, q: int) -> float:
-    return int(p["line"] in n.lines_of(_station(n, q, p["a"])))
+    return int(_line(n, q, p["line"]) in n.lines_of(_station(n, q, p["a"])))
 
 
 def _a_longest_line(n: Network, p: Params, shown: Shown, q: int) -> float:
@@ -187,8 +207,8 @@ def _a_longest_line(n: Network, p: Params, shown: Shown, q: int) -> float:
 
 
 def _a_edge_value(n: Network, p: Params, shown: Shown, q: int) -> float:
-    edge = _edge(n, q, p["a"], p["b"], p.get("line"))
-    return getattr(edge, p["attribute"])
+    attribute = _attribute(n, q, p["attribute"])
+    return getattr(_edge(n, q, p["a"], p["b"], p.get("line")), attribute)
 
 
 def _a_edges_between(n: Network, p: Params, shown: Shown, q: int) -> float:
@@ -207,7 +227,7 @@ def _a_transfer_count(n: Network, p: Params, shown: Shown, q: int) -> float:
 
 
 def _a_transfers_on_line(n: Network, p: Params, shown: Shown, q: int) -> float:
-    return sum(n.vertices[s].is_transfer for s in _line_stations(n, p["line"]))
+    return sum(n.vertices[s].is_transfer for s in _line_stations(n, _line(n, q, p["line"])))
 
 
 def _a_common_line(n: Network, p: Params, shown: Shown, q: int) -> float:
@@ -231,11 +251,10 @@ def _a_mean_reliability(n: Network, p: Params, shown: Shown, q: int) -> Fraction
 
 
 def _a_min_transfer_time(n: Network, p: Params, shown: Shown, q: int) -> float:
+    x, y = _line(n, q, p["line"]), _line(n, q, p["line2"])
     if len(n.line_names) == 1:
         return 1
-    shared = [
-        v.transfer_time for v in n.vertices.values() if {p["line"], p["line2"]} <= set(v.lines)
-    ]
+    shared = [v.transfer_time for v in n.vertices.values() if {x, y} <= set(v.lines)]
     return min(shared, default=0)
 
 
@@ -390,8 +409,7 @@ def _s_pair_on_line(n: Network, rng: np.random.Generator, q: int) -> Params:
 def _s_edge(n: Network, rng: np.random.Generator, q: int) -> Params:
     _need(n, q, bool(n.edges), "no edge")
     e = _pick(rng, n.edges)
-    kinds = ("time", "price", "comfort") if n.scenario == "metromap" else ("time", "price")
-    params: Params = {"a": e.u, "b": e.v, "attribute": _pick(rng, kinds)}
+    params: Params = {"a": e.u, "b": e.v, "attribute": _pick(rng, EDGE_ATTRIBUTES[n.scenario])}
     if e.line is not None:
         params["line"] = e.line
     return params
@@ -599,7 +617,7 @@ def qa_question(qtype: int, style: str, params: Mapping[str, Any], network: Netw
     templates = qa_templates()
     fields = {k: v for k, v in params.items() if isinstance(v, str)}
     if "attribute" in params:
-        fields["attribute"] = ATTRIBUTES[params["attribute"]]
+        fields["attribute"] = ATTRIBUTES[_attribute(network, qtype, params["attribute"])]
     if "a" in params and "b" in params:
         fields["edge1"] = f"{params['a']}-{params['b']}"
     if "c" in params and "d" in params:

@@ -4,10 +4,10 @@ Each OD pair yields one query per category of :data:`maptab.schema.RP_CATEGORIES
 with gold labels from the exact solver (:mod:`maptab.solver`): all minimum-hop routes for
 the criteria-free categories, all J-optimal routes for the criteria categories.
 
-Weights follow the released sample: one integer triple and one integer quadruple (each
-entry drawn from 1–9) per OD pair, normalised to six decimals; the three 3-criteria
-categories share the triple (in criterion order) and ``all_criteria`` / ``map_mix`` share
-the quadruple.
+Weights (SPEC 9): one integer triple and one integer quadruple (each entry drawn from 1–9)
+per OD pair, normalised to six decimals. As in MapTab's released labels, where the three
+3-criteria categories of a pair carry the same weights (in criterion order) and
+``all_criteria`` / ``map_mix`` share theirs, the triple and the quadruple are shared that way.
 """
 
 from __future__ import annotations

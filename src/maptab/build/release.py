@@ -187,6 +187,57 @@ _REQUIRED = (
 )
 
 
+_TEXT_FIELDS = ("country", "city", "figure", "vertex_tab", "station_1", "station_2", "question")
+_LEVEL_NAMES = ("easy", "medium", "hard")
+
+
+def _check_record(root: Path, path: Path, n: int, rec: Any, criteria: bool) -> None:
+    """Raise :class:`ReleaseError` naming ``path``, record ``n`` and the field at fault: a
+    missing or mistyped field, an unknown difficulty level, a file path leaving ``root``."""
+    where = f"{path}: record {n}"
+    if not isinstance(rec, dict):
+        raise ReleaseError(f"{where}: expected a JSON object, got {type(rec).__name__}")
+    missing = [k for k in _REQUIRED if k not in rec]
+    if missing:
+        raise ReleaseError(f"{where}: missing field(s) {', '.join(missing)}")
+    for key in (*_TEXT_FIELDS, *(("edge_tab",) if "edge_tab" in rec else ())):
+        if not isinstance(rec[key], str) or not rec[key].strip():
+            raise ReleaseError(f"{where}: field {key!r} must be a non-empty string")
+    for key in ("figure", "edge_tab", "vertex_tab"):
+        if key in rec:
+            try:
+                safe_join(root, rec[key])
+            except ValueError as exc:
+                raise ReleaseError(f"{where}: field {key!r}: {exc}") from None
+    for key in ("Map_Difficulty", "Query_Difficulty"):
+        if not isinstance(rec[key], str) or rec[key].lower() not in _LEVEL_NAMES:
+            raise ReleaseError(f"{where}: field {key!r} must be Easy, Medium or Hard")
+    lists = {"routes": str, "route_vertex_numbers": int, "transfer_vertex_numbers": int}
+    for key, kind in lists.items():
+        noun = "strings" if kind is str else "integers"
+        value = rec[key]
+        if not isinstance(value, list) or not all(
+            isinstance(x, kind) and not isinstance(x, bool) for x in value
+        ):
+            raise ReleaseError(f"{where}: field {key!r} must be a list of {noun}")
+    if criteria:
+        weights = rec.get("weights")
+        if weights is not None and not (
+            isinstance(weights, list)
+            and len(weights) == len(CRITERIA)
+            and all(isinstance(w, int | float) and not isinstance(w, bool) for w in weights)
+        ):
+            raise ReleaseError(
+                f"{where}: field 'weights' must be a list of {len(CRITERIA)} numbers"
+            )
+        for key in TOTAL_FIELDS:
+            value = rec.get(key)
+            if value is not None and (
+                not isinstance(value, int | float) or isinstance(value, bool)
+            ):
+                raise ReleaseError(f"{where}: field {key!r} must be a number")
+
+
 def import_maptab_release(release_dir: str | Path, out_dir: str | Path) -> dict[str, Any]:
     """A maptab dataset (maps + ``rp.jsonl``) from a MapTab release folder; returns its manifest.
 
@@ -202,6 +253,8 @@ def import_maptab_release(release_dir: str | Path, out_dir: str | Path) -> dict[
     for scenario in ("metromap", "travelmap"):
         for split_dir in sorted((root / scenario / "data").glob("*_set")):
             split = split_dir.name.removesuffix("_set")
+            if split not in ("train", "test"):
+                raise ReleaseError(f"{split_dir}: expected train_set or test_set")
             for path in sorted(split_dir.glob("*.json")):
                 found.append((scenario, split, _parse_query_file(path, scenario, split), path))
     if not found:
@@ -217,15 +270,22 @@ def import_maptab_release(release_dir: str | Path, out_dir: str | Path) -> dict[
         category,
         path,
     ) in found:
+        criteria = not RP_BY_NAME[category].criteria_free
         for n, rec in enumerate(_load_records(path)):
-            missing = [k for k in _REQUIRED if k not in rec]
-            if missing:
-                raise ReleaseError(f"{path}: record {n}: missing field(s) {', '.join(missing)}")
+            _check_record(root, path, n, rec, criteria)
             map_id = f"{rec['country']}/{rec['city']}"
-            info = maps.setdefault(
-                map_id,
-                {"scenario": scenario, "split": split, "difficulty": rec["Map_Difficulty"].lower()},
-            )
+            where = {
+                "scenario": scenario,
+                "split": split,
+                "difficulty": rec["Map_Difficulty"].lower(),
+            }
+            info = maps.setdefault(map_id, dict(where))
+            for key, value in where.items():
+                if info[key] != value:
+                    raise ReleaseError(
+                        f"{path}: record {n}: map {map_id} has {key} {value!r} here "
+                        f"but {info[key]!r} in an earlier record"
+                    )
             info.setdefault("figure", rec["figure"])
             if "edge_tab" in rec:
                 info.setdefault("edge_tab", rec["edge_tab"])

@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import colorsys
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 from scipy.spatial import Delaunay
@@ -94,6 +95,10 @@ _MAX_ATTEMPTS = 60
 
 class SynthError(ValueError):
     """A spec that cannot be generated (out of range, inconsistent counts)."""
+
+
+_Spec = TypeVar("_Spec")
+_Grown = TypeVar("_Grown")
 
 
 # ============================================================================ specs
@@ -181,6 +186,20 @@ class ScenicSpec:
 def _check(ok: bool, message: str) -> None:
     if not ok:
         raise SynthError(message)
+
+
+def _attempts(
+    grow: Callable[[_Spec, np.random.Generator], _Grown | None],
+    spec: _Spec,
+    rng: np.random.Generator,
+    kind: str,
+) -> _Grown:
+    """The first of up to ``_MAX_ATTEMPTS`` calls of ``grow`` (one generator) that meets ``spec``."""
+    for _ in range(_MAX_ATTEMPTS):
+        grown = grow(spec, rng)
+        if grown is not None:
+            return grown
+    raise SynthError(f"could not generate a {kind} network for {spec}")
 
 
 # ============================================================================ sampling
@@ -544,13 +563,7 @@ def synth_metro(spec: MetroSpec, seed: int, map_id: str = "") -> Network:
     Raises :class:`SynthError` if no attempt meets the spec (not seen for valid specs).
     """
     rng = np.random.default_rng(seed)
-    for _ in range(_MAX_ATTEMPTS):
-        grown = _grow_metro(spec, rng)
-        if grown is not None:
-            break
-    else:
-        raise SynthError(f"could not generate a metro network for {spec}")
-    grid, lines = grown
+    grid, lines = _attempts(_grow_metro, spec, rng, "metro")
     names = station_names(len(grid.points), spec.language, rng)
     keys = [table_name(n) for n in names]
     lnames = line_names(spec.n_lines, spec.language, rng)
@@ -730,13 +743,7 @@ def synth_scenic(spec: ScenicSpec, seed: int, map_id: str = "") -> Network:
     ``spec.annotation`` is ``None``) and ``spec``. Edge names are ``Edge.name`` (``u-v``).
     """
     rng = np.random.default_rng(seed)
-    for _ in range(_MAX_ATTEMPTS):
-        grown = _grow_scenic(spec, rng)
-        if grown is not None:
-            break
-    else:
-        raise SynthError(f"could not generate a scenic network for {spec}")
-    pts, pairs = grown
+    pts, pairs = _attempts(_grow_scenic, spec, rng, "scenic")
     degree = np.bincount(np.array(pairs).ravel(), minlength=len(pts))
     by_degree = sorted(range(len(pts)), key=lambda i: (int(degree[i]), float(rng.random())))
     hub_ids = by_degree[: spec.hubs]

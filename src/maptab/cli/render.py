@@ -124,6 +124,11 @@ def render(
 
     try:
         network = load_map(paths, map_id)
+        laid_out = not network.positions or any(
+            s not in network.positions for s in network.vertices
+        )
+        if laid_out:  # lay out once: the map and the quality numbers use the same positions
+            network.positions = layout_network(network)
         name = network.map_id or "map"
         target = out or Path(f"{name}{'_route' if route else ''}.png")
         if route is None:
@@ -141,8 +146,8 @@ def render(
     problems = check_legibility(result.placed, network)
     w, h = result.placed.width, result.placed.height
     console.print(f"wrote {target} ({w}×{h} px, {len(network.vertices)} stations)")
-    if not network.positions:  # a layout was computed: say how good it is
-        quality = layout_quality(network, layout_network(network))
+    if laid_out:  # say how good the computed layout is
+        quality = layout_quality(network, network.positions)
         console.print(
             "layout: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in quality.items()),
             highlight=False,

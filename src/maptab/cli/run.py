@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from maptab.cli.app import app, console, fail
+from maptab.schema import RP_BY_NAME
 
 
 @app.command("run")
@@ -25,7 +26,8 @@ def run_cmd(
     categories: Annotated[
         list[str] | None,
         typer.Option(
-            help="Comma-separated: rp, qa, reasonmap, an RP category (time, map_mix, …) or qa:N.",
+            help="Comma-separated, repeatable; keeps samples matching any of: rp, qa, reasonmap; "
+            f"an RP category ({', '.join(RP_BY_NAME)}); a QA type qa:1 … qa:24.",
         ),
     ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N requests.")] = None,
@@ -47,9 +49,10 @@ def run_cmd(
         float | None, typer.Option(help="At most this many requests per minute.")
     ] = None,
     temperature: Annotated[float, typer.Option()] = 0.0,
-    max_tokens: Annotated[int, typer.Option(help="Most new tokens per answer.")] = 2048,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Most new tokens per answer.")] = 2048,
     thinking_budget: Annotated[
-        int | None, typer.Option(help="Thinking tokens, sent where supported (papers: 4096).")
+        int | None,
+        typer.Option(min=1, help="Thinking tokens, sent where supported (papers: 4096)."),
     ] = None,
     extra_body: Annotated[
         str | None, typer.Option(help="JSON object merged into each request body.")
@@ -68,7 +71,7 @@ def run_cmd(
     from maptab.run import ImageSpec, make_provider
     from maptab.run.runner import run
 
-    cats = [c for item in categories or () for c in item.split(",") if c.strip()]
+    cats = [c.strip() for item in categories or () for c in item.split(",") if c.strip()]
     try:
         body = json.loads(extra_body) if extra_body else None
         if body is not None and not isinstance(body, dict):
@@ -116,8 +119,10 @@ def run_cmd(
         f"{summary.total} samples: {summary.skipped} already done, {summary.completed} answered "
         f"({summary.rate:.1f}/s), {summary.errors} errors -> {summary.out_dir}",
         highlight=False,
+        markup=False,
     )
     if summary.errors:
+        console.print(f"most frequent error {summary.top_error}", highlight=False, markup=False)
         console.print("rerun with --retry-errors to redo the failed requests", highlight=False)
 
 

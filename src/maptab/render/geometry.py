@@ -73,6 +73,7 @@ class GridIndex:
         self.cell = cell
         self._cells: dict[tuple[int, int], list[int]] = defaultdict(list)
         self.items: list[tuple[Box, object]] = []
+        self._removed: set[int] = set()
 
     def _keys(self, box: Box) -> Iterator[tuple[int, int]]:
         c = self.cell
@@ -80,11 +81,17 @@ class GridIndex:
             for j in range(math.floor(box.y0 / c), math.floor(box.y1 / c) + 1):
                 yield i, j
 
-    def insert(self, box: Box, item: object) -> None:
+    def insert(self, box: Box, item: object) -> int:
+        """Add ``box``; the returned handle can :meth:`remove` it again."""
         idx = len(self.items)
         self.items.append((box, item))
         for k in self._keys(box):
             self._cells[k].append(idx)
+        return idx
+
+    def remove(self, handle: int) -> None:
+        """Forget the box that :meth:`insert` returned ``handle`` for."""
+        self._removed.add(handle)
 
     def query(self, box: Box) -> list[tuple[Box, object]]:
         """Items whose box overlaps ``box`` (each once)."""
@@ -92,7 +99,7 @@ class GridIndex:
         out = []
         for k in self._keys(box):
             for idx in self._cells.get(k, ()):
-                if idx not in seen:
+                if idx not in seen and idx not in self._removed:
                     seen.add(idx)
                     b, item = self.items[idx]
                     if b.overlaps(box):
@@ -305,6 +312,25 @@ def fit_frame(
         (max(xs) - min(xs)) * ppu,
         (max(ys) - min(ys)) * ppu,
     )
+
+
+def density_edge_px(
+    positions: dict[str, Point], pairs: Iterable[tuple[str, str]], station_area_px: float
+) -> float:
+    """The median-edge length (px) at which the map's bounding box gives each station
+    ``station_area_px`` square pixels (a thin map counts one median edge across)."""
+    pts = list(positions.values())
+    lengths = sorted(
+        math.dist(positions[u], positions[v])
+        for u, v in pairs
+        if u in positions and v in positions and positions[u] != positions[v]
+    )
+    if not pts or not lengths:
+        return math.inf
+    unit = lengths[len(lengths) // 2]
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    area = max(max(xs) - min(xs), unit) * max(max(ys) - min(ys), unit)
+    return unit * math.sqrt(len(pts) * station_area_px / area)
 
 
 def _closest_pair_distance(points: list[Point]) -> float:

@@ -6,12 +6,16 @@ obstacles); among feasible candidates the cheapest wins, where cost = preference
 ``LINE_PENALTY`` × number of stroke segments the box crosses (soft obstacles). When no
 candidate is feasible, the candidate touching the fewest hard obstacles is used and the
 owner is reported as crowded (the legibility check then names it).
+
+:func:`repair` then gives each crowded label a second chance: a candidate of it that is
+blocked by exactly one other label, and nothing else, is taken when that label can move to
+a feasible candidate of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from maptab.render.geometry import Box, GridIndex, Point, StationMark, Stroke
 from maptab.render.text import TextBlock
@@ -55,9 +59,13 @@ class Placer:
                 placer.soft.insert(box.inflate(half), (a, b, half))
         return placer
 
-    def block(self, box: Box, owner: object) -> None:
-        """Mark ``box`` as taken (a placed label, a legend)."""
-        self.hard.insert(box, owner)
+    def block(self, box: Box, owner: object) -> int:
+        """Mark ``box`` as taken (a placed label, a legend); returns a handle for :meth:`free`."""
+        return self.hard.insert(box, owner)
+
+    def free(self, handle: int) -> None:
+        """Give back a box taken by :meth:`block`."""
+        self.hard.remove(handle)
 
     def line_hits(self, box: Box) -> int:
         """Number of stroke segments that ``box`` touches."""
@@ -69,8 +77,13 @@ class Placer:
 
     def choose(self, candidates: Sequence[Box]) -> tuple[Box, bool]:
         """The best candidate box and whether it is collision-free (nothing is recorded)."""
-        best: tuple[float, int, Box] | None = None
-        fallback: tuple[int, int, Box] | None = None
+        rank, ok = self.pick(candidates)
+        return candidates[rank], ok
+
+    def pick(self, candidates: Sequence[Box]) -> tuple[int, bool]:
+        """Index of the best candidate (module docstring) and whether it is collision-free."""
+        best: tuple[float, int] | None = None
+        fallback: tuple[int, int] | None = None
         for rank, box in enumerate(candidates):
             padded = box.inflate(self.pad)
             if not padded.inside(self.width, self.height):
@@ -78,20 +91,89 @@ class Placer:
             hard = len(self.hard.query(padded))
             if hard:
                 if fallback is None or hard < fallback[0]:
-                    fallback = (hard, rank, box)
+                    fallback = (hard, rank)
                 continue
             cost = rank + LINE_PENALTY * self.line_hits(box)
             if best is None or cost < best[0]:
-                best = (cost, rank, box)
+                best = (cost, rank)
                 if cost == 0:
                     break
         if best is not None:
-            chosen, ok = best[2], True
-        elif fallback is not None:
-            chosen, ok = fallback[2], False
-        else:
-            chosen, ok = candidates[0], False
-        return chosen, ok
+            return best[1], True
+        if fallback is not None:
+            return fallback[1], False
+        return 0, False
+
+
+@dataclass
+class LabelSlot:
+    """A placed label: its candidate tiers (boxes with the text each would show, tried tier by
+    tier), the chosen box and text, whether it is collision-free, and its handle."""
+
+    owner: str
+    tiers: list[list[tuple[Box, TextBlock]]]
+    box: Box
+    block: TextBlock
+    ok: bool
+    handle: int = field(default=-1)
+
+
+def place_label(placer: Placer, owner: str, tiers: list[list[tuple[Box, TextBlock]]]) -> LabelSlot:
+    """Place a label greedily: the best box of the first tier with a free one, else the first
+    tier's least-blocked box (crowded); the box is recorded in ``placer``."""
+    slot: LabelSlot | None = None
+    for tier in tiers:
+        i, ok = placer.pick([b for b, _ in tier])
+        if ok:
+            slot = LabelSlot(owner, tiers, *tier[i], True)
+            break
+        if slot is None:
+            slot = LabelSlot(owner, tiers, *tier[i], False)
+    assert slot is not None
+    slot.handle = placer.block(slot.box.inflate(placer.pad), ("label", owner))
+    return slot
+
+
+def repair(placer: Placer, slots: dict[str, LabelSlot]) -> None:
+    """Second chance for crowded labels (module docstring); ``slots`` is updated in place."""
+    for slot in slots.values():
+        if slot.ok:
+            continue
+        placer.free(slot.handle)
+        moved = any(
+            _move_blocker(placer, slots, slot, box, block)
+            for tier in slot.tiers
+            for box, block in tier
+        )
+        if not moved:
+            slot.handle = placer.block(slot.box.inflate(placer.pad), ("label", slot.owner))
+
+
+def _move_blocker(
+    placer: Placer, slots: dict[str, LabelSlot], slot: LabelSlot, box: Box, block: TextBlock
+) -> bool:
+    padded = box.inflate(placer.pad)
+    if not padded.inside(placer.width, placer.height):
+        return False
+    owners = {owner for _, owner in placer.hard.query(padded)}
+    if len(owners) != 1:
+        return False
+    kind, name = next(iter(owners))  # type: ignore[misc]
+    other = slots.get(name) if kind == "label" else None
+    if other is None or other is slot:
+        return False
+    placer.free(other.handle)
+    handle = placer.block(padded, ("label", slot.owner))
+    for tier in other.tiers:
+        i, ok = placer.pick([b for b, _ in tier])
+        if ok:
+            other.box, other.block = tier[i]
+            other.handle = placer.block(other.box.inflate(placer.pad), ("label", other.owner))
+            slot.box, slot.block, slot.ok, slot.handle = box, block, True, handle
+            return True
+    placer.free(handle)
+    other.handle = placer.block(other.box.inflate(placer.pad), ("label", other.owner))
+    return False
 
 
 def around_point(center: Point, gap: float, block: TextBlock, order: Sequence[str]) -> list[Box]:

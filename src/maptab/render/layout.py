@@ -81,12 +81,14 @@ def _classical_mds(d: np.ndarray) -> np.ndarray:
 
 
 def _stress_step(x: np.ndarray, d: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """One Jacobi step of stress majorization (Gansner, Koren & North 2004)."""
-    diff = x[:, None, :] - x[None, :, :]
-    dist = np.linalg.norm(diff, axis=2)
+    """One Jacobi step of stress majorization (Gansner, Koren & North 2004):
+    ``x_i ← Σ_j w_ij (x_j + d_ij (x_i − x_j) / ‖x_i − x_j‖) / Σ_j w_ij``, computed with
+    matrix products (no ``n × n × 2`` temporaries)."""
+    sq = (x * x).sum(axis=1)
+    dist = np.sqrt(np.maximum(sq[:, None] + sq[None, :] - 2.0 * (x @ x.T), 0.0))
     np.fill_diagonal(dist, 1.0)
     coef = w * d / np.maximum(dist, 1e-9)
-    target = (w[:, :, None] * x[None, :, :] + coef[:, :, None] * diff).sum(axis=1)
+    target = w @ x + coef.sum(axis=1)[:, None] * x - coef @ x
     return target / w.sum(axis=1)[:, None]
 
 

@@ -6,15 +6,21 @@ paint it. Conventions:
 
 * every edge is drawn as an octilinear path (:func:`~maptab.render.geometry.octilinear_route`)
   between its stations; the ``k`` lines sharing a station pair are drawn side by side,
-  offset by ``(i - (k - 1) / 2) × spacing`` from the centre path in line order;
+  offset by ``(i - (k - 1) / 2) × spacing`` from the centre path in line order, to the left
+  of the path run rightwards (straight down for a vertical pair), so a line keeps its side
+  along a straight shared run whatever the station names;
 * each line is drawn as few polylines as possible (greedy trail decomposition of its edges),
   so a loop line comes out as one closed polyline;
 * a station on one line is a white dot outlined in the line's colour; a station on two or
   more lines is a larger ring, wide enough to join all its offset lines;
 * colours come from ``network.meta["line_colors"]`` ({line: "#rrggbb"}) when given, else a
   fixed palette in line order; a legend band under the map lists every line;
-* the scale makes the median edge ``EDGE_PX × scale`` pixels long, so a 400-station map is
-  about 4,000 px wide.
+* size: the median edge is made long enough that the map's bounding box gives each station
+  ``STATION_AREA_PX × scale²`` square pixels (about 4,000 × 3,700 px for 400 stations, as in
+  the papers), but no shorter than ``MIN_EDGE_PX`` and no longer than ``EDGE_PX`` (× scale);
+  when some label finds no free place, the map is placed again with edges
+  ``RETRY_GROWTH`` times longer, up to ``EDGE_PX``. A sparse layout therefore no longer
+  blows up the canvas, and a crowded one still gets room for its labels.
 """
 
 from __future__ import annotations
@@ -33,14 +39,25 @@ from maptab.render.geometry import (
     StationMark,
     Stroke,
     dedupe,
+    density_edge_px,
     fit_frame,
     octilinear_route,
     offset_polyline,
 )
-from maptab.render.labels import Placer, around_point, preferred_sides
+from maptab.render.labels import (
+    LabelSlot,
+    Placer,
+    around_point,
+    place_label,
+    preferred_sides,
+    repair,
+)
 from maptab.render.text import measure
 
 EDGE_PX = 150.0
+MIN_EDGE_PX = 60.0
+STATION_AREA_PX = 36_000.0
+RETRY_GROWTH = 1.25
 LINE_WIDTH = 9.0
 FONT_PX = 20
 LEGEND_FONT_PX = 26
@@ -124,19 +141,49 @@ def metro_geometry(
     network: Network, positions: dict[str, Point], *, scale: float = 1.0
 ) -> PlacedGeometry:
     """Place every line, station, label and legend entry of a metromap (module docstring)."""
-    lw = LINE_WIDTH * scale
-    spacing = lw * 1.2
-    lang = _lang(network)
-    colors = line_colors(network)
+    line_order = {line: i for i, line in enumerate(network.line_names)}
     pair_lines: dict[tuple[str, str], list[str]] = defaultdict(list)
     for e in network.edges:
         key = pair_key(e.u, e.v)
         if e.line not in pair_lines[key]:
             pair_lines[key].append(str(e.line))
+    for lines in pair_lines.values():
+        lines.sort(key=line_order.__getitem__)
+    longest = EDGE_PX * scale
+    dense = density_edge_px(positions, pair_lines, STATION_AREA_PX * scale**2)
+    edge_px = min(longest, max(MIN_EDGE_PX * scale, dense))
+    while True:
+        placed = _place_metro(network, positions, pair_lines, edge_px, scale)
+        if not placed.crowded or edge_px >= longest:
+            return placed
+        edge_px = min(longest, edge_px * RETRY_GROWTH)
+
+
+def side_of(a: Point, b: Point) -> int:
+    """``+1`` when ``a`` → ``b`` runs rightwards in the image (straight down for a vertical
+    pair), else ``-1``: the sign that puts a line's offset on the same side of every pair
+    along a straight run."""
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    if abs(dx) > 1e-9:
+        return 1 if dx > 0 else -1
+    return 1 if dy >= 0 else -1
+
+
+def _place_metro(
+    network: Network,
+    positions: dict[str, Point],
+    pair_lines: dict[tuple[str, str], list[str]],
+    edge_px: float,
+    scale: float,
+) -> PlacedGeometry:
+    lw = LINE_WIDTH * scale
+    spacing = lw * 1.2
+    lang = _lang(network)
+    colors = line_colors(network)
     frame = fit_frame(
         positions,
         pair_lines,
-        edge_px=EDGE_PX * scale,
+        edge_px=edge_px,
         min_gap_px=5.0 * lw,
         margin=140 * scale,
         max_side=9000 * scale,
@@ -151,14 +198,12 @@ def metro_geometry(
     placed = PlacedGeometry(width, height, "metromap", "#FFFFFF", lw)
 
     # centre paths and per-line offset paths
-    line_order = {line: i for i, line in enumerate(network.line_names)}
     offsets: dict[tuple[str, str, str], float] = {}
     for key, lines in pair_lines.items():
-        lines.sort(key=line_order.__getitem__)
         placed.edge_paths[key] = octilinear_route(px[key[0]], px[key[1]])
-        k = len(lines)
+        k, side = len(lines), side_of(px[key[0]], px[key[1]])
         for i, line in enumerate(lines):
-            offsets[(*key, line)] = (i - (k - 1) / 2) * spacing
+            offsets[(*key, line)] = side * (i - (k - 1) / 2) * spacing
 
     def line_path(line: str, a: str, b: str) -> list[Point]:
         key = pair_key(a, b)
@@ -205,8 +250,13 @@ def metro_geometry(
         key=lambda s: (-len(station_lines[s]), degree[s] != 1, 0),
     )
     size = round(FONT_PX * scale)
-    for s in order:
-        _place_station_label(network, placed, placer, s, size, lang, px)
+    slots = {s: _station_label(network, placed, placer, s, size, lang, px) for s in order}
+    repair(placer, slots)
+    for s, slot in slots.items():
+        if not slot.ok:
+            placed.crowded.append(s)
+        halo = placer.line_hits(slot.box.inflate(placer.pad * 2)) > 0
+        placed.labels[s] = LabelBox(s, slot.block, slot.box, "station", halo=halo)
     return placed
 
 
@@ -254,7 +304,7 @@ def _place_legend(
         x += w
 
 
-def _place_station_label(
+def _station_label(
     network: Network,
     placed: PlacedGeometry,
     placer: Placer,
@@ -262,26 +312,21 @@ def _place_station_label(
     size: int,
     lang: str | None,
     px: dict[str, Point],
-) -> None:
+) -> LabelSlot:
+    """Place one station label: 16 boxes around the mark, then 16 in a smaller font."""
     mark = placed.stations[station]
     center = mark.center
     sides = preferred_sides(center, (px[n] for n in network.neighbours(station)))
     gap = mark.radius + mark.outline / 2 + 3.0 * (size / FONT_PX)
     text = network.label(station)
-    candidates: list[Box] = []
-    block = measure(text, size, lang)
-    for factor in (1.0, 1.8):
-        candidates += around_point(center, gap * factor + placer.pad, block, sides)
-    box, ok = placer.choose(candidates)
-    if not ok:  # retry smaller before giving up
-        small = measure(text, max(9, round(size * 0.8)), lang)
-        alt = around_point(center, gap + placer.pad, small, sides)
-        alt += around_point(center, gap * 2.2 + placer.pad, small, sides)
-        box2, ok2 = placer.choose(alt)
-        if ok2:
-            box, ok, block = box2, True, small
-    if not ok:
-        placed.crowded.append(station)
-    placer.block(box.inflate(placer.pad), ("label", station))
-    halo = placer.line_hits(box.inflate(placer.pad * 2)) > 0
-    placed.labels[station] = LabelBox(station, block, box, "station", halo=halo)
+    tiers = []
+    for font, factors in ((size, (1.0, 1.8)), (max(9, round(size * 0.8)), (1.0, 2.2))):
+        block = measure(text, font, lang)
+        tiers.append(
+            [
+                (box, block)
+                for f in factors
+                for box in around_point(center, gap * f + placer.pad, block, sides)
+            ]
+        )
+    return place_label(placer, station, tiers)

@@ -25,7 +25,7 @@ from maptab.render.geometry import (
     Stroke,
     fit_frame,
 )
-from maptab.render.labels import Placer, around_point, preferred_sides
+from maptab.render.labels import Placer, around_point, place_label, preferred_sides, repair
 from maptab.render.metro import pair_key
 from maptab.render.text import measure
 
@@ -126,19 +126,21 @@ def scenic_geometry(
         placed.annotations[e.name] = LabelBox(e.name, block, box, "annotation", frame=color)
 
     size = round(FONT_PX * scale)
+    slots = {}
     for s in network.vertices:
         mark = placed.stations[s]
         block = measure(network.label(s), size, lang)
         sides = preferred_sides(mark.center, (px[n] for n in network.neighbours(s)))
         gap = mark.radius + mark.outline + 3 * scale + placer.pad
-        candidates = around_point(mark.center, gap, block, sides)
-        candidates += around_point(mark.center, gap * 2.2, block, sides)
-        box, ok = placer.choose(candidates)
-        if not ok:
+        boxes = around_point(mark.center, gap, block, sides)
+        boxes += around_point(mark.center, gap * 2.2, block, sides)
+        slots[s] = place_label(placer, s, [[(box, block) for box in boxes]])
+    repair(placer, slots)
+    for s, slot in slots.items():
+        if not slot.ok:
             placed.crowded.append(s)
-        placer.block(box.inflate(placer.pad), ("label", s))
-        halo = placer.line_hits(box.inflate(placer.pad * 2)) > 0
-        placed.labels[s] = LabelBox(s, block, box, "station", halo=halo)
+        halo = placer.line_hits(slot.box.inflate(placer.pad * 2)) > 0
+        placed.labels[s] = LabelBox(s, slot.block, slot.box, "station", halo=halo)
     return placed
 
 

@@ -24,6 +24,7 @@ import hashlib
 import html
 import json
 from collections.abc import Sequence
+from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from maptab.report.loader import Run, outcome
 from maptab.report.overlays import Overlays
 from maptab.report.tables import CATEGORY_TITLES, Cell, ReportTable
 from maptab.schema import QAQuery, ReasonMapQuestion, RPQuery
+from maptab.score.parse import parse_reasonmap
 
 __all__ = ["MAX_TEXT", "json_for_html", "sample_records", "table_html", "write_browser"]
 
@@ -70,14 +72,21 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
-def _segments_text(route: list[dict[str, Any]]) -> str:
+def _segments_text(route: Sequence[dict[str, Any]]) -> str:
+    """ReasonMap segments, one per line: ``Line: A → B (n via stops; via X, Y)``; the via
+    fields are shown when present (a parsed short answer has neither)."""
     parts = []
     for seg in route:
-        via = seg.get("num_via_stops", len(seg.get("via_stops", [])))
-        parts.append(
+        text = (
             f"{seg.get('route_name', '?')}: {seg.get('departure_stop', '?')} → "
-            f"{seg.get('arrival_stop', '?')} ({via} via)"
+            f"{seg.get('arrival_stop', '?')}"
         )
+        extra = []
+        if seg.get("num_via_stops") is not None:
+            extra.append(f"{seg['num_via_stops']} via stops")
+        if seg.get("via_stops") is not None:
+            extra.append("via " + (", ".join(map(str, seg["via_stops"])) or "none"))
+        parts.append(f"{text} ({'; '.join(extra)})" if extra else text)
     return "\n".join(parts)
 
 
@@ -91,7 +100,7 @@ def _queries(run: Run) -> dict[str, Any]:
     return out
 
 
-def _describe(row: dict[str, Any], query: Any) -> dict[str, Any]:
+def _describe(row: dict[str, Any], query: Any, response: str) -> dict[str, Any]:
     """Category, difficulties, prompt, gold, predicted answer and metrics of one row."""
     kind = row["kind"]
     rec: dict[str, Any] = {"prompt": "", "inputs": "", "gold": "", "pred": "", "metrics": []}
@@ -129,11 +138,15 @@ def _describe(row: dict[str, Any], query: Any) -> dict[str, Any]:
             ["correct (strict)", _fmt(row.get("correct_strict"))],
             ["map score", f"{_fmt(row.get('map_score'))} / {_fmt(row.get('max_score'))}"],
         ]
+        segments = parse_reasonmap(response, row["mode"])
+        rec["pred"] = _segments_text([asdict(s) for s in segments]) if segments else ""
         if isinstance(query, ReasonMapQuestion):
             short = row["mode"] == "short"
             rec["prompt"] = query.question_short if short else query.question_long
             rec["inputs"] = "Map"
-            rec["gold"] = "\n\n".join(_segments_text(r) for r in query.routes)
+            rec["gold"] = "\n\n".join(
+                f"Reference {k}:\n{_segments_text(r)}" for k, r in enumerate(query.routes, 1)
+            )
     return rec
 
 
@@ -151,6 +164,9 @@ def sample_records(runs: Sequence[Run], overlays: Overlays | None = None) -> lis
         queries = _queries(run)
         for row in run.scores:
             pred = run.predictions.get(row["id"])
+            response = (pred.response if pred else "") or ""
+            # a ReasonMap row is one mode (``<question>/short``) of a question
+            query = queries.get(row.get("question_id", row["id"]))
             rec = {
                 "run": run.name,
                 "id": row["id"],
@@ -158,8 +174,8 @@ def sample_records(runs: Sequence[Run], overlays: Overlays | None = None) -> lis
                 "map": row.get("map_id"),
                 "outcome": outcome(row),
                 "error": row.get("error_type") or "",
-                "response": _cut(pred.response if pred else ""),
-                **_describe(row, queries.get(row["id"])),
+                "response": _cut(response),
+                **_describe(row, query, response),
             }
             if overlays is not None:
                 rec["img"] = overlays.images.get((i, row["id"]), {})
@@ -273,7 +289,7 @@ def write_browser(
 <section id="tables"><h2>All tables</h2>{more}
 <p class="note">Also written as Markdown, CSV and LaTeX: {html.escape(files)}.</p></section>
 <section id="samples"><h2>Samples</h2>
-<form id="filters" class="filters" onsubmit="return false"></form>
+<form id="filters" class="filters"></form>
 <p id="count" class="count">JavaScript is needed to list the samples.</p>
 <div id="list"></div>
 <button id="more" type="button" hidden>Show more</button>

@@ -138,7 +138,8 @@ def capability_profile(runs: Sequence[Run], path: Path) -> Path | None:
             lo = np.array([np.nan if c.lo is None else c.lo for c in cells], dtype=float)
             hi = np.array([np.nan if c.hi is None else c.hi for c in cells], dtype=float)
             x = np.arange(len(caps)) + (k - (len(runs) - 1) / 2) * width
-            err = np.clip(np.nan_to_num(np.vstack([mean - lo, hi - mean]) * 100), 0, None)
+            # bootstrap_ci guarantees lo <= mean <= hi (tests/test_stats.py)
+            err = np.nan_to_num(np.vstack([mean - lo, hi - mean]) * 100)
             ax.bar(x, mean * 100, width, yerr=err, capsize=2, color=_color(k), label=run.name)
         ax.set_xticks(range(len(caps)), [capability_abbrev(c) for c in caps])
         ax.set_ylim(0, 105)

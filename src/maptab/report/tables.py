@@ -12,7 +12,7 @@ Tables (``key``: what it holds):
 * ``rp_<scenario>`` — MapTab Table 2: EMA / PMA / DS per RP category (and all).
 * ``rp_strict_<scenario>`` — strict accuracy per RP category, and the checks behind it
   (valid, optimal, transfer marks, mean gap, format errors, answers the paper's 0.5 rule
-  accepted although the route is not optimal).
+  accepted although a station is not the reference's: ``lenient_false_accept``).
 * ``qa_<scenario>`` — MapTab Table 3: accuracy per capability (mean of the accuracies of
   the QA types attached to it), and per QA type.
 * ``repetition_<scenario>`` — MapTab Table 4: EMA / PMA by repetition class FR / PR / NR
@@ -322,8 +322,9 @@ def rp_strict_table(runs: Sequence[Run], scenario: str) -> ReportTable:
         note=(
             "Valid: the route exists on the map, is simple and joins the asked stations. "
             "Optimal: its cost equals the optimum. Transfers: marks right. "
-            "0.5-rule false acc.: answers the paper's lenient EMA accepted although the "
-            "route is not optimal (count)."
+            "0.5-rule false acc.: answers the paper's lenient EMA accepted although a "
+            "station is not the reference's (misspelt into another station, or not on the "
+            "map; count)."
         ),
     )
     for run in runs:

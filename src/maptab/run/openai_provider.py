@@ -8,10 +8,11 @@ parsed into the client's ``ChatCompletion`` model as usual.
 
 Retries are ours, not the client's (the client is built with ``max_retries=0``), so that
 the policy is explicit and testable: 429, 408, 409, 5xx, timeouts, dropped connections and
-malformed response bodies are retried with exponential backoff and full jitter
-(``backoff · 2^attempt · U[0.5, 1.5]``, capped at ``max_backoff``; a server's
-``Retry-After`` is honoured as a floor); any other 4xx fails at once. The API key is read
-from the environment variable ``api_key_env`` and is never stored in ``settings``.
+malformed response bodies are retried with exponential backoff and jitter (the wait before
+retry ``n`` is ``min(max_backoff, backoff · 2^n · U[0.5, 1.5])``, or a server's
+``Retry-After`` if longer); any other 4xx fails at once. The API key is read from the
+environment variable ``api_key_env``; it is never stored in ``settings``, and an error
+message or answer that repeats it (a server echoing the request) has it masked.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+from collections.abc import Callable
 from typing import Any
 
 import openai
@@ -73,7 +75,12 @@ class OpenAIProvider:
     ) -> None:
         if concurrency < 1:
             raise ProviderConfigError("--concurrency must be at least 1")
+        if timeout <= 0:
+            raise ProviderConfigError("--timeout must be positive")
         key = os.environ.get(api_key_env)
+        # masked in anything recorded; a short placeholder ("x", "EMPTY") could be a word of
+        # an answer, and is no secret
+        self._secret = key if key and len(key) >= 8 else None
         if not key:
             if base_url is None:
                 raise ProviderConfigError(
@@ -119,15 +126,27 @@ class OpenAIProvider:
                         cast_to=ChatCompletion,
                         body={"model": self.model, "messages": request.messages, **self._params},
                     )
-                    return _completion(resp)
+                    c = _completion(resp)
+                    c.text, c.reasoning = self._mask(c.text), self._mask(c.reasoning)
+                    return c
                 except Exception as exc:  # classified below; unknown errors are not retried
-                    retry, floor, why = _classify(exc)
+                    retry, floor, why = _classify(exc, self._mask)
                     if not retry or attempt == self.max_retries:
                         tries = f" after {attempt + 1} attempts" if attempt else ""
                         raise ProviderError(f"{why}{tries}") from None
-                delay = min(self.max_backoff, self.backoff * 2**attempt)
-                await asyncio.sleep(max(floor, delay * self._rng.uniform(0.5, 1.5)))
+                await asyncio.sleep(self.retry_delay(attempt, floor))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def retry_delay(self, attempt: int, floor: float = 0.0) -> float:
+        """Seconds to wait after failed attempt ``attempt`` (0-based):
+        ``min(max_backoff, backoff · 2^attempt · U[0.5, 1.5])``, at least ``floor`` (a
+        server's ``Retry-After``)."""
+        jittered = self.backoff * 2.0 ** min(attempt, 60) * self._rng.uniform(0.5, 1.5)
+        return max(floor, min(self.max_backoff, jittered))
+
+    def _mask(self, text: str) -> str:
+        """``text`` with the API key from the environment (8 characters or more) masked."""
+        return text.replace(self._secret, "***") if self._secret and text else text
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -153,20 +172,32 @@ def _completion(resp: Any) -> Completion:
     )
 
 
-def _classify(exc: Exception) -> tuple[bool, float, str]:
-    """``(retryable, minimum wait in s, one-line description)`` of a failed attempt."""
+def _classify(exc: Exception, mask: Callable[[str], str]) -> tuple[bool, float, str]:
+    """``(retryable, minimum wait in s, one-line description)`` of a failed attempt; ``mask``
+    is applied to the server's or library's message before it is shortened."""
+
+    def said(text: str) -> str:
+        return _short(mask(text))
+
     if isinstance(exc, openai.APITimeoutError):
         return True, 0.0, "timeout"
     if isinstance(exc, openai.APIConnectionError):
-        return True, 0.0, f"connection error ({type(exc.__cause__ or exc).__name__})"
+        cause = exc.__cause__ or exc
+        detail = said(str(cause))
+        return (
+            True,
+            0.0,
+            f"connection error ({type(cause).__name__}{': ' if detail else ''}{detail})",
+        )
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         floor = _retry_after(exc.response.headers.get("retry-after"))
         retry = status in _RETRY_STATUS or status >= 500
-        return retry, floor, f"HTTP {status}: {_short(exc.message)}"
+        message = exc.message.removeprefix(f"Error code: {status} - ")
+        return retry, floor, f"HTTP {status}: {said(message)}"
     if isinstance(exc, openai.APIResponseValidationError | ValueError | AttributeError | TypeError):
-        return True, 0.0, f"malformed response ({_short(str(exc))})"
-    return False, 0.0, f"{type(exc).__name__}: {_short(str(exc))}"
+        return True, 0.0, f"malformed response ({said(str(exc))})"
+    return False, 0.0, f"{type(exc).__name__}: {said(str(exc))}"
 
 
 def _retry_after(value: str | None) -> float:

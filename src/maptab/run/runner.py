@@ -18,6 +18,7 @@ import asyncio
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -49,6 +50,7 @@ class RunSummary:
     elapsed_s: float
     repaired_bytes: int = 0
     compacted: bool = False
+    top_error: str | None = None  # the most frequent of those errors, ``"(n×) message"``
 
     @property
     def rate(self) -> float:
@@ -117,6 +119,10 @@ async def arun(
     out = Path(out_dir)
     cats = sorted(set(categories or ()))
     samples = list(iter_samples(dataset_dir, split=split, categories=cats, limit=limit))
+    if not samples:
+        asked = f"split {split!r}" if split is not None else ""
+        asked += (" and " if asked and cats else "") + (f"categories {cats}" if cats else "")
+        raise DatasetError(f"{dataset_dir}: no sample matches {asked or 'the selection'}")
     _check_unique(samples, dataset_dir)
     builder = RequestBuilder(
         dataset_dir,
@@ -166,16 +172,20 @@ async def arun(
                     raise group.exceptions[0] from None
             compacted = store.compact()
             ids = {s.id for s in samples}
-            errors = sum(1 for i, r in store.rows.items() if i in ids and r.get("error"))
+            errors = Counter(
+                r["error"] for i, r in store.rows.items() if i in ids and r.get("error")
+            )
+            top = errors.most_common(1)
             summary = RunSummary(
                 str(out),
                 len(samples),
                 len(samples) - len(todo),
                 len(todo),
-                errors,
+                errors.total(),
                 time.perf_counter() - start,
                 store.repaired,
                 compacted,
+                f"({top[0][1]}×) {top[0][0]}" if top else None,
             )
             record["finished_at"] = _now()
             record["summary"] = {**asdict(summary), "rate": round(summary.rate, 3)}

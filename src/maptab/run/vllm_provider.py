@@ -83,15 +83,21 @@ class VLLMProvider:
                     break
             convs = [req.messages for req, _ in batch]
             try:
-                outputs = await asyncio.to_thread(self._engine.chat, convs, self._params)
+                outputs = list(await asyncio.to_thread(self._engine.chat, convs, self._params))
+                if len(outputs) != len(batch):
+                    raise ValueError(f"{len(outputs)} outputs for {len(batch)} conversations")
             except Exception as exc:  # the engine's failure fails this batch, not the run
                 for _, fut in batch:
                     if not fut.done():
                         fut.set_exception(ProviderError(f"vllm: {type(exc).__name__}: {exc}"))
                 continue
             for (_, fut), out in zip(batch, outputs, strict=True):
-                if not fut.done():
+                if fut.done():
+                    continue
+                try:
                     fut.set_result(_completion(out))
+                except Exception as exc:  # a malformed output fails its request, not the loop
+                    fut.set_exception(ProviderError(f"vllm: malformed output ({exc})"))
 
     async def aclose(self) -> None:
         if self._task is not None:

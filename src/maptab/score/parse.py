@@ -9,7 +9,7 @@ Pipeline for every answer kind:
 1. :func:`strip_reasoning` drops reasoning blocks (``<think>…</think>``, ``<thinking>``,
    ``<reasoning>``, ``<|begin_of_thought|>…<|end_of_thought|>``, ``◁think▷…◁/think▷``). An
    unterminated opening tag drops everything after it; a closing tag without an opening one
-   drops everything before it (servers that strip the opening tag).
+   (servers that strip the opening tag, nested blocks) drops everything before it.
 2. If the rest holds a tagged answer (``<route_begin>…<route_end>``,
    ``<answer_begin>…<answer_end>``; the last one wins) only its content is read.
 3. Otherwise the *last line that parses* is used.
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import re
+import string
 import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -53,21 +54,25 @@ _REASONING_TAGS: tuple[tuple[str, str], ...] = (
 )
 
 
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def _ascii_lower(text: str) -> str:
+    """``text`` with A-Z lower-cased and nothing else changed: unlike ``str.lower`` it keeps
+    every index (``"İ".lower()`` is two characters), so offsets found in it apply to
+    ``text``. The tags searched for are ASCII."""
+    return text.translate(_ASCII_LOWER)
+
+
 def strip_reasoning(text: str) -> str:
     """``text`` without its reasoning blocks (see the module docstring for the rules)."""
     if not isinstance(text, str):
         return ""
     out = text
-    low = out.lower()
+    low = _ascii_lower(out)
     for open_tag, close_tag in _REASONING_TAGS:
         if open_tag not in low and close_tag not in low:
             continue
-        # a closing tag with no opening tag before it: drop the prefix
-        first_close = low.find(close_tag)
-        first_open = low.find(open_tag)
-        if first_close != -1 and (first_open == -1 or first_close < first_open):
-            out = out[first_close + len(close_tag) :]
-            low = low[first_close + len(close_tag) :]
         pieces: list[str] = []
         pos = 0
         while True:
@@ -81,7 +86,13 @@ def strip_reasoning(text: str) -> str:
                 break
             pos = end + len(close_tag)
         out = "".join(pieces)
-        low = out.lower()
+        low = _ascii_lower(out)
+        # a closing tag left over (no opening tag before it, nested blocks, a stray one after
+        # a block) ends the reasoning too: drop everything up to the last one
+        last_close = low.rfind(close_tag)
+        if last_close != -1:
+            out = out[last_close + len(close_tag) :]
+            low = low[last_close + len(close_tag) :]
     return out
 
 
@@ -90,12 +101,12 @@ def tagged(text: str, begin: str, end: str) -> str | None:
 
     A ``begin`` tag with no ``end`` after it yields the text up to the end of the string.
     """
-    low = text.lower()
-    b = low.rfind(begin.lower())
+    low = _ascii_lower(text)
+    b = low.rfind(_ascii_lower(begin))
     if b == -1:
         return None
     start = b + len(begin)
-    e = low.find(end.lower(), start)
+    e = low.find(_ascii_lower(end), start)
     return text[start:] if e == -1 else text[start:e]
 
 

@@ -18,6 +18,7 @@ import numpy as np
 __all__ = ["bootstrap_ci", "paired_difference"]
 
 _CHUNK_CELLS = 4_000_000  # bound on one (replicates × clusters) draw matrix
+_ROUNDING = 1e-9  # relative tolerance below which a replicate equals the estimate
 
 
 def _cluster_sums(
@@ -79,6 +80,13 @@ def bootstrap_ci(
         with np.errstate(invalid="ignore", divide="ignore"):
             stats[start : start + m] = num / den
     stats = stats[np.isfinite(stats)]
+    # A replicate sums the cluster totals in another order than the point estimate does, so
+    # one that equals the estimate in exact arithmetic (e.g. every replicate, when all
+    # clusters share one rate) can land a rounding error to either side of it; without
+    # this, a degenerate interval could exclude its own estimate ([0.5, 0.5] around
+    # 0.5000000000000001). Snap such replicates onto the estimate.
+    tol = _ROUNDING * max(1.0, float(np.abs(x).max()))
+    stats[np.abs(stats - mean) <= tol] = mean
     alpha = (1 - level) / 2
     lo, hi = np.quantile(stats, [alpha, 1 - alpha])
     return (mean, float(lo), float(hi))

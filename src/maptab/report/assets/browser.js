@@ -53,13 +53,23 @@
   searchLabel.appendChild(search);
   form.appendChild(searchLabel);
   search.addEventListener("input", function () { shown = PAGE; update(); });
+  // Enter in the search box must not submit (reload) the page; the CSP forbids inline handlers
+  form.addEventListener("submit", function (e) { e.preventDefault(); });
+
+  function decode(text) {
+    try {
+      return decodeURIComponent(text);
+    } catch (e) { // a malformed escape such as "%zz" in a hand-edited address
+      return text;
+    }
+  }
 
   // presets from the address: #outcome=wrong&category=Map-only&expand=1
   location.hash.replace(/^#/, "").split("&").forEach(function (part) {
     if (!part) return;
     var kv = part.split("=");
-    var key = decodeURIComponent(kv[0]);
-    var val = decodeURIComponent((kv[1] || "").replace(/\+/g, " "));
+    var key = decode(kv[0]);
+    var val = decode((kv[1] || "").replace(/\+/g, " "));
     if (key === "expand") { expand = val === "1"; return; }
     if (key === "q") { search.value = val; return; }
     var select = selects[key];
