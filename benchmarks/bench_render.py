@@ -1,5 +1,7 @@
 """Seconds per rendered map (issue 4 item 9): metro maps of 30, 120 and 400 stations and scenic
-maps, at full size (target: under 1 s for 400 stations).
+maps, at full size (target: under 1 s for 400 stations). Besides the renderer's own sample
+maps, two of the benchmark builder's synthetic maps (``maptab.build.synth``), whose sparse
+grid layouts exercise the canvas sizing: a medium one and a 434-station one.
 
 Baseline, measured in the same run: matplotlib (Agg) drawing the same network at the same
 pixel size with straight edges, dots and unplaced, unshaped labels — what a quick script
@@ -18,6 +20,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from maptab.build.synth import MetroSpec, synth_metro  # noqa: E402
 from maptab.render import render_map  # noqa: E402
 from maptab.render.samples import sample_metro, sample_scenic  # noqa: E402
 from maptab.render.text import measure  # noqa: E402
@@ -63,8 +66,10 @@ def main() -> None:
         ("metro small", sample_metro(30, lang="zh", seed=1)),
         ("metro medium", sample_metro(120, lang="ar", seed=1)),
     ]
+    cases.append(("builder medium", synth_metro(MetroSpec(9, 124, language="zh"), 0, "b0")))
     if not args.quick:
         cases.append(("metro large", sample_metro(400, lang="zh", seed=1)))
+        cases.append(("builder large", synth_metro(MetroSpec(13, 434, 0, 1, 2, "zh"), 101, "b1")))
     cases += [
         ("scenic small", sample_scenic(15, seed=1)),
         ("scenic medium", sample_scenic(40, seed=1)),

@@ -276,9 +276,9 @@ _HARD = [
     "no", "是", "否", "İ", "ß", "é", "\u0301", "ﷺ", "🚇", "Alpha", "Bravo", "Delta",
     "Porta Furba", "Quadraro", "Porta Furba-Quadraro", "Porta Furba_Quadraro",
 ]  # fmt: skip
-_hard_text = st.lists(
-    st.one_of(st.sampled_from(_HARD), st.text(max_size=4)), max_size=60
-).map("".join)
+_hard_text = st.lists(st.one_of(st.sampled_from(_HARD), st.text(max_size=4)), max_size=60).map(
+    "".join
+)
 
 
 @settings(max_examples=400, deadline=None)

@@ -206,4 +206,3 @@ def test_via_scores_edge_cases() -> None:
         ("Line 2", "C Station", "F Station", "Via Stops: none"),
     )
     assert score(half, "long", "via_list").map_score == 9.0 + 3.0 + 20.0
-

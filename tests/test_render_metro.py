@@ -10,7 +10,7 @@ import pytest
 from maptab.network import Network
 from maptab.render import RenderError, check_legibility, render_map, save_map
 from maptab.render.geometry import Box
-from maptab.render.metro import LINE_WIDTH, trails
+from maptab.render.metro import LINE_WIDTH, STATION_AREA_PX, trails
 from maptab.render.samples import LANGS, sample_metro
 
 COLORS = {"Red": "#E3002B", "Blue": "#0072BC", "Ring": "#009B48"}
@@ -178,3 +178,50 @@ def test_bad_scale_and_empty_network():
         render_map(small_network(), scale=0)
     with pytest.raises(RenderError, match="no stations"):
         render_map(Network("metromap", {}, []))
+
+
+def test_shared_track_keeps_its_side_whatever_the_station_names():
+    # names sort against the geometry, so the station pairs point left, right, left
+    net = Network.from_lines(
+        {"Red": ["b", "a", "d", "c"], "Blue": ["b", "a", "d", "c"]},
+        positions={"b": (0, 0), "a": (1, 0), "d": (2, 0), "c": (3, 0)},
+    )
+    placed = render_map(net).placed
+    xs = [placed.stations[s].center[0] for s in "badc"]
+    sides = []
+    for b_x, c_x in zip(xs, xs[1:], strict=False):
+        ys = {}
+        for stroke in placed.strokes:
+            for p, q in zip(stroke.points, stroke.points[1:], strict=False):
+                if min(p[0], q[0]) < (b_x + c_x) / 2 < max(p[0], q[0]):
+                    ys[stroke.key] = p[1]
+        sides.append(ys["Red"] < ys["Blue"])
+    assert sides in ([True] * 3, [False] * 3)
+
+
+def test_builder_map_with_a_sparse_layout_is_paper_sized_and_legible():
+    """The builder's 434-station map spans 92 × 74 grid steps with long thin arms; one fixed
+    edge length made it 9,280 × 7,606 px (the 9,000-px cap) and slow to paint."""
+    from maptab.build.synth import MetroSpec, synth_metro
+
+    net = synth_metro(MetroSpec(13, 434, 0, 1, 2, "zh"), 101, "sparse")
+    result = render_map(net)
+    w, h = result.image.size
+    assert w <= 5200 and h <= 5200
+    assert w * h / len(net.vertices) <= 2 * STATION_AREA_PX
+    assert check_legibility(result.placed, net) == []
+
+
+def test_repair_moves_the_one_label_in_the_way():
+    from maptab.render.labels import Placer, place_label, repair
+    from maptab.render.text import measure
+
+    block = measure("X", 20)
+    first, spare = Box(10, 10, 50, 30), Box(10, 60, 50, 80)
+    placer = Placer.for_image(200, 200, [], [])
+    slots = {"a": place_label(placer, "a", [[(first, block), (spare, block)]])}
+    slots["b"] = place_label(placer, "b", [[(Box(30, 15, 70, 35), block)]])
+    assert slots["a"].box == first and not slots["b"].ok  # greedy: b has nowhere to go
+    repair(placer, slots)
+    assert slots["b"].ok and slots["a"].ok and slots["a"].box == spare
+    assert not slots["a"].box.overlaps(slots["b"].box)

@@ -73,6 +73,8 @@ def test_annotations_sit_on_their_edges(park):
     [
         ({"kind": "time", "value": 7}, "7 min"),
         ({"kind": "distance", "value": 1.25}, "1.25 km"),
+        ({"kind": "distance", "value": 800, "unit": "m"}, "800 m"),
+        ({"kind": "time", "value": 1.5, "unit": "h"}, "1.5 h"),
         ({"kind": "time", "value": "about 5 min"}, "about 5 min"),
     ],
 )

@@ -84,3 +84,44 @@ def test_cli_errors_are_one_line(tmp_path):
         assert res.exit_code == 1, (args, text, res.exception)
         assert message in text and "Traceback" not in text, text
         assert len(text.strip().splitlines()) == 1, text
+
+
+def test_help_lists_every_accepted_category():
+    from maptab.schema import RP_CATEGORIES
+
+    res = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "400"})
+    assert res.exit_code == 0
+    text = " ".join(res.stdout.split())
+    for name in ["rp", "qa", "reasonmap", "qa:1", "qa:24", *(c.name for c in RP_CATEGORIES)]:
+        assert name in text, name
+
+
+def test_summary_names_the_most_frequent_error_and_bad_options_are_refused(tmp_path):
+    ds = write_dataset(tmp_path / "ds", n_rp=3, n_qa=0, n_reasonmap=0)
+    runner = CliRunner()
+    with FakeServer(
+        lambda body, seen: Reply("status", status=400, message="[/x] bad model")
+    ) as srv:
+        args = ["run", str(ds), "--model", "openai:m", "--base-url", srv.base_url]
+        res = runner.invoke(app, [*args, "--out", str(tmp_path / "o"), "--no-progress"])
+        assert res.exit_code == 0, res.output
+        assert "3 errors" in res.stdout
+        assert "most frequent error (3×) HTTP 400: [/x] bad model" in res.stdout
+        for bad in (["--max-tokens", "0"], ["--thinking-budget", "0"], ["--timeout", "0"]):
+            res = runner.invoke(app, [*args, *bad, "--out", str(tmp_path / "p")])
+            assert res.exit_code != 0 and "Traceback" not in res.output, (bad, res.output)
+        assert len(srv.requests) == 3  # the refused runs sent nothing
+    res = runner.invoke(app, ["run", str(ds), "--model", "blank", "--split", "tset"])
+    assert res.exit_code == 1 and "no sample matches split 'tset'" in res.stderr
+
+
+def test_an_unusable_run_folder_is_a_one_line_error(tmp_path):
+    ds = write_dataset(tmp_path / "ds", n_rp=1, n_qa=0, n_reasonmap=0)
+    res = CliRunner().invoke(
+        app, ["run", str(ds), "--model", "blank", "--out", str(ds / "manifest.json")]
+    )
+    assert res.exit_code == 1 and "Traceback" not in res.stderr, res.output
+    assert (
+        res.stderr.strip()
+        == f"error: {ds / 'manifest.json'}: cannot be used as a run folder (File exists)"
+    )

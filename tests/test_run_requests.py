@@ -155,3 +155,35 @@ def test_missing_image_and_bad_rows_are_one_line_errors(tmp_path):
     (ds / "qa.jsonl").write_text(json.dumps({**row, "map_id": "../../etc"}) + "\n")
     with pytest.raises(DatasetError, match="unknown map"):
         build_requests(ds, categories=["qa"], images=False)
+
+
+def test_map_edge_and_qa_map_mix_without_line_and_reasonmap_image(tmp_path):
+    ds = write_dataset(tmp_path / "ds", n_rp=1, n_qa=1, n_reasonmap=1)
+    rp = json.loads((ds / "rp.jsonl").read_text())
+    (ds / "rp.jsonl").write_text(json.dumps({**rp, "category": "map_edge"}) + "\n")
+    mix = list(csv.reader((ds / "maps/m1/mix.csv").open(encoding="utf-8-sig")))
+    order = [3, 0, 2]  # a shuffled subset, as QA type 22 shows it
+    qa = json.loads((ds / "qa.jsonl").read_text())
+    qa.update(inputs=["map", "mix"], tables={"mix": order}, drop_line_column=True)
+    (ds / "qa.jsonl").write_text(json.dumps(qa) + "\n")
+    edges = list(csv.reader((ds / "maps/m1/edges.csv").open(encoding="utf-8-sig")))[1:]
+    reqs = {r.id: _parts(r) for r in build_requests(ds)}
+
+    text, table, image = reqs["rp-00000"]
+    assert text == {"type": "text", "text": rp["question"]}
+    assert table["text"].split("\n") == ["Edge_tab (CSV):", "Edge"] + [
+        edges[i][0] for i in rp["tables"]["edges"]
+    ]
+    assert image["type"] == "image_url"
+
+    text, table, image = reqs["qa-00000"]
+    keep = [i for i, c in enumerate(mix[0]) if c != "Line"]
+    lines = ["Mix_tab (CSV):"] + [
+        ",".join(r[i] for i in keep) for r in [mix[0]] + [mix[1 + j] for j in order]
+    ]
+    assert table["text"].split("\n") == lines
+    assert image["type"] == "image_url"
+
+    for variant in ("short", "long"):
+        text, image = reqs[f"rm-00000/{variant}"]
+        assert text["text"] == f"{variant} question 0" and image["type"] == "image_url"

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from fakeserver import FakeServer, Reply, write_dataset
+from maptab.dataset import DatasetError
 from maptab.run import make_provider, run
 from maptab.run.store import StoreError
 
@@ -62,6 +63,7 @@ def test_errors_are_recorded_and_retry_errors_replaces_them(ds, tmp_path):
     failed = {r["id"] for r in _rows(out) if r["error"]}
     assert failed == {"rp-00003", "rp-00007", "rp-00011", "qa-00001"}
     assert s1.errors == 4 and all(r["response"] == "" for r in _rows(out) if r["error"])
+    assert s1.top_error == "(4×) HTTP 500: scripted 500 after 2 attempts"
     assert all("HTTP 500" in r["error"] for r in _rows(out) if r["error"])
 
     with FakeServer() as srv:  # without --retry-errors nothing is redone
@@ -70,7 +72,7 @@ def test_errors_are_recorded_and_retry_errors_replaces_them(ds, tmp_path):
     with FakeServer() as srv:
         s3 = run(ds, _openai(srv), out, progress=False, retry_errors=True)
         assert len(srv.requests) == 4
-    assert (s3.completed, s3.errors, s3.compacted) == (4, 0, True)
+    assert (s3.completed, s3.errors, s3.compacted, s3.top_error) == (4, 0, True, None)
     rows = _rows(out)
     assert len(rows) == 20 and len({r["id"] for r in rows}) == 20
     assert not any(r["error"] for r in rows)
@@ -138,3 +140,14 @@ def test_other_baselines(ds, tmp_path):
             stations = resp[len("<route_begin>") : -len("<route_end>")].replace("(transfer)", "")
             path = stations.split("-")
             assert path[0] == "Alpha" and path[-1] == "Delta" and len(set(path)) == len(path)
+
+
+def test_an_empty_selection_is_an_error_not_an_empty_run(ds, tmp_path):
+    with pytest.raises(DatasetError, match="no sample matches split 'tset'$"):
+        run(ds, make_provider("blank"), tmp_path / "a", split="tset", progress=False)
+    only_rp = write_dataset(tmp_path / "rp", n_rp=2, n_qa=0, n_reasonmap=0)
+    with pytest.raises(
+        DatasetError, match=r"no sample matches split 'test' and categories \['qa'\]"
+    ):
+        run(only_rp, make_provider("blank"), tmp_path / "b", split="test", categories=["qa"])
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()

@@ -6,12 +6,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from maptab.costs import CostError, Weights, route_cost
+from maptab.costs import CostError, Weights, optimal_assignments, route_cost
 from maptab.network import Edge, Network, Vertex
 from maptab.solver import (
     Route,
     Solver,
     UnknownStation,
+    _slack,
     brute_force_routes,
     fewest_stations,
     optimal_routes,
@@ -126,9 +127,12 @@ def test_optimal_walk_revisiting_a_station_falls_back_to_exact_simple_search():
     solver = Solver(net)
     fwd, rev, _ = solver._arcs(T)
     s, t = solver.table.index["P"], solver.table.index["Q"]
-    assert (
-        solver._tied_simple_paths(s, t, solver._distances(s, t, T, fwd), rev) == []
-    )  # every optimal walk is non-simple
+    dist = solver._distances(s, t, T, fwd)
+    walk_best = min(dist[x] for x in solver._states_at[t])
+    assert all(  # every walk within the tolerance of the optimum is non-simple
+        optimal_assignments(solver.table, solver.table.weighted(T), p)[0] > walk_best + 1e-6
+        for p in solver._tied_simple_paths(s, t, dist, rev, _slack(walk_best))
+    )
     [r] = solver.optimal_routes("P", "Q", T)
     assert r.format() == "P-X(transfer)-Q"
     assert r.cost == pytest.approx((1 + 0.5 + 2 + 2 + 15) / 3)
@@ -402,3 +406,27 @@ def test_negative_item_costs_are_an_error_not_a_hang(edge_attrs, vertex_attrs, w
     other = P if weights is not P else T
     assert formats(optimal_routes(net, "A", "D", other)) == ["A-B-C-D"]
     assert formats(fewest_stations(net, "A", "D")) == ["A-B-C-D"]
+
+
+def test_near_tie_is_measured_against_the_optimum_not_the_partial_distance():
+    """Two routes differ by 1e-8 in J (0.333333·0.01 against 0.333334·0.01) on their first
+    hops, J ≈ 19.5: a relative gap of 5e-10 < 1e-9, so both are optimal (SPEC 4), although
+    1e-8 is far above 1e-9 of the distance where the routes diverge."""
+    chain = [f"C{i}" for i in range(25)]
+    net = Network.from_lines({"Red": ["S", "A", *chain], "Blue": ["S", "B", "C0"]})
+    edges = [
+        Edge(
+            e.u,
+            e.v,
+            e.line,
+            *((2.03, 0.5, 0.51, 0.0) if {e.u, e.v} == {"S", "A"} else (2.0, 0.5, 0.5, 0.0)),
+        )
+        for e in net.edges
+    ]
+    vertices = {k: Vertex(k, v.lines, 1.0, 0.0, 0.5, 0.75, 0.0) for k, v in net.vertices.items()}
+    net = net.with_attributes(vertices=vertices, edges=edges)
+    w = Weights(0.333333, 0.0, 0.333334, 0.333333)
+    got = optimal_routes(net, "S", "C24", w)
+    assert [r.stations[:3] for r in got] == [("S", "A", "C0"), ("S", "B", "C0")]
+    assert got[1].cost - got[0].cost == pytest.approx(1e-8, rel=1e-3)
+    assert_same_gold(net, got, brute_force_routes(net, "S", "C24", w), w, "edge_vertex", "additive")

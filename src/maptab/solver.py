@@ -16,18 +16,21 @@ Algorithm (``additive`` model)
 ------------------------------
 Dijkstra over *states* ``(station, incoming line)`` (plus one start state per station), where
 an arc ``(u, l_in) → (v, l)`` follows an edge ``u-v`` of line ``l`` and costs
-``leave(u) + edge + [l ≠ l_in]·transfer(u)``. All item costs are non-negative. The solver
-keeps every state whose distance ties the optimum and backtracks over *tied predecessors*
-(``dist[y] + c ≤ dist[x]`` within tolerance), enumerating distinct station sequences and
-dropping any that repeats a station; the J-optimal, fewest-transfer markings of each
-sequence come from :func:`maptab.costs.optimal_assignments`.
+``leave(u) + edge + [l ≠ l_in]·transfer(u)``. Item costs must be non-negative (a
+:class:`~maptab.costs.CostError` names the first item that is not). The solver backtracks
+from the target over *tied predecessors* (``dist[y] + c ≤ dist[x] + slack``, where the slack
+is a small multiple of the tie tolerance measured on the optimum ``J`` itself, never on the
+partial distance), enumerating distinct station sequences and dropping any that repeats a
+station; every simple route within the tolerance of the optimum is among them, and each
+candidate is then scored exactly: its J-optimal, fewest-transfer markings come from
+:func:`maptab.costs.optimal_assignments`, and candidates outside the tolerance are dropped.
 
 Why simple paths need care: the state-graph optimum is taken over *walks*, and a walk may
 revisit a station through a line change (ride a shared track one stop on line A, change
 to line B where the transfer is cheap, ride back) and be strictly cheaper than every simple
-path. Every simple path is a walk, so the walk optimum ``D`` is a lower bound; if some optimal
-walk is simple, the simple optima are exactly the optimal walks that are simple, and the
-backtracking finds them all. Otherwise the solver falls back, for that query only, to an exact
+path. Every simple path is a walk, so the walk optimum ``D`` is a lower bound; if some
+candidate is within the tolerance of ``D``, the simple optima are among the candidates.
+Otherwise the solver falls back, for that query only, to an exact
 branch-and-bound search over simple paths (depth first, per-prefix line-assignment DP,
 pruned with the exact walk cost-to-go from a reverse Dijkstra, an admissible bound).
 
@@ -47,6 +50,7 @@ import numpy as np
 
 from maptab.costs import (
     MODELS,
+    REL_TOL,
     CostError,
     CostTable,
     Marking,
@@ -109,6 +113,14 @@ def _routes(table: CostTable, found: list[tuple[float, list[int], list[Marking]]
         for m in marks:
             out.append(Route(stations, tuple(stations[h] for h in m.transfers), m.lines, cost))
     return sorted(out, key=lambda r: (r.cost, r.format()))
+
+
+def _slack(j: float) -> float:
+    """How far above the optimum ``j`` the state search looks for candidates: three times the
+    tie tolerance of :func:`maptab.costs.within`, so that every route within the tolerance
+    of the best *simple* route is found whenever that route is within the tolerance of the
+    walk optimum ``j`` (candidates are then filtered with their exact cost)."""
+    return 3 * (REL_TOL * abs(j) + 1e-12)
 
 
 _COLUMNS = ("Time", "Price", "Comfort Level", "Reliability")
@@ -308,21 +320,29 @@ class Solver:
         if model == "mean":
             return self._mean(s, t, weights, max_detour)
         fwd, rev, costs = self._arcs(weights)
-        dist = self._distances(s, t, weights, fwd)
-        paths = self._tied_simple_paths(s, t, dist, rev)
-        if paths is None:
+        dist = self._distances(s, t, weights, fwd, costs.dest[t])
+        walk_best = min(dist[x] for x in self._states_at[t])
+        if walk_best == math.inf:
             return []
-        if not paths:  # every optimal walk revisits a station
-            paths = self._branch_and_bound(s, t, fwd, rev)
+        walk_best += costs.dest[t]
         found = []
-        for p in paths:
+        for p in self._tied_simple_paths(s, t, dist, rev, _slack(walk_best)):
             cost, marks = optimal_assignments(self.table, costs, p)
             found.append((cost, p, marks))
+        if not found or not within(min(c for c, _, _ in found), walk_best):
+            # every optimal walk revisits a station: search the simple paths themselves
+            found = []
+            for p in self._branch_and_bound(s, t, fwd, rev):
+                cost, marks = optimal_assignments(self.table, costs, p)
+                found.append((cost, p, marks))
         best = min(c for c, _, _ in found)
         return _routes(self.table, [f for f in found if within(f[0], best)])
 
-    def _distances(self, s: int, t: int, weights: Weights, fwd: list) -> list[float]:
-        """State distances from ``s``: exact for every state within the optimum to ``t``.
+    def _distances(
+        self, s: int, t: int, weights: Weights, fwd: list, dest: float = 0.0
+    ) -> list[float]:
+        """State distances from ``s``: exact for every state within :func:`_slack` of the
+        optimum to ``t`` (``dest``: the target's destination item cost, part of ``J``).
 
         The first query from a source (per weight vector) stops once the target's optimum is
         settled; a repeated source computes the whole tree once and caches it (bounded LRU),
@@ -354,7 +374,7 @@ class Solver:
             u = station_of[x]
             if u == stop:
                 if bound == math.inf:
-                    bound = d + 1e-9 * d + 1e-12
+                    bound = d + _slack(d + dest)
                 continue
             if u == s and x != s:  # re-entering the source: never on a simple path
                 continue
@@ -370,21 +390,24 @@ class Solver:
         return dist
 
     def _tied_simple_paths(
-        self, s: int, t: int, dist: list[float], rev: list
-    ) -> list[list[int]] | None:
-        """Simple station paths among the optimal state walks; ``None`` if ``t`` unreachable."""
+        self, s: int, t: int, dist: list[float], rev: list, slack: float
+    ) -> list[list[int]]:
+        """Simple station paths of the state walks to ``t`` whose every arc is tight within
+        ``slack`` (``dist[y] + c <= dist[x] + slack``).
+
+        A walk that costs at most ``optimum + slack`` has every arc tight within ``slack``
+        (its prefix to ``y`` costs at least ``dist[y]``, its rest at least the cost-to-go of
+        ``x``), so every such simple path is returned; some returned paths may cost more.
+        """
         station_of = self.station_of
         best = min(dist[x] for x in self._states_at[t])
-        if best == math.inf:
-            return None
-        bound = best + 1e-9 * best + 1e-12
-        targets = [x for x in self._states_at[t] if dist[x] <= bound]
+        targets = [x for x in self._states_at[t] if dist[x] <= best + slack]
         paths: list[list[int]] = []
 
         def back(states: list[int], seq: list[int]) -> None:
             by_station: dict[int, list[int]] = {}
             for x in states:
-                dx = dist[x] + 1e-9 * dist[x] + 1e-12
+                dx = dist[x] + slack
                 for y, c in rev[x]:
                     if dist[y] + c <= dx:
                         by_station.setdefault(station_of[y], []).append(y)

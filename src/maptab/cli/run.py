@@ -113,6 +113,8 @@ def run_cmd(
         fail(f"--extra-body is not valid JSON ({exc.msg})")
     except ValueError as exc:  # DatasetError, StoreError, ProviderConfigError, bad options
         fail(str(exc))
+    except OSError as exc:  # e.g. the disk filled up while writing predictions
+        fail(f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc))
     except KeyboardInterrupt:
         fail("interrupted; rerun the same command to resume", code=130)
     console.print(

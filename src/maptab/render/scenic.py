@@ -4,10 +4,11 @@
   green, driving roads solid brown with a light casing, others solid grey; a legend band
   explains the styles that occur.
 * ``network.meta["annotations"]`` — ``{edge_name: {"kind": "time" | "distance", "value": v}}``:
-  drawn as a framed tag on its edge (``"v min"`` / ``"v km"``; a string value is shown as is).
+  drawn as a framed tag on its edge (``"v min"`` / ``"v km"``, or ``"v <unit>"`` when the note
+  has a ``"unit"``; a string value is shown as is).
   Edge names are ``"u-v"`` with table names; ``"v-u"`` is accepted too.
-* spots are filled circles; names are placed like metro labels (greedy, collision-checked),
-  after the annotations, which have fewer places to go.
+* spots are filled circles; names are placed like metro labels (greedy, collision-checked,
+  then a second chance for crowded ones), after the annotations, which have fewer places to go.
 """
 
 from __future__ import annotations
@@ -49,13 +50,14 @@ def _lookup(table: Mapping[str, object], e: Edge) -> object | None:
 
 
 def annotation_text(note: object) -> str:
-    """``{"kind": "time", "value": 12}`` → ``"12 min"``; distance → ``"km"``."""
+    """``{"kind": "time", "value": 12}`` → ``"12 min"``; distance → ``"km"``; an explicit
+    ``"unit"`` (as the builder writes) wins over the kind's default."""
     if not isinstance(note, Mapping):
         return str(note)
     value = note.get("value")
     if isinstance(value, str):
         return value
-    unit = {"time": "min", "distance": "km"}.get(str(note.get("kind")), "")
+    unit = note.get("unit") or {"time": "min", "distance": "km"}.get(str(note.get("kind")), "")
     num = f"{value:g}" if isinstance(value, int | float) else str(value)
     return f"{num} {unit}".strip()
 

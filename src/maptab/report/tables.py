@@ -39,6 +39,7 @@ from typing import Any
 
 from maptab.report.loader import Run
 from maptab.schema import RP_BY_NAME, RP_CATEGORIES
+from maptab.score.qa import capability_weights
 from maptab.score.stats import bootstrap_ci, paired_difference
 
 __all__ = [
@@ -361,10 +362,8 @@ def capability_cell(rows: Sequence[dict[str, Any]], capability: str) -> Cell:
     """Accuracy on a capability: the mean of the per-type accuracies of the QA types that
     carry it (paper Table 3), as a weighted mean with weight 1/n(type)."""
     mine = [r for r in rows if capability in r.get("capabilities", [])]
-    sizes = defaultdict(int)
-    for r in mine:
-        sizes[r["type"]] += 1
-    return _interval(mine, lambda r: r["correct"], weight=lambda r: 1 / sizes[r["type"]])
+    weights = dict(zip(map(id, mine), capability_weights([r["type"] for r in mine]), strict=True))
+    return _interval(mine, lambda r: r["correct"], weight=lambda r: weights[id(r)])
 
 
 def qa_table(runs: Sequence[Run], scenario: str) -> ReportTable:

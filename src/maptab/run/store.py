@@ -54,8 +54,13 @@ class PredictionStore:
         self.close()
 
     def open(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self._lock = (self.dir / ".lock").open("w")
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self._lock = (self.dir / ".lock").open("w")
+        except OSError as exc:
+            raise StoreError(
+                f"{self.dir}: cannot be used as a run folder ({exc.strerror})"
+            ) from None
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

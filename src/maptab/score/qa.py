@@ -2,6 +2,9 @@
 
 * A QA answer is correct when the parsed value and the gold answer are equal after both are
   rounded half-up to 2 decimals (yes/no answers are 1/0, so they compare exactly).
+* A capability's accuracy (paper Table 3) is the mean of the accuracies of the QA types
+  attached to it: the weighted mean of its samples with weight ``1 / n(type)``
+  (:func:`capability_weights`).
 * A reported total (``Total_Time``, ``Total_Price``, ``Average_Comfort Level``,
   ``Average_Reliability``; paper Table 4 columns T/P/C/R) is correct when it is present and
   equals the gold value after both are rounded half-up to 2 decimals. Averages are stored
@@ -12,11 +15,13 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
+from collections.abc import Hashable, Sequence
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from maptab.schema import TOTAL_FIELDS
 
-__all__ = ["TOTAL_LETTERS", "qa_correct", "round2", "totals_correct"]
+__all__ = ["TOTAL_LETTERS", "capability_weights", "qa_correct", "round2", "totals_correct"]
 
 TOTAL_LETTERS = dict(zip(TOTAL_FIELDS, "TPCR", strict=True))
 _CENT = Decimal("0.01")
@@ -45,3 +50,10 @@ def totals_correct(reported: dict[str, float], gold: dict[str, float]) -> dict[s
         for name, value in gold.items()
         if name in TOTAL_LETTERS and value is not None
     }
+
+
+def capability_weights(types: Sequence[Hashable]) -> list[float]:
+    """Weights ``1 / n(type)`` of the samples of one capability (their QA ``types``), so that
+    the weighted mean of correctness is the mean of the per-type accuracies."""
+    n = Counter(types)
+    return [1 / n[t] for t in types]

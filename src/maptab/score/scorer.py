@@ -39,7 +39,7 @@ from maptab.score.paper import (
     reference_tokens,
 )
 from maptab.score.parse import parse_answer, parse_reasonmap, parse_route, parse_totals
-from maptab.score.qa import qa_correct, totals_correct
+from maptab.score.qa import capability_weights, qa_correct, totals_correct
 from maptab.score.reasonmap import score_reasonmap
 from maptab.score.stats import bootstrap_ci, paired_difference
 from maptab.score.verified import gold_routes, station_index, verify_route
@@ -286,12 +286,8 @@ def _qa_scenario(c: _Columns, idx: np.ndarray) -> dict[str, Any]:
     by_cap = {}
     for cap, members in sorted(caps.items()):
         cidx = np.asarray(members, dtype=np.intp)
-        # weight 1/n_type within the capability: the weighted mean is the mean of the
-        # per-type accuracies (paper Table 3)
-        types = [c.rows[i]["type"] for i in members]
         w = np.zeros(len(c.rows))
-        for i, t in zip(members, types, strict=True):
-            w[i] = 1 / types.count(t)
+        w[cidx] = capability_weights([c.rows[i]["type"] for i in members])
         by_cap[cap] = c.ci(cidx, c["correct"], w)
     return {
         "overall": c.ci(idx, c["correct"]),
