@@ -47,13 +47,6 @@ class Reply:
 Responder = Callable[[dict[str, Any], int], Reply]
 
 
-def echo_responder(body: dict[str, Any], seen: int) -> Reply:
-    """Answer with the request's first text part (lets tests check what was sent)."""
-    content = body["messages"][-1]["content"]
-    text = content if isinstance(content, str) else content[0]["text"]
-    return Reply(text=f"echo: {text[:60]}")
-
-
 def _key(body: dict[str, Any]) -> str:
     return json.dumps(body.get("messages"), sort_keys=True)[:4000]
 
