@@ -211,3 +211,17 @@ def test_totals_and_answers_round_trip_through_the_parsers(values):
     text = "<route_begin>A-B-C<route_end>\n" + totals_lines(totals)
     assert parse_totals(text) == totals
     assert parse_answer(answer_block(values[0])) == values[0]
+
+
+def test_missing_counts_only_the_samples_the_run_selected(dataset, tmp_path):
+    run_dir = tmp_path / "partial"
+    run(dataset, make_provider("oracle"), run_dir, split="test", limit=20, progress=False)
+    summary = score_run(run_dir, progress=False)
+    assert summary["counts"]["predictions"] == 20
+    assert summary["counts"]["missing"] == 0
+    from maptab.score.scorer import load_predictions, score_predictions
+
+    _, whole = score_predictions(dataset, load_predictions(run_dir))  # no selection given
+    rows = sum(1 for name in ("rp", "qa") for _ in _jsonl(dataset / f"{name}.jsonl"))
+    rows += 2 * len(_jsonl(dataset / "reasonmap.jsonl"))
+    assert whole["counts"]["missing"] == rows - 20

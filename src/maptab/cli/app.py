@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from typing import NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 app = typer.Typer(
     name="maptab",
@@ -21,9 +21,5 @@ err_console = Console(stderr=True)
 
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print a one-line error (no traceback) and exit with ``code``."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
-
-
-def _excepthook(exc_type, exc, tb):  # pragma: no cover - last-resort guard
-    sys.__excepthook__(exc_type, exc, tb)

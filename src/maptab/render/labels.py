@@ -17,7 +17,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from maptab.render.geometry import Box, GridIndex, Point, StationMark, Stroke
+from maptab.render.geometry import (
+    Box,
+    GridIndex,
+    LabelBox,
+    LegendEntry,
+    PlacedGeometry,
+    Point,
+    StationMark,
+    Stroke,
+)
 from maptab.render.text import TextBlock
 
 LINE_PENALTY = 8.0
@@ -149,6 +158,19 @@ def repair(placer: Placer, slots: dict[str, LabelSlot]) -> None:
             slot.handle = placer.block(slot.box.inflate(placer.pad), ("label", slot.owner))
 
 
+def record_station_labels(
+    placer: Placer, slots: dict[str, LabelSlot], placed: PlacedGeometry
+) -> None:
+    """:func:`repair` the slots, then record each as a station label of ``placed`` (with a
+    halo where it touches a stroke) and list the still-crowded ones in ``placed.crowded``."""
+    repair(placer, slots)
+    for s, slot in slots.items():
+        if not slot.ok:
+            placed.crowded.append(s)
+        halo = placer.line_hits(slot.box.inflate(placer.pad * 2)) > 0
+        placed.labels[s] = LabelBox(s, slot.block, slot.box, "station", halo=halo)
+
+
 def _move_blocker(
     placer: Placer, slots: dict[str, LabelSlot], slot: LabelSlot, box: Box, block: TextBlock
 ) -> bool:
@@ -174,6 +196,19 @@ def _move_blocker(
     placer.free(handle)
     other.handle = placer.block(other.box.inflate(placer.pad), ("label", other.owner))
     return False
+
+
+def add_legend_entry(
+    placed: PlacedGeometry, placer: Placer, swatch: Stroke, block: TextBlock, x: float, mid: float
+) -> Box:
+    """Add a legend row: ``swatch`` and its text starting at ``x``, centred on ``mid``; the
+    text box is marked taken in ``placer`` and returned."""
+    box = Box(x, mid - block.height / 2, x + block.width, mid + block.height / 2)
+    placer.block(box, ("legend", swatch.key))
+    placed.legend.append(
+        LegendEntry(swatch.key, swatch, LabelBox(swatch.key, block, box, "legend"))
+    )
+    return box
 
 
 def around_point(center: Point, gap: float, block: TextBlock, order: Sequence[str]) -> list[Box]:

@@ -30,10 +30,7 @@ from collections import defaultdict
 
 from maptab.network import Network
 from maptab.render.geometry import (
-    Box,
     Frame,
-    LabelBox,
-    LegendEntry,
     PlacedGeometry,
     Point,
     StationMark,
@@ -47,10 +44,11 @@ from maptab.render.geometry import (
 from maptab.render.labels import (
     LabelSlot,
     Placer,
+    add_legend_entry,
     around_point,
     place_label,
     preferred_sides,
-    repair,
+    record_station_labels,
 )
 from maptab.render.text import measure
 
@@ -251,12 +249,7 @@ def _place_metro(
     )
     size = round(FONT_PX * scale)
     slots = {s: _station_label(network, placed, placer, s, size, lang, px) for s in order}
-    repair(placer, slots)
-    for s, slot in slots.items():
-        if not slot.ok:
-            placed.crowded.append(s)
-        halo = placer.line_hits(slot.box.inflate(placer.pad * 2)) > 0
-        placed.labels[s] = LabelBox(s, slot.block, slot.box, "station", halo=halo)
+    record_station_labels(placer, slots, placed)
     return placed
 
 
@@ -293,14 +286,7 @@ def _place_legend(
             x, y = frame.margin, y + row_h
         mid = y + row_h / 2
         swatch = Stroke(line, [(x, mid), (x + 56 * scale, mid)], color, placed.line_width)
-        box = Box(
-            x + 70 * scale,
-            mid - block.height / 2,
-            x + 70 * scale + block.width,
-            mid + block.height / 2,
-        )
-        placer.block(box, ("legend", line))
-        placed.legend.append(LegendEntry(line, swatch, LabelBox(line, block, box, "legend")))
+        add_legend_entry(placed, placer, swatch, block, x + 70 * scale, mid)
         x += w
 
 

@@ -19,14 +19,20 @@ from maptab.network import Edge, Network
 from maptab.render.geometry import (
     Box,
     LabelBox,
-    LegendEntry,
     PlacedGeometry,
     Point,
     StationMark,
     Stroke,
     fit_frame,
 )
-from maptab.render.labels import Placer, around_point, place_label, preferred_sides, repair
+from maptab.render.labels import (
+    Placer,
+    add_legend_entry,
+    around_point,
+    place_label,
+    preferred_sides,
+    record_station_labels,
+)
 from maptab.render.metro import pair_key
 from maptab.render.text import measure
 
@@ -137,12 +143,7 @@ def scenic_geometry(
         boxes = around_point(mark.center, gap, block, sides)
         boxes += around_point(mark.center, gap * 2.2, block, sides)
         slots[s] = place_label(placer, s, [[(box, block) for box in boxes]])
-    repair(placer, slots)
-    for s, slot in slots.items():
-        if not slot.ok:
-            placed.crowded.append(s)
-        halo = placer.line_hits(slot.box.inflate(placer.pad * 2)) > 0
-        placed.labels[s] = LabelBox(s, slot.block, slot.box, "station", halo=halo)
+    record_station_labels(placer, slots, placed)
     return placed
 
 
@@ -163,14 +164,5 @@ def _legend(
             MODE_NAMES[mode], [(x, mid), (x + 70 * scale, mid)], color, w * scale, d, casing
         )
         block = measure(MODE_NAMES[mode], round(FONT_PX * scale), None)
-        box = Box(
-            x + 84 * scale,
-            mid - block.height / 2,
-            x + 84 * scale + block.width,
-            mid + block.height / 2,
-        )
-        placer.block(box, ("legend", mode))
-        placed.legend.append(
-            LegendEntry(MODE_NAMES[mode], swatch, LabelBox(MODE_NAMES[mode], block, box, "legend"))
-        )
+        box = add_legend_entry(placed, placer, swatch, block, x + 84 * scale, mid)
         x = box.x1 + 50 * scale

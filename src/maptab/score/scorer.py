@@ -388,11 +388,15 @@ def score_predictions(
     predictions: Iterable[Prediction],
     *,
     progress: bool = False,
+    selection: dict[str, Any] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Score ``predictions`` against the dataset at ``dataset_dir``.
 
     Returns one score row per answered sample (dataset order of the prediction list) and the
-    summary. Raises :class:`ScoreError` for a prediction id that is not in the dataset.
+    summary. ``selection`` (``split``, ``categories``, ``limit`` as a run recorded them) says
+    which samples the run was asked to answer, so ``counts.missing`` counts only those; without
+    it every sample of the dataset is expected. Raises :class:`ScoreError` for a prediction id
+    that is not in the dataset.
     """
     ds = _open_dataset(dataset_dir)
     try:
@@ -435,7 +439,20 @@ def score_predictions(
                 rows.append(score_rm(maps, rm[base], mode, p.response or ""))
         except (DatasetError, ValueError) as exc:
             raise ScoreError(f"{dataset_dir}: sample {p.id!r}: {exc}") from None
-    expected = len(rp) + len(qa) + 2 * len(rm)
+    if selection and any(selection.get(k) for k in ("split", "categories", "limit")):
+        from maptab.run.requests import iter_samples
+
+        expected = sum(
+            1
+            for _ in iter_samples(
+                dataset_dir,
+                split=selection.get("split"),
+                categories=selection.get("categories") or None,
+                limit=selection.get("limit"),
+            )
+        )
+    else:
+        expected = len(rp) + len(qa) + 2 * len(rm)
     summary = summarise(rows)
     summary["counts"] = {
         "predictions": len(preds),
@@ -530,7 +547,7 @@ def score_run(
     if predictions is not None:
         _adopt(run, Path(dataset_dir), predictions, info)
     preds = predictions if predictions is not None else load_predictions(run)
-    rows, summary = score_predictions(dataset_dir, preds, progress=progress)
+    rows, summary = score_predictions(dataset_dir, preds, progress=progress, selection=info)
     summary = _clean({"model": info.get("model"), "dataset": str(dataset_dir), **summary})
     write_scores(run, _clean(rows), summary)
     return summary
