@@ -24,39 +24,16 @@ marks that overlap), ``octilinear_fraction`` and ``crowded_labels``.
 from __future__ import annotations
 
 import math
-from collections import deque
 
 import numpy as np
 
-from maptab.network import Network, hop_distances
+from maptab.network import Network, connected_components, hop_distances
 from maptab.render.geometry import GridIndex, Point
 from maptab.render.legibility import overlap_count
 from maptab.render.metro import metro_geometry, pair_key
 from maptab.render.scenic import scenic_geometry
 
 _ROTATIONS = (0.0, 22.5, 45.0, 67.5)
-
-
-def _components(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Connected components, each listed in the graph's key order (never in set order, which
-    changes with the interpreter's hash seed)."""
-    order = {s: i for i, s in enumerate(graph)}
-    seen: set[str] = set()
-    out = []
-    for s in graph:
-        if s in seen:
-            continue
-        comp, queue = [], deque([s])
-        seen.add(s)
-        while queue:
-            u = queue.popleft()
-            comp.append(u)
-            for v in graph[u]:
-                if v not in seen:
-                    seen.add(v)
-                    queue.append(v)
-        out.append(sorted(comp, key=order.__getitem__))
-    return out
 
 
 def _hop_distances(nodes: list[str], graph: dict[str, set[str]]) -> np.ndarray:
@@ -194,7 +171,7 @@ def layout_network(network: Network) -> dict[str, Point]:
     graph = network.simple_graph()
     out: dict[str, Point] = {}
     x_off = 0.0
-    for comp in _components(graph):
+    for comp in connected_components(graph):
         y = _layout_component(comp, graph)
         y = y - y.min(axis=0)
         for s, (px, py) in zip(comp, y, strict=True):
