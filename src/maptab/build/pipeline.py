@@ -34,7 +34,7 @@ from maptab.build import allocation, attributes, difficulty, qa, synth
 from maptab.build.prompts import rp_prompt
 from maptab.build.queries import eligible_pairs, od_queries, sample_pairs
 from maptab.build.reasonmap import reasonmap_questions
-from maptab.dataset import DatasetWriter, MapEntry
+from maptab.dataset import TABLE_FILES, DatasetWriter, MapEntry
 from maptab.network import Network
 from maptab.schema import QA_STYLES, RP_STYLES, QAQuery, ReasonMapQuestion, RPQuery
 from maptab.tables import derive_mix
@@ -74,8 +74,15 @@ def _seeds(seed: int, n: int) -> list[int]:
     return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(n)]
 
 
-def _shuffled(n: int, rng: np.random.Generator) -> list[int]:
-    return [int(i) for i in rng.permutation(n)]
+def _shown_orders(
+    inputs: Iterable[str], net: Network, rng: np.random.Generator
+) -> dict[str, list[int]]:
+    """A seeded row order for every table among ``inputs`` (per-sample shuffle, SPEC 5)."""
+    return {
+        part: [int(i) for i in rng.permutation(len(net.edges if part == "edges" else net.vertices))]
+        for part in inputs
+        if part in TABLE_FILES
+    }
 
 
 def synthesize_maps(preset: Preset, seed: int) -> list[Network]:
@@ -157,19 +164,13 @@ def rp_queries_for_map(
     mix_net = net.with_attributes(vertices=derive_mix(net))
     pairs = sample_pairs(net, quota, rng)
     levels = difficulty.query_difficulty_levels(net, pairs)
-    n_edges, n_vertices = len(net.edges), len(net.vertices)
     out: list[RPQuery] = []
     for p, ((s, t), level) in enumerate(zip(pairs, levels, strict=True)):
         for category, weights, gold, repetition in od_queries(
             net, mix_net, s, t, rng, cost_model=cost_model
         ):
             style = RP_STYLES[(style_offset + p) % len(RP_STYLES)]
-            shown = {}
-            for part in category.inputs:
-                if part in ("edges", "vertices"):
-                    shown[part] = _shuffled(n_edges if part == "edges" else n_vertices, rng)
-                elif part == "mix":
-                    shown[part] = _shuffled(n_vertices, rng)
+            shown = _shown_orders(category.inputs, net, rng)
             asks_totals = report_totals and not category.criteria_free
             out.append(
                 RPQuery(
@@ -219,11 +220,7 @@ def qa_queries_for_map(
             continue
         style = QA_STYLES[style_offset % len(QA_STYLES)]
         params = qa.sample_qa_params(qtype.number, net, rng)
-        shown: dict[str, list[int]] = {}
-        for part in qtype.inputs:
-            if part in ("edges", "vertices", "mix"):
-                n = len(net.edges) if part == "edges" else len(net.vertices)
-                shown[part] = _shuffled(n, rng)
+        shown = _shown_orders(qtype.inputs, net, rng)
         if "dropped" in params:  # type 22: one spot left out of the table shown
             drop = set(params["dropped"])
             names = net.stations
