@@ -8,6 +8,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from maptab.score.parse import (
+    _REASONING_TAGS,
+    _ascii_lower,
     normalise_name,
     parse_answer,
     parse_reasonmap,
@@ -27,6 +29,9 @@ def test_strip_reasoning_blocks() -> None:
     assert strip_reasoning("reasoning without opening</think>A-B") == "A-B"
     assert strip_reasoning("<|begin_of_thought|>x<|end_of_thought|>A-B") == "A-B"
     assert strip_reasoning("◁think▷x◁/think▷A-B") == "A-B"
+    # a block ends at the first closing tag of any kind (mismatched tags)
+    assert strip_reasoning("<think></think><thinking><think></think>Alpha-Bravo") == "Alpha-Bravo"
+    assert strip_reasoning("<think>a<thinking>b</think>c</thinking>A-B") == "A-B"
 
 
 # ----------------------------------------------------------------------------- routes
@@ -308,6 +313,13 @@ def test_fuzz_hard_inputs_give_well_formed_results(text: str) -> None:
             assert seg.route_name and seg.departure_stop and seg.arrival_stop
             assert seg.num_via_stops is None or seg.num_via_stops >= 0
             assert seg.via_stops is None or all(seg.via_stops)
-    # whatever surrounds it, a finished reasoning block never leaks into the answer
-    wrapped = strip_reasoning("<think>" + text + "</think>Alpha-Bravo")
-    assert wrapped == "Alpha-Bravo"
+    # no closing reasoning tag survives, and a finished block never leaks into the answer
+    # (``text`` may open further blocks inside it; closing tags inside it would end the
+    # block early, and text between blocks is kept by design)
+    stripped = _ascii_lower(strip_reasoning(text))
+    assert not any(close in stripped for _, close in _REASONING_TAGS)
+    inner = _ascii_lower(text)
+    while any(close in inner for _, close in _REASONING_TAGS):
+        for _, close in _REASONING_TAGS:
+            inner = inner.replace(close, "")
+    assert strip_reasoning("<think>" + inner + "</think>Alpha-Bravo") == "Alpha-Bravo"

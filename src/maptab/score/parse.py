@@ -7,9 +7,10 @@ scored wrong and counted apart.
 Pipeline for every answer kind:
 
 1. :func:`strip_reasoning` drops reasoning blocks (``<think>…</think>``, ``<thinking>``,
-   ``<reasoning>``, ``<|begin_of_thought|>…<|end_of_thought|>``, ``◁think▷…◁/think▷``). An
-   unterminated opening tag drops everything after it; a closing tag without an opening one
-   (servers that strip the opening tag, nested blocks) drops everything before it.
+   ``<reasoning>``, ``<|begin_of_thought|>…<|end_of_thought|>``, ``◁think▷…◁/think▷``; a block
+   ends at the first closing tag of any kind). An unterminated opening tag drops everything
+   after it; a closing tag without an opening one (servers that strip the opening tag,
+   nested blocks) drops everything before it.
 2. If the rest holds a tagged answer (``<route_begin>…<route_end>``,
    ``<answer_begin>…<answer_end>``; the last one wins) only its content is read.
 3. Otherwise the *last line that parses* is used.
@@ -54,6 +55,9 @@ _REASONING_TAGS: tuple[tuple[str, str], ...] = (
 )
 
 
+_OPEN_TAGS = tuple(o for o, _ in _REASONING_TAGS)
+_CLOSE_TAGS = tuple(c for _, c in _REASONING_TAGS)
+
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
@@ -65,35 +69,41 @@ def _ascii_lower(text: str) -> str:
 
 
 def strip_reasoning(text: str) -> str:
-    """``text`` without its reasoning blocks (see the module docstring for the rules)."""
+    """``text`` without its reasoning blocks (see the module docstring for the rules).
+
+    Scanning left to right, a block runs from an opening tag of any kind to the first closing
+    tag of any kind after it (models mismatch tags); text between blocks is kept. An opening
+    tag with no closing tag after it drops the rest; a closing tag left over (servers that
+    strip the opening tag, nested blocks) drops everything before it.
+    """
     if not isinstance(text, str):
         return ""
-    out = text
-    low = _ascii_lower(out)
-    for open_tag, close_tag in _REASONING_TAGS:
-        if open_tag not in low and close_tag not in low:
-            continue
-        pieces: list[str] = []
-        pos = 0
-        while True:
-            start = low.find(open_tag, pos)
-            if start == -1:
-                pieces.append(out[pos:])
-                break
-            pieces.append(out[pos:start])
-            end = low.find(close_tag, start + len(open_tag))
-            if end == -1:  # unterminated: the rest is reasoning
-                break
-            pos = end + len(close_tag)
-        out = "".join(pieces)
-        low = _ascii_lower(out)
-        # a closing tag left over (no opening tag before it, nested blocks, a stray one after
-        # a block) ends the reasoning too: drop everything up to the last one
-        last_close = low.rfind(close_tag)
-        if last_close != -1:
-            out = out[last_close + len(close_tag) :]
-            low = low[last_close + len(close_tag) :]
-    return out
+    low = _ascii_lower(text)
+    pieces: list[str] = []
+    pos = 0
+    while (start := _first(low, _OPEN_TAGS, pos))[0] != -1:
+        end = _first(low, _CLOSE_TAGS, start[0] + start[1])
+        pieces.append(text[pos : start[0]])
+        if end[0] == -1:  # unterminated: the rest is reasoning
+            pos = len(text)
+            break
+        pos = end[0] + end[1]
+    pieces.append(text[pos:])
+    out = "".join(pieces)
+    leftover = _last(_ascii_lower(out), _CLOSE_TAGS)
+    return out if leftover == -1 else out[leftover:]
+
+
+def _first(low: str, tags: tuple[str, ...], pos: int) -> tuple[int, int]:
+    """``(index, length)`` of the earliest of ``tags`` in ``low`` from ``pos``; ``(-1, 0)``."""
+    found = [(i, len(t)) for t in tags if (i := low.find(t, pos)) != -1]
+    return min(found) if found else (-1, 0)
+
+
+def _last(low: str, tags: tuple[str, ...]) -> int:
+    """Index just past the last of ``tags`` in ``low``, or ``-1``."""
+    ends = [i + len(t) for t in tags if (i := low.rfind(t)) != -1]
+    return max(ends) if ends else -1
 
 
 def tagged(text: str, begin: str, end: str) -> str | None:
