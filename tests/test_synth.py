@@ -364,3 +364,11 @@ def test_line_name_forms():
     assert forms["fr"][0].startswith("Ligne ") and forms["ar"][0].startswith("الخط ")
     with pytest.raises(ValueError):
         station_names(3, "xx", rng)
+
+
+def test_every_line_has_at_least_three_stations_even_on_a_tight_spec() -> None:
+    # found by hypothesis: 15 stations for 5 lines (one a loop) once gave a one-edge line
+    spec = MetroSpec(n_lines=5, n_stations=15, loop_lines=1, language="ar")
+    net = synth_metro(spec, 7, "m")
+    check_metro(net, spec)
+    assert min(len(net.line_edges(line)) for line in net.line_names) >= 2

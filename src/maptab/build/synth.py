@@ -457,7 +457,7 @@ def _add_path(
     arm_b, new_b = grid.walk(j, middle[-1], hb, main_budget - new_a)
     line.main = [*reversed(arm_a), *middle, *arm_b]
     used += new_a + new_b
-    if len(line.main) < 2:
+    if len(line.main) < 3:  # a line has at least three stations
         return None
     if branched:
         inner = line.main[1:-1]
