@@ -21,34 +21,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maptab.network import Edge, Network, Vertex
+from maptab.network import Network
 from maptab.schema import RPQuery
 from maptab.score.errors import ERROR_TYPES, error_type
 from maptab.score.parse import parse_route
 from maptab.score.qa import qa_correct, totals_correct
 from maptab.score.verified import station_index, verify_route
-
-PFQ = "Porta Furba_Quadraro"
-
-
-def metro() -> Network:
-    net = Network.from_lines(
-        {
-            "Red": ["Alpha", "Bravo", "Porta Furba-Quadraro", "Delta"],
-            "Blue": ["Bravo", "Porta Furba", "Delta"],
-        },
-        map_id="m1",
-    )
-    times = {("Alpha", "Bravo"): 2, ("Bravo", PFQ): 2, (PFQ, "Delta"): 2}
-    times |= {("Bravo", "Porta Furba"): 2, ("Porta Furba", "Delta"): 2.5}
-    edges = [Edge(e.u, e.v, e.line, time=times[(e.u, e.v)]) for e in net.edges]
-    vt = {"Alpha": 1, "Bravo": 1, PFQ: 1, "Porta Furba": 0.5, "Delta": 1}
-    tt = {"Bravo": 5, "Delta": 5}
-    vertices = {
-        k: Vertex(k, v.lines, time=vt[k], transfer_time=tt.get(k, 0))
-        for k, v in net.vertices.items()
-    }
-    return net.with_attributes(vertices, edges)
+from networks import PFQ
+from networks import hyphen_metro as metro
 
 
 def query(category: str = "time", routes: list[str] | None = None) -> RPQuery:

@@ -15,32 +15,14 @@ from typer.testing import CliRunner
 
 from maptab.cli import app
 from maptab.dataset import DatasetWriter, MapEntry
-from maptab.network import Edge, Network, Vertex
+from maptab.network import Network
 from maptab.schema import Prediction, QAQuery, ReasonMapQuestion, RPQuery, write_jsonl
 from maptab.score.scorer import compare_runs, load_scores, score_predictions, score_run
+from networks import PFQ
+from networks import hyphen_metro as metro
 
-PFQ = "Porta Furba_Quadraro"
 RED = f"Alpha-Bravo-{PFQ}-Delta"
 BLUE = "Alpha-Bravo(transfer)-Porta Furba-Delta"
-
-
-def metro() -> Network:
-    net = Network.from_lines(
-        {
-            "Red": ["Alpha", "Bravo", "Porta Furba-Quadraro", "Delta"],
-            "Blue": ["Bravo", "Porta Furba", "Delta"],
-        },
-        map_id="m1",
-    )
-    times = {("Alpha", "Bravo"): 2, ("Bravo", PFQ): 2, (PFQ, "Delta"): 2}
-    times |= {("Bravo", "Porta Furba"): 2, ("Porta Furba", "Delta"): 2.5}
-    edges = [Edge(e.u, e.v, e.line, time=times[(e.u, e.v)]) for e in net.edges]
-    vt = {"Alpha": 1, "Bravo": 1, PFQ: 1, "Porta Furba": 0.5, "Delta": 1}
-    vertices = {
-        k: Vertex(k, v.lines, time=vt[k], transfer_time=5 if k in ("Bravo", "Delta") else 0)
-        for k, v in net.vertices.items()
-    }
-    return net.with_attributes(vertices, edges)
 
 
 def rp(qid: str, map_id: str, scenario: str, category: str, routes: list[str], **kw) -> RPQuery:
