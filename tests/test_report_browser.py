@@ -204,3 +204,31 @@ def test_reasonmap_samples_show_prompt_gold_and_parsed_answer(tmp_path):
     assert short["pred"] == "Line 1: A Station → C Station (via B Station)"
     assert long["pred"] == "Line 1: A Station → C Station (via B Station)"
     assert short["category"] == "ReasonMap short" and long["mdiff"] == "hard"
+
+
+def test_large_runs_list_a_bounded_stratified_selection(tmp_path):
+    """Paper-scale runs must not embed every sample: a stratified selection per run, every
+    (kind, category, outcome) group represented, pictured samples always kept."""
+    from maptab.report.html import shown_rows
+    from maptab.report.loader import load_runs, outcome
+    from test_report_fixture import make_runs
+
+    _, run_dirs = make_runs(tmp_path)
+    run = load_runs([run_dirs[2]])[0]  # the run with right, wrong and format-error answers
+    rows = run.scores
+    assert shown_rows(run, None) == rows
+    assert shown_rows(run, len(rows)) == rows
+
+    def group(r):
+        return (r["kind"], str(r.get("category", r.get("type", r.get("mode")))), outcome(r))
+
+    groups = {group(r) for r in rows}
+    limit = len(groups) + 3
+    assert limit < len(rows)
+    picked = shown_rows(run, limit)
+    assert len(picked) == limit
+    assert {group(r) for r in picked} == groups  # every group keeps at least one sample
+    assert picked == [r for r in rows if r in picked]  # file order
+    assert shown_rows(run, limit) == picked  # stable
+    last = rows[-1]["id"]
+    assert last in {r["id"] for r in shown_rows(run, 1, keep={last})}

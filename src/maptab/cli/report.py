@@ -24,12 +24,25 @@ def report_cmd(
         ),
     ] = 3,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    samples: Annotated[
+        int,
+        typer.Option(
+            help="Samples listed per run in index.html (a stratified selection beyond it; "
+            "0 lists all). Tables and figures always use every sample."
+        ),
+    ] = 3000,
 ) -> None:
     """Write leaderboard tables (Markdown, CSV, LaTeX), figures and OUT/index.html."""
     from maptab.report import transposed_table, write_report
 
     try:
-        files = write_report(run_dirs, out, overlays_per_group=overlays, progress=progress)
+        files = write_report(
+            run_dirs,
+            out,
+            overlays_per_group=overlays,
+            progress=progress,
+            samples_per_run=samples or None,
+        )
 
     except (ValueError, OSError) as exc:
         fail(str(exc))

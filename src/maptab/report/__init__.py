@@ -103,9 +103,11 @@ def write_report(
     *,
     overlays_per_group: int = 3,
     progress: bool = False,
+    samples_per_run: int | None = 3_000,
 ) -> ReportFiles:
     """Write the full report of ``run_dirs`` (the first is the baseline of the paired
-    differences) into ``out_dir``; see the module docstring for the layout.
+    differences) into ``out_dir``; see the module docstring for the layout. The HTML browser
+    lists at most ``samples_per_run`` samples of each run (``None``: all).
 
     Raises :class:`ReportError` (one line, naming the file) on an unreadable run folder.
     """
@@ -129,6 +131,6 @@ def write_report(
     written.append(all_md)
     plots = write_plots(runs, out / "plots")
     overlays = render_overlays(runs, out, per_group=overlays_per_group, progress=progress)
-    index = write_browser(runs, tables, plots, out, overlays)
+    index = write_browser(runs, tables, plots, out, overlays, samples_per_run=samples_per_run)
     n_images = sum(len(v) for v in overlays.images.values())
     return ReportFiles(index, tables[0], written, plots, n_images, overlays.problems)

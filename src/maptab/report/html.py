@@ -1,8 +1,9 @@
 """The static HTML report browser: one ``index.html`` beside ``images/`` and ``plots/``.
 
 The page needs no network: CSS and JavaScript (``assets/``) are inlined, images are
-relative files. On top, the leaderboard tables and figures; below, every sample of every
-run, filterable by run, category, map and query difficulty, outcome and error type (plain
+relative files. On top, the leaderboard tables and figures; below, the samples of every
+run (all of them, or a stratified selection of :data:`MAX_SAMPLES` per run for large runs),
+filterable by run, category, map and query difficulty, outcome and error type (plain
 JavaScript), each showing its prompt, the raw answer, gold and predicted answer, its
 metrics, and the map with the gold and predicted routes drawn where pictures were made
 (:mod:`maptab.report.overlays`). Filters can be preset in the address:
@@ -23,7 +24,7 @@ import base64
 import hashlib
 import html
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
@@ -35,9 +36,18 @@ from maptab.report.tables import CATEGORY_TITLES, Cell, ReportTable
 from maptab.schema import QAQuery, ReasonMapQuestion, RPQuery
 from maptab.score.parse import parse_reasonmap
 
-__all__ = ["MAX_TEXT", "json_for_html", "sample_records", "table_html", "write_browser"]
+__all__ = [
+    "MAX_SAMPLES",
+    "MAX_TEXT",
+    "json_for_html",
+    "sample_records",
+    "shown_rows",
+    "table_html",
+    "write_browser",
+]
 
 MAX_TEXT = 20_000
+MAX_SAMPLES = 3_000  # listed per run by default
 TABLE_TITLES = {"edges": "Edge_tab", "vertices": "Vertex_tab", "mix": "Mix_tab", "map": "Map"}
 
 
@@ -157,12 +167,43 @@ def _rp_inputs(query: RPQuery) -> tuple[str, ...]:
     return cat.inputs if cat else ()
 
 
-def sample_records(runs: Sequence[Run], overlays: Overlays | None = None) -> list[dict[str, Any]]:
-    """One JSON-ready record per scored sample (and per API failure) of every run."""
+def shown_rows(run: Run, limit: int | None, keep: Collection[str] = ()) -> list[dict[str, Any]]:
+    """The score rows of ``run`` the browser lists: all of them up to ``limit``; beyond it a
+    stratified selection of ``limit`` rows, an equal share per (kind, category, outcome)
+    group (a share a small group leaves unused goes to the others), picked within a group
+    by a hash of the sample id so the choice is stable. Rows whose id is in ``keep`` (those
+    with route pictures) are always listed. Returned in file order."""
+    rows = run.scores
+    if limit is None or len(rows) <= limit:
+        return list(rows)
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    for n, row in enumerate(rows):
+        part = row.get("category", row.get("type", row.get("mode", "")))
+        key = (str(row["kind"]), str(part), outcome(row))
+        groups.setdefault(key, []).append(n)
+    for members in groups.values():
+        members.sort(key=lambda n: hashlib.sha1(str(rows[n]["id"]).encode()).digest())
+    chosen = {n for n, row in enumerate(rows) if row["id"] in keep}
+    pending = sorted(groups.values(), key=len)
+    budget = max(0, limit - len(chosen))
+    for g, members in enumerate(pending):
+        share = budget // (len(pending) - g)
+        picked = [n for n in members if n not in chosen][:share]
+        chosen.update(picked)
+        budget -= len(picked)
+    return [rows[n] for n in sorted(chosen)]
+
+
+def sample_records(
+    runs: Sequence[Run], overlays: Overlays | None = None, *, limit: int | None = None
+) -> list[dict[str, Any]]:
+    """One JSON-ready record per listed sample (:func:`shown_rows`; ``limit`` per run) and
+    per API failure of every run."""
     records: list[dict[str, Any]] = []
     for i, run in enumerate(runs):
         queries = _queries(run)
-        for row in run.scores:
+        pictured = {sid for (k, sid) in (overlays.images if overlays else {}) if k == i}
+        for row in shown_rows(run, limit, pictured):
             pred = run.predictions.get(row["id"])
             response = (pred.response if pred else "") or ""
             # a ReasonMap row is one mode (``<question>/short``) of a question
@@ -247,9 +288,27 @@ def write_browser(
     plots: Sequence[Path],
     out_dir: Path,
     overlays: Overlays | None = None,
+    *,
+    samples_per_run: int | None = MAX_SAMPLES,
 ) -> Path:
-    """Write ``out_dir/index.html`` (module docstring); returns its path."""
-    records = sample_records(runs, overlays)
+    """Write ``out_dir/index.html`` (module docstring); returns its path.
+
+    At most ``samples_per_run`` samples of each run are listed (:func:`shown_rows`; ``None``
+    lists all), which keeps the page loadable for paper-scale runs; every sample's scores
+    stay in the run's ``scores.jsonl``.
+    """
+    records = sample_records(runs, overlays, limit=samples_per_run)
+    listed = {run.name: sum(r["run"] == run.name for r in records) for run in runs}
+    totals = {run.name: len(run.scores) for run in runs}
+    partial = [f"{listed[n]:,} of {totals[n]:,} ({n})" for n in listed if listed[n] < totals[n]]
+    selection = (
+        '<p class="note">Listed: '
+        + html.escape("; ".join(partial))
+        + " samples, stratified by kind, category and outcome. Every sample's scores are in "
+        "its run's scores.jsonl.</p>"
+        if partial
+        else ""
+    )
     names = ", ".join(run.name for run in runs)
     head, *rest = tables
     figures = "".join(
@@ -288,7 +347,7 @@ def write_browser(
 <section id="figures"><h2>Figures</h2><div class="figures">{figures}</div></section>
 <section id="tables"><h2>All tables</h2>{more}
 <p class="note">Also written as Markdown, CSV and LaTeX: {html.escape(files)}.</p></section>
-<section id="samples"><h2>Samples</h2>
+<section id="samples"><h2>Samples</h2>{selection}
 <form id="filters" class="filters"></form>
 <p id="count" class="count">JavaScript is needed to list the samples.</p>
 <div id="list"></div>
