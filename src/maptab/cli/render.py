@@ -145,7 +145,8 @@ def render(
         fail(str(exc))
     problems = check_legibility(result.placed, network)
     w, h = result.placed.width, result.placed.height
-    console.print(f"wrote {target} ({w}×{h} px, {len(network.vertices)} stations)")
+    noun = "stations" if network.scenario == "metromap" else "spots"
+    console.print(f"wrote {target} ({w}×{h} px, {len(network.vertices)} {noun})")
     if laid_out:  # say how good the computed layout is
         quality = layout_quality(network, network.positions)
         console.print(
