@@ -232,3 +232,28 @@ def test_large_runs_list_a_bounded_stratified_selection(tmp_path):
     assert shown_rows(run, limit) == picked  # stable
     last = rows[-1]["id"]
     assert last in {r["id"] for r in shown_rows(run, 1, keep={last})}
+
+
+def test_samples_without_route_pictures_show_their_map(tmp_path):
+    """QA samples (and RP samples beyond the drawn selection) show the map the model saw."""
+    from PIL import Image
+
+    from maptab.dataset import Dataset
+    from maptab.report.loader import load_runs
+    from maptab.report.overlays import Overlays, attach_map_pictures
+    from test_report_fixture import make_runs
+
+    ds_dir, run_dirs = make_runs(tmp_path)
+    ds = Dataset(ds_dir)
+    first = next(iter(ds.maps))
+    Image.new("RGB", (3000, 1500), "white").save(ds.map_dir(first) / "image.png")
+    runs = load_runs(run_dirs[:1])
+    records = sample_records(runs, Overlays())
+    out = tmp_path / "report"
+    assert attach_map_pictures(runs, records, out) == 1  # one picture per map with an image
+    pictured = [r for r in records if r["img"].get("map")]
+    assert pictured and all(r["map"] == first for r in pictured)
+    assert any(r["kind"] == "qa" for r in pictured)
+    assert not [r for r in records if r["map"] != first and r["img"].get("map")]
+    with Image.open(out / pictured[0]["img"]["map"]) as pic:
+        assert max(pic.size) <= 1100 and pic.size[0] == 2 * pic.size[1]

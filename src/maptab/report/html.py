@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from maptab.report.loader import Run, outcome
-from maptab.report.overlays import Overlays
+from maptab.report.overlays import Overlays, attach_map_pictures
 from maptab.report.tables import CATEGORY_TITLES, Cell, ReportTable
 from maptab.schema import QAQuery, ReasonMapQuestion, RPQuery
 from maptab.score.parse import parse_reasonmap
@@ -298,6 +298,8 @@ def write_browser(
     stay in the run's ``scores.jsonl``.
     """
     records = sample_records(runs, overlays, limit=samples_per_run)
+    if overlays is not None:
+        attach_map_pictures(runs, records, out_dir)
     listed = {run.name: sum(r["run"] == run.name for r in records) for run in runs}
     totals = {run.name: len(run.scores) for run in runs}
     partial = [f"{listed[n]:,} of {totals[n]:,} ({n})" for n in listed if listed[n] < totals[n]]

@@ -25,7 +25,14 @@ from maptab.network import Network
 from maptab.report.loader import Run, outcome
 from maptab.schema import RPQuery
 
-__all__ = ["MAX_SIDE", "Overlays", "gold_route", "render_overlays", "select_samples"]
+__all__ = [
+    "MAX_SIDE",
+    "Overlays",
+    "attach_map_pictures",
+    "gold_route",
+    "render_overlays",
+    "select_samples",
+]
 
 MAX_SIDE = 1100
 TRANSFER = "(transfer)"
@@ -139,3 +146,29 @@ def render_overlays(
             failed.add(key)
             result.problems.append(f"map {row['map_id']!r}: cannot draw routes ({exc})")
     return result
+
+
+def attach_map_pictures(runs: Sequence[Run], records: list[dict[str, Any]], out_dir: Path) -> int:
+    """Give every listed sample without a route picture (QA, ReasonMap, RP beyond the drawn
+    selection) its map, as the model saw it: the dataset's ``image.png`` scaled to at most
+    :data:`MAX_SIDE`, written once per map as ``images/map-<hash>.png`` and set as the
+    record's ``img["map"]``. Returns the number of map pictures written."""
+    datasets = {run.name: run.dataset for run in runs}
+    made: dict[tuple[str, str], str | None] = {}
+    for rec in records:
+        img = rec.setdefault("img", {})
+        ds = datasets.get(rec["run"])
+        if img.get("gold") or img.get("pred") or ds is None or not rec.get("map"):
+            continue
+        key = (str(ds.root.resolve()), str(rec["map"]))
+        if key not in made:
+            src = ds.image_path(key[1]) if key[1] in ds.maps else None
+            made[key] = None
+            if src is not None:
+                rel = f"images/map-{_hash('|'.join(key))}.png"
+                with Image.open(src) as picture:
+                    _save(picture, out_dir / rel)
+                made[key] = rel
+        if made[key]:
+            img["map"] = made[key]
+    return sum(1 for rel in made.values() if rel)

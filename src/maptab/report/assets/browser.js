@@ -117,9 +117,9 @@
       body.appendChild(box);
     }
     var img = s.img || {};
-    if (img.gold || img.pred) {
+    if (img.gold || img.pred || img.map) {
       var maps = el("div", "maps wide");
-      [["gold", "Gold route"], ["pred", "Predicted route"]].forEach(function (k) {
+      [["gold", "Gold route"], ["pred", "Predicted route"], ["map", "Map"]].forEach(function (k) {
         if (!img[k[0]]) return;
         var fig = el("figure");
         var pic = el("img");
