@@ -21,7 +21,7 @@ Tables (``key``: what it holds):
 * ``reasonmap`` — ReasonMap Table 2: accuracy (lenient and strict) and map score, plain
   and difficulty-weighted, short and long questions.
 * ``paired`` — each run minus the first, on the samples both scored: mean difference with
-  its paired, map-clustered bootstrap interval (:func:`maptab.score.stats.paired_difference`).
+  its paired, map-clustered bootstrap interval (:func:`maptab.score.scorer.compare_runs`).
 
 Renderers: :func:`to_markdown`, :func:`to_csv` (each interval as ``_lo`` / ``_hi``
 columns), :func:`to_latex` (booktabs).
@@ -40,7 +40,8 @@ from typing import Any
 from maptab.report.loader import Run
 from maptab.schema import RP_BY_NAME, RP_CATEGORIES
 from maptab.score.qa import capability_weights
-from maptab.score.stats import bootstrap_ci, paired_difference
+from maptab.score.scorer import LEVEL, N_BOOT, compare_runs
+from maptab.score.stats import bootstrap_ci
 
 __all__ = [
     "CAPABILITY_ABBREV",
@@ -55,8 +56,6 @@ __all__ = [
     "to_markdown",
 ]
 
-N_BOOT = 2000
-LEVEL = 0.95
 
 CATEGORY_TITLES = {
     "map_only": "Map-only",
@@ -520,26 +519,17 @@ def paired_table(runs: Sequence[Run]) -> ReportTable | None:
     )
     for run in runs[1:]:
         for label, value, keep in _paired_metrics(base):
-            pairs = [
-                (r, base.by_id[r["id"]])
-                for r in run.scores
-                if r["id"] in base.by_id and keep(r) and keep(base.by_id[r["id"]])
-            ]
-            if not pairs:
+            cmp = compare_runs(run.scores, base.scores, value, keep)
+            if not cmp["n"]:
                 continue
-            a = [float(p[0][value]) for p in pairs]
-            b = [float(p[1][value]) for p in pairs]
-            diff, lo, hi = paired_difference(
-                a, b, clusters=[p[0]["map_id"] for p in pairs], n_boot=N_BOOT, level=LEVEL
-            )
             table.rows.append(
                 [
                     Cell(run.name),
                     Cell(label),
-                    Cell(len(pairs), kind="int"),
-                    Cell(diff, lo, hi, "pp"),
-                    Cell(sum(a) / len(a), kind="pct"),
-                    Cell(sum(b) / len(b), kind="pct"),
+                    Cell(cmp["n"], kind="int"),
+                    Cell(cmp["diff"], cmp["lo"], cmp["hi"], "pp"),
+                    Cell(cmp["mean_a"], kind="pct"),
+                    Cell(cmp["mean_b"], kind="pct"),
                 ]
             )
     return table

@@ -341,27 +341,40 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def compare_runs(
-    rows_a: Sequence[dict[str, Any]], rows_b: Sequence[dict[str, Any]], metric: str
+    rows_a: Sequence[dict[str, Any]],
+    rows_b: Sequence[dict[str, Any]],
+    metric: str,
+    keep: Callable[[dict[str, Any]], bool] | None = None,
 ) -> dict[str, Any]:
     """Paired difference ``a − b`` of ``metric`` (``ema``, ``strict``, ``correct``,
     ``map_score`` …) over the samples both runs scored, clustered by map.
 
-    Returns ``{"diff", "lo", "hi", "n"}``; ``n`` is the number of shared samples with the
-    metric (samples only one run answered are left out, so API failures of one run do not
-    bias the comparison).
+    ``keep`` restricts the comparison to rows it accepts (in both runs). Returns
+    ``{"diff", "lo", "hi", "n", "mean_a", "mean_b"}``; ``n`` is the number of shared samples
+    with the metric (samples only one run answered are left out, so API failures of one run
+    do not bias the comparison); the means are over those same samples (``None`` when
+    ``n`` is 0).
     """
-    b_by_id = {r["id"]: r for r in rows_b if r.get(metric) is not None}
-    pairs = [
-        (r, b_by_id[r["id"]]) for r in rows_a if r.get(metric) is not None and r["id"] in b_by_id
-    ]
+
+    def usable(r: dict[str, Any]) -> bool:
+        return r.get(metric) is not None and (keep is None or keep(r))
+
+    b_by_id = {r["id"]: r for r in rows_b if usable(r)}
+    pairs = [(r, b_by_id[r["id"]]) for r in rows_a if usable(r) and r["id"] in b_by_id]
+    a = [float(x[metric]) for x, _ in pairs]
+    b = [float(y[metric]) for _, y in pairs]
     diff, lo, hi = paired_difference(
-        [float(a[metric]) for a, _ in pairs],
-        [float(b[metric]) for _, b in pairs],
-        clusters=[a["map_id"] for a, _ in pairs],
-        n_boot=N_BOOT,
-        level=LEVEL,
+        a, b, clusters=[x["map_id"] for x, _ in pairs], n_boot=N_BOOT, level=LEVEL
     )
-    return {"diff": diff, "lo": lo, "hi": hi, "n": len(pairs)}
+    n = len(pairs)
+    return {
+        "diff": diff,
+        "lo": lo,
+        "hi": hi,
+        "n": n,
+        "mean_a": sum(a) / n if n else None,
+        "mean_b": sum(b) / n if n else None,
+    }
 
 
 def load_scores(run_dir: str | Path) -> list[dict[str, Any]]:
