@@ -41,6 +41,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 
+from maptab.errors import MaptabError
 from maptab.network import Edge, Network
 
 REL_TOL = 1e-9
@@ -50,7 +51,7 @@ ITEMS = ("edge_vertex", "vertex")
 MODELS = ("additive", "mean")
 
 
-class CostError(ValueError):
+class CostError(MaptabError):
     """Bad input to the cost model: unknown station, non-adjacent hop, bad weights…"""
 
 

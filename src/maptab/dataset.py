@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from maptab import __version__
+from maptab.errors import MaptabError
 from maptab.network import Network
 from maptab.schema import (
     SCHEMA_VERSION,
@@ -44,7 +45,7 @@ QUERY_FILES = {"rp": "rp.jsonl", "qa": "qa.jsonl", "reasonmap": "reasonmap.jsonl
 TABLE_FILES = {"edges": "edges.csv", "vertices": "vertices.csv", "mix": "mix.csv"}
 
 
-class DatasetError(ValueError):
+class DatasetError(MaptabError):
     """A dataset folder that is missing files or breaks the layout contract."""
 
 

@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from maptab.errors import MaptabError
 from maptab.network import Network
 
 ANNOTATIONS: dict[str, str] = {
@@ -49,7 +50,7 @@ ANNOTATIONS: dict[str, str] = {
 _BRACKETED = re.compile(r"\s*[(（]\s*([^()（）]*?)\s*[)）]")
 
 
-class MetadataError(ValueError):
+class MetadataError(MaptabError):
     """Malformed ReasonMap metadata, or a branched line without a known split."""
 
 

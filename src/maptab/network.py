@@ -20,11 +20,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from maptab.errors import MaptabError
+
 Scenario = Literal["metromap", "travelmap"]
 SCENARIOS: tuple[Scenario, ...] = ("metromap", "travelmap")
 
 
-class NetworkError(ValueError):
+class NetworkError(MaptabError):
     """A network that breaks a rule of SPEC 1 (unknown station, self loop, …)."""
 
 

@@ -41,6 +41,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from maptab.errors import MaptabError
 from maptab.network import SCENARIOS, Edge, Network, Scenario, Vertex, table_name
 
 LINE_SEPARATOR = ";"
@@ -89,7 +90,7 @@ INTEGER_COLUMNS: dict[tuple[str, str], frozenset[str]] = {
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
-class TableError(ValueError):
+class TableError(MaptabError):
     """A problem in a table file, located by file, row and field.
 
     ``row`` is the CSV line number (header = 1) or the 1-based position in a JSON list, or

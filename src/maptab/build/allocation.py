@@ -43,9 +43,10 @@ from fractions import Fraction
 from math import floor
 
 from maptab.build.difficulty import LEVELS, SPLITS
+from maptab.errors import MaptabError
 
 
-class AllocationError(ValueError):
+class AllocationError(MaptabError):
     """The quotas cannot satisfy the constraints (too few queries for ``Q_min``, capacities…)."""
 
 

@@ -35,10 +35,11 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from maptab.errors import MaptabError
 from maptab.network import Edge, Network, Vertex
 
 
-class AttributeSynthesisError(ValueError):
+class AttributeSynthesisError(MaptabError):
     """A network whose metadata cannot drive attribute synthesis (bad annotation)."""
 
 

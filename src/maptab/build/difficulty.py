@@ -33,13 +33,14 @@ from fractions import Fraction
 
 import numpy as np
 
+from maptab.errors import MaptabError
 from maptab.network import Network
 
 LEVELS: tuple[str, str, str] = ("easy", "medium", "hard")
 SPLITS: tuple[str, str] = ("train", "test")
 
 
-class DifficultyError(ValueError):
+class DifficultyError(MaptabError):
     """A metric asked of a graph where it is undefined (no edge, unknown or unreachable station)."""
 
 

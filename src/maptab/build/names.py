@@ -23,6 +23,7 @@ from functools import cache
 import numpy as np
 from faker import Faker
 
+from maptab.errors import MaptabError
 from maptab.network import table_name
 
 #: Supported map languages: code -> faker locale.
@@ -144,7 +145,7 @@ _PRIMARY_MISSES = 40  # consecutive duplicate draws before switching to the fall
 _TOTAL_MISSES = 5000
 
 
-class NamesError(ValueError):
+class NamesError(MaptabError):
     """Names could not be produced (unknown language, or the name pool ran dry)."""
 
 

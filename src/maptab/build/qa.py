@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from maptab.errors import MaptabError
 from maptab.network import Edge, Network, Scenario, hop_distances
 from maptab.schema import QA_STYLES
 
@@ -105,7 +106,7 @@ NEAR_HOPS = 5
 """Type 18: a hop distance "below 5"."""
 
 
-class QAError(ValueError):
+class QAError(MaptabError):
     """A QA question that cannot be asked or answered on this map (names the map and type)."""
 
 

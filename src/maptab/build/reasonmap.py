@@ -38,6 +38,7 @@ from typing import Any
 
 from maptab.build import difficulty
 from maptab.dataset import DatasetWriter, MapEntry
+from maptab.errors import MaptabError
 from maptab.metadata import load_branch_splits, load_reasonmap
 from maptab.network import Network
 from maptab.schema import ReasonMapQuestion, RMSegment
@@ -47,7 +48,7 @@ LONG_TEMPLATES = ("num_via", "via_list")
 SEGMENT_SEPARATOR = "--"
 
 
-class PlanError(ValueError):
+class PlanError(MaptabError):
     """A route request that cannot be answered (unknown station, same endpoints, no route)."""
 
 

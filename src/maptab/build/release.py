@@ -29,6 +29,7 @@ from typing import Any
 from maptab import tables
 from maptab.build.queries import gold_label, repetition_class
 from maptab.dataset import Dataset, DatasetWriter, MapEntry, safe_join
+from maptab.errors import MaptabError
 from maptab.network import Network
 from maptab.schema import CRITERIA, RP_BY_NAME, RP_CATEGORIES, TOTAL_FIELDS, RPCategory, RPQuery
 from maptab.solver import fewest_stations
@@ -38,7 +39,7 @@ RELEASE_STYLE = "release"
 TAB_SUFFIX = {"edges": "edge", "vertices": "vertex", "mix": "vertex2"}
 
 
-class ReleaseError(ValueError):
+class ReleaseError(MaptabError):
     """A MapTab release folder that breaks the layout (unknown file, missing table, bad record)."""
 
 

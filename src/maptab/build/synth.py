@@ -53,6 +53,7 @@ from maptab.build.names import (
     spot_names,
     station_names,
 )
+from maptab.errors import MaptabError
 from maptab.network import Edge, Network, Vertex, table_name
 
 Size = Literal["small", "medium", "large"]
@@ -93,7 +94,7 @@ _DIRS: tuple[tuple[int, int], ...] = (
 _MAX_ATTEMPTS = 60
 
 
-class SynthError(ValueError):
+class SynthError(MaptabError):
     """A spec that cannot be generated (out of range, inconsistent counts)."""
 
 

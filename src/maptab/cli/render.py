@@ -9,10 +9,11 @@ from typing import Annotated
 import typer
 
 from maptab.cli.app import app, console, fail
+from maptab.errors import MaptabError
 from maptab.network import Network
 
 
-class RenderInputError(ValueError):
+class RenderInputError(MaptabError):
     """A path, map id or route that ``maptab render`` cannot use."""
 
 

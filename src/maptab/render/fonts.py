@@ -21,6 +21,8 @@ from pathlib import Path
 
 from fontTools.ttLib import TTCollection, TTFont
 
+from maptab.errors import MaptabError
+
 DEFAULT_FONT_DIRS = (
     "/usr/share/fonts",
     "/usr/local/share/fonts",
@@ -75,7 +77,7 @@ COMPLEX_SCRIPTS = frozenset({"arabic", "hebrew", "thai", "devanagari"})
 _CJK = frozenset({"han", "kana", "hangul", "cjk"})
 
 
-class MissingGlyphError(ValueError):
+class MissingGlyphError(MaptabError):
     """No installed font has a glyph for a character of a label."""
 
 

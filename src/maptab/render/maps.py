@@ -7,6 +7,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from maptab.errors import MaptabError
 from maptab.network import Network
 from maptab.render.draw import to_image, to_svg
 from maptab.render.geometry import PlacedGeometry, Point
@@ -15,7 +16,7 @@ from maptab.render.metro import metro_geometry
 from maptab.render.scenic import scenic_geometry
 
 
-class RenderError(ValueError):
+class RenderError(MaptabError):
     """A network or output path that cannot be rendered."""
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from maptab.dataset import Dataset, DatasetError
+from maptab.errors import MaptabError
 from maptab.schema import Prediction, read_jsonl
 
 __all__ = ["OUTCOMES", "ReportError", "Run", "load_run", "load_runs", "outcome"]
@@ -27,7 +28,7 @@ __all__ = ["OUTCOMES", "ReportError", "Run", "load_run", "load_runs", "outcome"]
 OUTCOMES = ("correct", "wrong", "format error", "API error")
 
 
-class ReportError(ValueError):
+class ReportError(MaptabError):
     """A run folder that cannot be reported on; the message names the file."""
 
 

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from maptab.errors import MaptabError
 from maptab.run.requests import ChatRequest
 
 
@@ -20,7 +21,7 @@ class ProviderError(RuntimeError):
     """A request that failed for good (after its retries); recorded as the row's ``error``."""
 
 
-class ProviderConfigError(ValueError):
+class ProviderConfigError(MaptabError):
     """A provider that cannot be set up (bad spec, missing key, missing extra)."""
 
 

@@ -24,13 +24,14 @@ from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any
 
+from maptab.errors import MaptabError
 from maptab.schema import Prediction
 
 PREDICTIONS = "predictions.jsonl"
 _FIELDS = fields(Prediction)
 
 
-class StoreError(ValueError):
+class StoreError(MaptabError):
     """A run directory that cannot be used (locked, corrupt); the message names the file."""
 
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from maptab.dataset import Dataset, DatasetError
+from maptab.errors import MaptabError
 from maptab.network import Network, table_name
 from maptab.schema import Prediction, QAQuery, ReasonMapQuestion, RPQuery, read_jsonl, write_jsonl
 from maptab.score.errors import ERROR_TYPES
@@ -62,7 +63,7 @@ LEVEL = 0.95
 N_BOOT = 2000
 
 
-class ScoreError(ValueError):
+class ScoreError(MaptabError):
     """Inputs that cannot be scored (unknown sample id, unreadable run); names the file."""
 
 
