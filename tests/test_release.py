@@ -16,6 +16,7 @@ from maptab.build.queries import od_queries
 from maptab.build.reasonmap import reasonmap_questions
 from maptab.build.release import (
     CATEGORY_KINDS,
+    LAYOUTS,
     ReleaseError,
     export_maptab_release,
     import_maptab_release,
@@ -182,7 +183,10 @@ def test_round_trip_keeps_gold_labels(tmp_path):
 def test_import_flags_a_wrong_label(tmp_path):
     ds = build_small_dataset(tmp_path / "ds")
     release = export_maptab_release(ds, tmp_path / "release")
-    path = release / "metromap/data/train_set/metromap_shortest_path_query_only_map_train_set.json"
+    path = (
+        release
+        / "metromap/data/training_set/metromap_shortest_path_query_only_map_training_set.json"
+    )
     records = json.loads(path.read_text(encoding="utf-8"))
     records[0]["route_vertex_numbers"] = [99]
     path.write_text(json.dumps(records), encoding="utf-8")
@@ -233,14 +237,15 @@ def test_import_released_sample_reproduces_gold_labels(tmp_path):
             assert q.totals == {k: released[k] for k in TOTAL_FIELDS}
             assert q.repetition == "FR"
 
-    # and back out: the same file names and the same records (less the undefined rank field)
+    # and back out: every released file (query files, tables, image) byte for byte, the
+    # undefined rank field included
     out = export_maptab_release(tmp_path / "ds", tmp_path / "release")
-    for path in sorted((SAMPLE / "metromap/data/test_set").glob("*.json")):
-        ours = json.loads((out / path.relative_to(SAMPLE)).read_text(encoding="utf-8"))
-        theirs = json.loads(path.read_text(encoding="utf-8"))
-        for rec in theirs:
-            rec.pop("shortest_route_vertex_numbers_rank", None)
-        assert ours == theirs, path.name
+    released = sorted(p for p in SAMPLE.rglob("*") if p.is_file())
+    assert len(released) == 17
+    for path in released:
+        assert (out / path.relative_to(SAMPLE)).read_bytes() == path.read_bytes(), path.name
+    rank = [q.release_rank for q in ds.rp() if q.category in ("map_only", "edge_only", "map_edge")]
+    assert rank == [1256, 1256, 1256]
 
 
 @pytest.mark.parametrize(
@@ -263,7 +268,10 @@ def test_import_released_sample_reproduces_gold_labels(tmp_path):
 def test_import_rejects_malformed_records_in_one_line(tmp_path, change, message):
     release = export_maptab_release(build_small_dataset(tmp_path / "ds"), tmp_path / "release")
     kind = CATEGORY_KINDS["all_criteria"]
-    path = release / f"metromap/data/train_set/metromap_shortest_path_query_{kind}_train_set.json"
+    path = (
+        release
+        / f"metromap/data/training_set/metromap_shortest_path_query_{kind}_training_set.json"
+    )
     records = json.loads(path.read_text(encoding="utf-8"))
     records[0].update(change)
     path.write_text(json.dumps(records), encoding="utf-8")
@@ -278,3 +286,348 @@ def test_import_rejects_a_record_that_is_not_an_object(tmp_path):
     path.write_text('["oops"]', encoding="utf-8")
     with pytest.raises(ReleaseError, match="record 0: expected a JSON object, got str"):
         import_maptab_release(release, tmp_path / "back")
+
+
+# --------------------------------------------------------------------------- both scenarios
+def _dump(data, path: Path, indent: int) -> None:
+    """JSON as the release writes it: non-ASCII kept, no trailing newline."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=indent), encoding="utf-8")
+
+
+def _travel_row(name: str, time: float, price: float, comfort: float, rel: float) -> dict:
+    return {
+        "Vertex": name,
+        "Time": time,
+        "Price": price,
+        "Comfort Level": comfort,
+        "Reliability": rel,
+    }
+
+
+def write_two_scenario_release(root: Path) -> dict[str, dict[str, list[dict]]]:
+    """A release folder in MapTab's layout with one travelmap (our own spots and numbers, the
+    released field and file names: ``scenic_spot``, ``spot_1``/``spot_2``, ``qdi_rank``, no
+    transfer counts, the Map+Mix_tab record pointing to ``_vertex.json``) and one metromap
+    (``city``, ``station_1``/``station_2``, ``transfer_vertex_numbers``,
+    ``shortest_route_vertex_numbers_rank``; the Map+Mix_tab record pointing to
+    ``_vertex2.json``, a file the release does not ship). Returns ``{relative path: records}``.
+
+    Travel labels, derived by hand (SPEC 3, travelmap: every spot counted, the destination
+    too; the hub Gate (Time 0) counts Price 0; Time/180, Price/200, Comfort/5):
+
+    * fewest spots Gate -> Summit: Gate-Lake-Summit (3), unique.
+    * fastest: Gate-Lake-Summit takes 10+20 (edges) + 0+100+90 (spots) = 220; Gate-Pagoda-
+      Garden-Summit 15+12+11 + 0+40+30+90 = 198, so the latter; Price 37+0+20+25+50 = 132,
+      Comfort (3.5+4.5+3.2+3.0+3.5+4.2+4.8)/7 = 3.814286, Reliability 5.45/7 = 0.778571.
+    * Map+Mix_tab, equal weights (spots only): the common spots Gate, Summit cancel; Lake
+      costs 100/180 + 30/200 + (1-4.0/5) + (1-0.7) = 1.2056, Pagoda + Garden 1.0222 +
+      0.6517 = 1.6739, so Gate-Lake-Summit: Time 190, Price 80, Comfort 11.8/3 = 3.933333,
+      Reliability 2.55/3 = 0.85.
+    """
+    tab = "travelmap/tabulars/atlantis"
+    edges = [
+        ("Gate-Lake", 10.0, 10.0, 4.0, 0.5),
+        ("Lake-Summit", 20.0, 20.0, 3.0, 0.8),
+        ("Gate-Pagoda", 15.0, 12.0, 3.5, 0.6),
+        ("Pagoda-Garden", 12.0, 10.0, 4.5, 0.9),
+        ("Garden-Summit", 11.0, 15.0, 3.2, 0.7),
+    ]
+    _dump(
+        [
+            {"Edge": e, "Time": t, "Price": p, "Comfort Level": c, "Reliability": r}
+            for e, t, p, c, r in edges
+        ],
+        root / f"{tab}/lostCity_edge.json",
+        2,
+    )
+    vertices = [
+        _travel_row("Gate", 0.0, 100.0, 3.0, 0.9),
+        _travel_row("Lake", 100.0, 30.0, 4.0, 0.7),
+        _travel_row("Pagoda", 40.0, 20.0, 3.5, 0.6),
+        _travel_row("Garden", 30.0, 25.0, 4.2, 0.8),
+        _travel_row("Summit", 90.0, 50.0, 4.8, 0.95),
+    ]
+    _dump(vertices, root / f"{tab}/lostCity_vertex.json", 2)
+    travel = {
+        "country": "atlantis",
+        "scenic_spot": "lostCity",
+        "figure": "travelmap/images/atlantis/lostCity.png",
+        "edge_tab": f"{tab}/lostCity_edge.json",
+        "vertex_tab": f"{tab}/lostCity_vertex.json",
+        "spot_1": "Gate",
+        "spot_2": "Summit",
+        "Map_Difficulty": "Medium",
+        "Query_Difficulty": "Easy",
+    }
+    short = ["Gate-Lake-Summit"]
+    data = "travelmap/data/test_set/travelmap_shortest_path_query_"
+    files: dict[str, list[dict]] = {
+        f"{data}only_map_test_set.json": [
+            {
+                **travel,
+                "question": "Fewest spots from Gate to Summit?",
+                "routes": short,
+                "route_vertex_numbers": [3],
+                "qdi_rank": 17,
+            }
+        ],
+        f"{data}map_and_tab_with_constraint_1_test_set.json": [
+            {
+                **travel,
+                "question": "Fastest from Gate to Summit?",
+                "routes": ["Gate-Pagoda-Garden-Summit"],
+                "route_vertex_numbers": [4],
+                "weights": [1, 0, 0, 0],
+                "Total_Time": 198.0,
+                "Total_Price": 132.0,
+                "Average_Comfort Level": 3.814286,
+                "Average_Reliability": 0.778571,
+            }
+        ],
+    }
+    mix = {k: v for k, v in travel.items() if k != "edge_tab"}
+    files[f"{data}map_and_tab_with_constraint_1_2_3_4_only_vertex2_test_set.json"] = [
+        {
+            **mix,
+            "question": "Best balanced route from Gate to Summit (spots only)?",
+            "routes": short,
+            "route_vertex_numbers": [3],
+            "weights": [0.25, 0.25, 0.25, 0.25],
+            "Total_Time": 190.0,
+            "Total_Price": 80.0,
+            "Average_Comfort Level": 3.933333,
+            "Average_Reliability": 0.85,
+        }
+    ]
+
+    # metromap: Red A-B-C, Blue B-D; A -> D changes at B
+    mtab = "metromap/tabulars/testland/tinyTown"
+    _dump(
+        [
+            {
+                "Edge": "A-B",
+                "Line": ["Red"],
+                "Time": 2.0,
+                "Price": 1.0,
+                "Comfort Level": 0.5,
+                "Reliability": 0.0,
+            },
+            {
+                "Edge": "B-C",
+                "Line": ["Red"],
+                "Time": 2.5,
+                "Price": 0.5,
+                "Comfort Level": 0.4,
+                "Reliability": 0.0,
+            },
+            {
+                "Edge": "B-D",
+                "Line": ["Blue"],
+                "Time": 2.2,
+                "Price": 0.7,
+                "Comfort Level": 0.6,
+                "Reliability": 0.0,
+            },
+        ],
+        root / f"{mtab}_edge.json",
+        2,
+    )
+    _dump(
+        [
+            {
+                "Vertex": "A",
+                "Line": ["Red"],
+                "Time": 1.0,
+                "Price": 0.0,
+                "Comfort Level": 0.5,
+                "Reliability": 0.8,
+                "Transfer Time": 0,
+            },
+            {
+                "Vertex": "B",
+                "Line": ["Red", "Blue"],
+                "Time": 1.5,
+                "Price": 0.0,
+                "Comfort Level": 0.7,
+                "Reliability": 0.9,
+                "Transfer Time": 6,
+            },
+            {
+                "Vertex": "C",
+                "Line": ["Red"],
+                "Time": 0.5,
+                "Price": 0.0,
+                "Comfort Level": 0.2,
+                "Reliability": 0.6,
+                "Transfer Time": 0,
+            },
+            {
+                "Vertex": "D",
+                "Line": ["Blue"],
+                "Time": 1.2,
+                "Price": 0.0,
+                "Comfort Level": 0.3,
+                "Reliability": 0.7,
+                "Transfer Time": 0,
+            },
+        ],
+        root / f"{mtab}_vertex.json",
+        2,
+    )
+    metro = {
+        "country": "testland",
+        "city": "tinyTown",
+        "figure": "metromap/images/testland/tinyTown.png",
+        "edge_tab": f"{mtab}_edge.json",
+        "vertex_tab": f"{mtab}_vertex.json",
+        "station_1": "A",
+        "station_2": "D",
+        "Map_Difficulty": "Easy",
+        "Query_Difficulty": "Medium",
+    }
+    # the route A-B-D: edges 2.0 + 2.2, stations A 1.0 + B 1.5 (destination not counted),
+    # transfer at B 6 -> Time 12.7; Price 1.0 + 0.7 = 1.7; Comfort (0.5+0.6+0.5+0.7)/4 =
+    # 0.575; Reliability (0.8+0.9)/2 = 0.85 (edge reliability 0 is not an item)
+    mdata = "metromap/data/training_set/metromap_shortest_path_query_"
+    files[f"{mdata}only_tab_training_set.json"] = [
+        {
+            **metro,
+            "question": "Fewest stations from A to D?",
+            "routes": ["A-B(transfer)-D"],
+            "route_vertex_numbers": [3],
+            "transfer_vertex_numbers": [1],
+            "shortest_route_vertex_numbers_rank": 4,
+        }
+    ]
+    files[f"{mdata}map_and_tab_with_constraint_1_training_set.json"] = [
+        {
+            **metro,
+            "question": "Fastest from A to D?",
+            "routes": ["A-B(transfer)-D"],
+            "route_vertex_numbers": [3],
+            "transfer_vertex_numbers": [1],
+            "weights": [1, 0, 0, 0],
+            "Total_Time": 12.7,
+            "Total_Price": 1.7,
+            "Average_Comfort Level": 0.575,
+            "Average_Reliability": 0.85,
+        }
+    ]
+    mmix = {k: v for k, v in metro.items() if k != "edge_tab"}
+    mmix["vertex_tab"] = f"{mtab}_vertex2.json"
+    # Mix_tab: B's Price is the mean of its edges' prices (1.0, 0.5, 0.7) = 0.73, A's 1.0;
+    # stations A, B counted: Time 1.0 + 1.5 + 6 = 8.5, Price 1.73, Comfort 0.6, Rel 0.85
+    files[f"{mdata}map_and_tab_with_constraint_1_2_3_4_only_vertex2_training_set.json"] = [
+        {
+            **mmix,
+            "question": "Best balanced route from A to D (stations only)?",
+            "routes": ["A-B(transfer)-D"],
+            "route_vertex_numbers": [3],
+            "transfer_vertex_numbers": [1],
+            "weights": [0.4, 0.3, 0.2, 0.1],
+            "Total_Time": 8.5,
+            "Total_Price": 1.73,
+            "Average_Comfort Level": 0.6,
+            "Average_Reliability": 0.85,
+        }
+    ]
+    for rel, records in files.items():
+        _dump(records, root / rel, 4)
+    (root / "travelmap/images/atlantis").mkdir(parents=True)
+    Image.new("RGB", (8, 6), (10, 120, 10)).save(root / "travelmap/images/atlantis/lostCity.png")
+    return files
+
+
+def test_two_scenario_release_round_trip_is_field_for_field(tmp_path):
+    release = tmp_path / "release"
+    files = write_two_scenario_release(release)
+    manifest = import_maptab_release(release, tmp_path / "ds")
+    assert manifest["options"]["label_mismatches"] == []  # the hand-derived labels hold
+    assert manifest["options"]["unread_fields"] == {}
+    ds = Dataset(tmp_path / "ds")
+    assert {m: (e.scenario, e.split, e.difficulty) for m, e in ds.maps.items()} == {
+        "atlantis/lostCity": ("travelmap", "test", "medium"),
+        "testland/tinyTown": ("metromap", "train", "easy"),
+    }
+    travel = ds.network("atlantis/lostCity")
+    assert travel.scenario == "travelmap" and len(travel.vertices) == 5
+    queries = {(q.scenario, q.category): q for q in ds.rp()}
+    assert len(queries) == 6
+    assert queries[("travelmap", "map_only")].release_rank == 17
+    assert queries[("travelmap", "map_only")].transfer_vertex_numbers == [0]  # no transfers
+    assert queries[("travelmap", "time")].source == "Gate"
+    assert queries[("travelmap", "time")].weights == [1.0, 0.0, 0.0, 0.0]
+    assert queries[("metromap", "edge_only")].release_rank == 4
+    assert queries[("metromap", "edge_only")].transfer_vertex_numbers == [1]
+    assert ds.image_path("atlantis/lostCity") is not None
+
+    out = export_maptab_release(tmp_path / "ds", tmp_path / "back")
+    for rel, records in files.items():
+        path = out / rel
+        assert path.is_file(), rel
+        ours = json.loads(path.read_text(encoding="utf-8"))
+        assert ours == records, rel
+        assert [list(r) for r in ours] == [list(r) for r in records], rel  # field order too
+        assert path.read_bytes() == (release / rel).read_bytes(), rel
+    for table in ("lostCity_edge.json", "lostCity_vertex.json"):
+        rel = f"travelmap/tabulars/atlantis/{table}"
+        assert (out / rel).read_bytes() == (release / rel).read_bytes(), rel
+    assert not (out / "travelmap/tabulars/atlantis/lostCity_vertex2.json").exists()
+    assert (out / "metromap/tabulars/testland/tinyTown_vertex2.json").is_file()
+    exported = sorted(p.relative_to(out).as_posix() for p in out.rglob("*/data/*/*.json"))
+    assert exported == sorted(files)
+
+
+@pytest.mark.parametrize(
+    ("rename", "change", "message"),
+    [
+        ({"spot_1": "station_1"}, {}, "record 0: missing field(s) spot_1"),
+        ({}, {"qdi_rank": "17"}, "record 0: field 'qdi_rank' must be an integer"),
+        ({}, {"route_vertex_numbers": [3, 3]}, "'route_vertex_numbers' must have one entry per"),
+        ({}, {"scenic_spot": ""}, "record 0: field 'scenic_spot' must be a non-empty string"),
+    ],
+)
+def test_travel_records_are_checked_by_their_own_field_names(tmp_path, rename, change, message):
+    release = tmp_path / "release"
+    write_two_scenario_release(release)
+    path = release / "travelmap/data/test_set/travelmap_shortest_path_query_only_map_test_set.json"
+    records = json.loads(path.read_text(encoding="utf-8"))
+    records[0] = {rename.get(k, k): v for k, v in records[0].items()} | change
+    path.write_text(json.dumps(records), encoding="utf-8")
+    with pytest.raises(ReleaseError, match=re.escape(message)) as info:
+        import_maptab_release(release, tmp_path / "ds")
+    assert str(path) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_unknown_fields_are_counted_and_train_set_is_read(tmp_path):
+    release = tmp_path / "release"
+    write_two_scenario_release(release)
+    (release / "metromap/data/training_set").rename(release / "metromap/data/train_set")
+    for path in (release / "metromap/data/train_set").iterdir():
+        path.rename(path.with_name(path.name.replace("_training_set", "_train_set")))
+    path = release / "travelmap/data/test_set/travelmap_shortest_path_query_only_map_test_set.json"
+    records = json.loads(path.read_text(encoding="utf-8"))
+    records[0]["note"] = "x"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    (release / "metromap/data/all").mkdir()  # the release's union folder is not read twice
+    manifest = import_maptab_release(release, tmp_path / "ds")
+    assert manifest["options"]["unread_fields"] == {"note": 1}
+    assert manifest["counts"]["rp"] == 6
+    assert Dataset(tmp_path / "ds").maps["testland/tinyTown"].split == "train"
+    (release / "metromap/data/dev_set").mkdir()
+    with pytest.raises(ReleaseError, match="dev_set: expected training_set or test_set"):
+        import_maptab_release(release, tmp_path / "ds2")
+
+
+def test_layouts_name_both_scenarios():
+    assert LAYOUTS["travelmap"].field_order(criteria=False, vertex_only=False) == (
+        "country", "scenic_spot", "figure", "edge_tab", "vertex_tab", "spot_1", "spot_2",
+        "Map_Difficulty", "Query_Difficulty", "question", "routes", "route_vertex_numbers",
+        "qdi_rank",
+    )  # fmt: skip
+    assert LAYOUTS["metromap"].field_order(criteria=True, vertex_only=True) == (
+        "country", "city", "figure", "vertex_tab", "station_1", "station_2", "Map_Difficulty",
+        "Query_Difficulty", "question", "routes", "route_vertex_numbers",
+        "transfer_vertex_numbers", "weights", *TOTAL_FIELDS,
+    )  # fmt: skip

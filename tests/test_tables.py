@@ -93,7 +93,9 @@ def test_json_layout_and_typing(tmp_path: Path) -> None:
     vtext = (tmp_path / "t_vertex.json").read_text(encoding="utf-8")
     assert not vtext.endswith("\n") and vtext.startswith('[\n  {\n    "Vertex": "Gate",')
     row = json.loads(vtext)[0]
-    # travelmap vertex Time and Price are integers (SPEC 6); the rest floats
+    # every travelmap number is a JSON float, integral ones too, as in MapTab's released
+    # travelmap tables ("Time": 21.0, "Price": 50.0)
+    assert '"Time": 45.0,' in vtext and '"Price": 35.0,' in vtext
     assert row == {
         "Vertex": "Gate",
         "Time": 45,
@@ -101,9 +103,9 @@ def test_json_layout_and_typing(tmp_path: Path) -> None:
         "Comfort Level": 3.5,
         "Reliability": 0.8,
     }
-    assert isinstance(row["Time"], int) and isinstance(row["Reliability"], float)
+    assert all(isinstance(row[k], float) for k in ("Time", "Price", "Reliability"))
     erow = json.loads((tmp_path / "t_edge.json").read_text(encoding="utf-8"))[0]
-    assert isinstance(erow["Time"], float) and isinstance(erow["Price"], int)
+    assert isinstance(erow["Time"], float) and isinstance(erow["Price"], float)
 
 
 def test_integer_column_with_fraction_stays_float() -> None:

@@ -88,6 +88,9 @@ class RPQuery:
     of ``routes[0]`` (criteria categories only). ``tables`` gives, per table shown
     (``edges``/``vertices``/``mix``), the row indices of the map's CSV in the order shown to
     the model (per-sample shuffle, SPEC 5). ``repetition`` is FR/PR/NR (criteria only).
+    ``release_rank`` is the rank field of a record imported from a MapTab release (metromap
+    ``shortest_route_vertex_numbers_rank``, travelmap ``qdi_rank``), kept verbatim so the
+    record can be exported back; maptab never computes it (``docs/import-export.md``).
     """
 
     id: str
@@ -110,6 +113,7 @@ class RPQuery:
     report_totals: bool = False
     cost_model: str = "additive"
     tables: dict[str, list[int]] = field(default_factory=dict)
+    release_rank: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = _shallow(self)

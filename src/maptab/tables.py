@@ -7,9 +7,9 @@ File formats (byte-compatible with MapTab's released files):
   (``0``, ``2.5``, ``0.493151``). The ``Line`` cell of a station on several lines joins them
   with :data:`LINE_SEPARATOR`.
 * **JSON**: a list of objects, two-space indentation, non-ASCII kept as is, no trailing
-  newline. ``Line`` is a list. Columns that SPEC 6 defines as integers (metromap
-  ``Transfer Time``; travelmap vertex ``Time`` and ``Price``, edge ``Price``) are JSON
-  integers when their value is integral; every other number is a JSON float (``0.0``).
+  newline. ``Line`` is a list. Metromap ``Transfer Time`` is a JSON integer when integral;
+  every other number is a JSON float (``0.0``, travelmap ``21.0``), as in the released files
+  of both scenarios.
 
 Columns (SPEC 2): metromap Edge_tab ``Edge,Line,Time,Price,Comfort Level,Reliability`` and
 Vertex_tab ``Vertex,Line,Time,Price,Comfort Level,Reliability,Transfer Time``; travelmap
@@ -82,10 +82,11 @@ ATTRIBUTE_OF_COLUMN = {
 INTEGER_COLUMNS: dict[tuple[str, str], frozenset[str]] = {
     ("metromap", "edge"): frozenset(),
     ("metromap", "vertex"): frozenset({"Transfer Time"}),
-    ("travelmap", "edge"): frozenset({"Price"}),
-    ("travelmap", "vertex"): frozenset({"Time", "Price"}),
+    ("travelmap", "edge"): frozenset(),
+    ("travelmap", "vertex"): frozenset(),
 }
-"""Columns SPEC 6 defines as integers, written as JSON integers when integral."""
+"""Columns written as JSON integers when integral: metromap ``Transfer Time`` only, as in the
+released files (MapTab's travelmap JSON tables write every number as a float, ``21.0``)."""
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 

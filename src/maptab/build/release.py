@@ -1,21 +1,24 @@
-"""The MapTab release layout: export a maptab dataset to it and import it back (issue 3.7).
+"""The MapTab release layout: export a maptab dataset to it and import it back (issue 3.7, 9.2).
 
-The layout (as in MapTab's released sample)::
+The layout (as in MapTab's public repository, both scenarios)::
 
     <scenario>/images/<group>/<map>.png
     <scenario>/tabulars/<group>/<map>_edge.json|.csv      Edge_tab
     <scenario>/tabulars/<group>/<map>_vertex.json|.csv    Vertex_tab
-    <scenario>/tabulars/<group>/<map>_vertex2.json|.csv   Mix_tab
-    <scenario>/data/<split>_set/<scenario>_shortest_path_query_<kind>_<split>_set.json
+    <scenario>/tabulars/<group>/<map>_vertex2.json|.csv   Mix_tab (metromap only)
+    <scenario>/data/<folder>/<scenario>_shortest_path_query_<kind>_<folder>.json
 
-``<group>/<map>`` is the map id (``america/cleveland``); a map id without ``/`` goes to the
-group ``synthetic``. ``<kind>`` names the RP category (:data:`CATEGORY_KINDS`). Each query
-file is a JSON list of records with MapTab's fields (``country``, ``city``, ``figure``,
-``edge_tab``, ``vertex_tab``, ``station_1``, ``station_2``, ``Map_Difficulty``,
-``Query_Difficulty``, ``question``, ``routes``, ``route_vertex_numbers``,
-``transfer_vertex_numbers``, and for criteria categories ``weights`` and the four totals).
-MapTab's ``shortest_route_vertex_numbers_rank`` is not defined by the paper; it is neither
-written nor read (``docs/import-export.md``).
+``<folder>`` is ``training_set`` or ``test_set`` (:data:`SPLIT_FOLDERS`; ``train_set`` is
+read too). ``<group>/<map>`` is the map id (``america/cleveland``); a map id without ``/``
+goes to the group ``synthetic``. ``<kind>`` names the RP category (:data:`CATEGORY_KINDS`).
+Each query file is a JSON list of records whose field names depend on the scenario
+(:data:`LAYOUTS`): metromap records name the map ``country``/``city`` and the endpoints
+``station_1``/``station_2`` and carry ``transfer_vertex_numbers``; travelmap records use
+``scenic_spot``, ``spot_1``, ``spot_2`` and have no transfer counts. A travelmap Mix_tab
+equals its Vertex_tab (SPEC 5), so the travel Map+Mix_tab records point to ``_vertex.json``.
+The released rank field of criteria-free records (``shortest_route_vertex_numbers_rank`` /
+``qdi_rank``) is not defined by the paper: it is kept verbatim on import and written back on
+export, never computed (``docs/import-export.md``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +40,41 @@ from maptab.solver import fewest_stations
 
 DEFAULT_GROUP = "synthetic"
 RELEASE_STYLE = "release"
-TAB_SUFFIX = {"edges": "edge", "vertices": "vertex", "mix": "vertex2"}
+SPLIT_FOLDERS = {"train": "training_set", "test": "test_set"}
+"""Split -> the release's folder name (and file-name suffix)."""
+_FOLDER_SPLITS = {**{f: s for s, f in SPLIT_FOLDERS.items()}, "train_set": "train"}
+_SKIPPED_FOLDERS = ("all",)  # the release's ``all`` folder repeats the two split folders
+
+
+@dataclass(frozen=True, slots=True)
+class RecordLayout:
+    """The field names of one scenario's release records and its Mix_tab file suffix."""
+
+    place: str
+    source: str
+    target: str
+    rank: str
+    transfers: bool
+    mix_suffix: str
+
+    def field_order(self, criteria: bool, vertex_only: bool) -> tuple[str, ...]:
+        """The record's fields in the release's order."""
+        tabs = ("vertex_tab",) if vertex_only else ("edge_tab", "vertex_tab")
+        head = ("country", self.place, "figure", *tabs, self.source, self.target)
+        labels = ("routes", "route_vertex_numbers")
+        if self.transfers:
+            labels += ("transfer_vertex_numbers",)
+        tail = ("weights", *TOTAL_FIELDS) if criteria else (self.rank,)
+        return (*head, "Map_Difficulty", "Query_Difficulty", "question", *labels, *tail)
+
+
+LAYOUTS: dict[str, RecordLayout] = {
+    "metromap": RecordLayout(
+        "city", "station_1", "station_2", "shortest_route_vertex_numbers_rank", True, "vertex2"
+    ),
+    "travelmap": RecordLayout("scenic_spot", "spot_1", "spot_2", "qdi_rank", False, "vertex"),
+}
+"""Release record layout per scenario (MapTab's public repository)."""
 
 
 class ReleaseError(MaptabError):
@@ -64,8 +102,8 @@ KIND_CATEGORIES: dict[str, str] = {k: c for c, k in CATEGORY_KINDS.items()}
 
 
 def query_file_name(scenario: str, category: str, split: str) -> str:
-    """``<scenario>_shortest_path_query_<kind>_<split>_set.json``."""
-    return f"{scenario}_shortest_path_query_{CATEGORY_KINDS[category]}_{split}_set.json"
+    """``<scenario>_shortest_path_query_<kind>_<folder>.json`` (``training_set``/``test_set``)."""
+    return f"{scenario}_shortest_path_query_{CATEGORY_KINDS[category]}_{SPLIT_FOLDERS[split]}.json"
 
 
 def _group_and_name(map_id: str) -> tuple[str, str]:
@@ -80,79 +118,94 @@ def _dump(data: Any, path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- export
+def _table_paths(scenario: str, map_id: str) -> dict[str, str]:
+    """Release-relative paths of a map's image and tables (``edges``/``vertices``/``mix``)."""
+    group, name = _group_and_name(map_id)
+    base = f"{scenario}/tabulars/{group}/{name}"
+    return {
+        "figure": f"{scenario}/images/{group}/{name}.png",
+        "edges": f"{base}_edge.json",
+        "vertices": f"{base}_vertex.json",
+        "mix": f"{base}_{LAYOUTS[scenario].mix_suffix}.json",
+    }
+
+
 def export_maptab_release(dataset_dir: str | Path, out_dir: str | Path) -> Path:
     """Write the RP part of a dataset in the MapTab release layout; returns ``out_dir``.
 
     Images missing from the dataset stay missing (the ``figure`` path is still written).
-    Difficulty labels are capitalised (``Easy``/``Medium``/``Hard``) as in the release.
+    Difficulty labels are capitalised (``Easy``/``Medium``/``Hard``) as in the release. A
+    travelmap's Mix_tab is its Vertex_tab, so no ``_vertex2`` file is written for it.
     """
     ds = Dataset(dataset_dir)
     out = Path(out_dir)
     paths: dict[str, dict[str, str]] = {}
     for map_id, entry in ds.maps.items():
-        group, name = _group_and_name(map_id)
-        base = f"{entry.scenario}/tabulars/{group}/{name}"
-        figure = f"{entry.scenario}/images/{group}/{name}.png"
-        paths[map_id] = {"figure": figure, **{k: f"{base}_{s}.json" for k, s in TAB_SUFFIX.items()}}
+        paths[map_id] = _table_paths(entry.scenario, map_id)
         net = ds.network(map_id)
         rows = {
             "edges": tables.edge_rows(net),
             "vertices": tables.vertex_rows(net),
             "mix": tables.mix_rows(net),
         }
-        for kind, rel in paths[map_id].items():
-            if kind == "figure":
-                continue
-            target = safe_join(out, rel)
+        for kind, rows_of_kind in rows.items():
+            target = safe_join(out, paths[map_id][kind])
+            if kind == "mix" and target.name == Path(paths[map_id]["vertices"]).name:
+                continue  # travelmap: Mix_tab == Vertex_tab, one file
             target.parent.mkdir(parents=True, exist_ok=True)
-            tables.write_json(rows[kind], target)
+            tables.write_json(rows_of_kind, target)
             shutil.copyfile(ds.table_path(map_id, kind), target.with_suffix(".csv"))
         image = ds.image_path(map_id)
         if image is not None:
-            target = safe_join(out, figure)
+            target = safe_join(out, paths[map_id]["figure"])
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(image, target)
     files: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for q in ds.rp():
         files[(q.scenario, q.split, q.category)].append(_record(q, paths[q.map_id]))
     for (scenario, split, category), records in sorted(files.items()):
-        _dump(
-            records,
-            out / scenario / "data" / f"{split}_set" / query_file_name(scenario, category, split),
-        )
+        folder = out / scenario / "data" / SPLIT_FOLDERS[split]
+        _dump(records, folder / query_file_name(scenario, category, split))
     return out
 
 
+def _release_number(value: float) -> int | float:
+    """A weight as the release writes it: integral values as integers (``[1, 0, 0, 0]``)."""
+    return int(value) if float(value).is_integer() else value
+
+
 def _record(q: RPQuery, paths: dict[str, str]) -> dict[str, Any]:
+    """One release record, fields in the release's order (:meth:`RecordLayout.field_order`)."""
     category = RP_BY_NAME[q.category]
-    country, city = _group_and_name(q.map_id)
-    rec: dict[str, Any] = {"country": country, "city": city, "figure": paths["figure"]}
-    if category.items == "vertex":
-        rec["vertex_tab"] = paths["mix"]
-    else:
-        rec["edge_tab"] = paths["edges"]
-        rec["vertex_tab"] = paths["vertices"]
-    rec.update(
-        station_1=q.source,
-        station_2=q.target,
-        Map_Difficulty=q.map_difficulty.capitalize(),
-        Query_Difficulty=q.query_difficulty.capitalize(),
-        question=q.question,
-        routes=list(q.routes),
-        route_vertex_numbers=list(q.route_vertex_numbers),
-        transfer_vertex_numbers=list(q.transfer_vertex_numbers),
-    )
-    if not category.criteria_free:
-        rec["weights"] = list(q.weights or [])
-        for k in TOTAL_FIELDS:
-            rec[k] = (q.totals or {}).get(k)
-    return rec
+    layout = LAYOUTS[q.scenario]
+    country, place = _group_and_name(q.map_id)
+    vertex_only = category.items == "vertex"
+    values: dict[str, Any] = {
+        "country": country,
+        layout.place: place,
+        "figure": paths["figure"],
+        "edge_tab": paths["edges"],
+        "vertex_tab": paths["mix"] if vertex_only else paths["vertices"],
+        layout.source: q.source,
+        layout.target: q.target,
+        "Map_Difficulty": q.map_difficulty.capitalize(),
+        "Query_Difficulty": q.query_difficulty.capitalize(),
+        "question": q.question,
+        "routes": list(q.routes),
+        "route_vertex_numbers": list(q.route_vertex_numbers),
+        "transfer_vertex_numbers": list(q.transfer_vertex_numbers),
+        "weights": [_release_number(w) for w in q.weights or []],
+        layout.rank: q.release_rank,
+        **{k: (q.totals or {}).get(k) for k in TOTAL_FIELDS},
+    }
+    order = layout.field_order(not category.criteria_free, vertex_only)
+    return {k: values[k] for k in order if not (k == layout.rank and values[k] is None)}
 
 
 # --------------------------------------------------------------------------- import
-def _parse_query_file(path: Path, scenario: str, split: str) -> str:
+def _parse_query_file(path: Path, scenario: str, folder: str) -> str:
     """The RP category of a release query file, from its name."""
-    prefix, suffix = f"{scenario}_shortest_path_query_", f"_{split}_set.json"
+    prefix, suffix = f"{scenario}_shortest_path_query_", f"_{folder}.json"
     kind = path.name[len(prefix) : -len(suffix)]
     if (
         not (path.name.startswith(prefix) and path.name.endswith(suffix))
@@ -165,43 +218,37 @@ def _parse_query_file(path: Path, scenario: str, split: str) -> str:
 def _load_records(path: Path) -> list[dict[str, Any]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ReleaseError(f"{path}: cannot read ({exc})") from None
     if not isinstance(data, list):
         raise ReleaseError(f"{path}: expected a JSON list of query records")
     return data
 
 
-_REQUIRED = (
-    "country",
-    "city",
-    "figure",
-    "vertex_tab",
-    "station_1",
-    "station_2",
-    "Map_Difficulty",
-    "Query_Difficulty",
-    "question",
-    "routes",
-    "route_vertex_numbers",
-    "transfer_vertex_numbers",
-)
-
-
-_TEXT_FIELDS = ("country", "city", "figure", "vertex_tab", "station_1", "station_2", "question")
 _LEVEL_NAMES = ("easy", "medium", "hard")
+_INT_LISTS = ("route_vertex_numbers", "transfer_vertex_numbers")
 
 
-def _check_record(root: Path, path: Path, n: int, rec: Any, criteria: bool) -> None:
-    """Raise :class:`ReleaseError` naming ``path``, record ``n`` and the field at fault: a
-    missing or mistyped field, an unknown difficulty level, a file path leaving ``root``."""
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_record(
+    root: Path, path: Path, n: int, rec: Any, layout: RecordLayout, criteria: bool
+) -> list[str]:
+    """The fields of ``rec`` that the layout does not define; raise :class:`ReleaseError`
+    naming ``path``, record ``n`` and the field at fault for a missing or mistyped field, an
+    unknown difficulty level, or a file path leaving ``root``."""
     where = f"{path}: record {n}"
     if not isinstance(rec, dict):
         raise ReleaseError(f"{where}: expected a JSON object, got {type(rec).__name__}")
-    missing = [k for k in _REQUIRED if k not in rec]
+    known = set(layout.field_order(criteria, vertex_only=False))
+    optional = {"edge_tab", "weights", layout.rank, *TOTAL_FIELDS}
+    missing = [k for k in layout.field_order(criteria, False) if k not in rec and k not in optional]
     if missing:
         raise ReleaseError(f"{where}: missing field(s) {', '.join(missing)}")
-    for key in (*_TEXT_FIELDS, *(("edge_tab",) if "edge_tab" in rec else ())):
+    text = ("country", layout.place, "figure", "vertex_tab", layout.source, layout.target)
+    for key in (*text, "question", *(("edge_tab",) if "edge_tab" in rec else ())):
         if not isinstance(rec[key], str) or not rec[key].strip():
             raise ReleaseError(f"{where}: field {key!r} must be a non-empty string")
     for key in ("figure", "edge_tab", "vertex_tab"):
@@ -213,68 +260,83 @@ def _check_record(root: Path, path: Path, n: int, rec: Any, criteria: bool) -> N
     for key in ("Map_Difficulty", "Query_Difficulty"):
         if not isinstance(rec[key], str) or rec[key].lower() not in _LEVEL_NAMES:
             raise ReleaseError(f"{where}: field {key!r} must be Easy, Medium or Hard")
-    lists = {"routes": str, "route_vertex_numbers": int, "transfer_vertex_numbers": int}
-    for key, kind in lists.items():
-        noun = "strings" if kind is str else "integers"
+    for key in ("routes", *_INT_LISTS):
+        if key not in rec:
+            continue
+        kind, noun = (str, "strings") if key == "routes" else (int, "integers")
         value = rec[key]
         if not isinstance(value, list) or not all(
             isinstance(x, kind) and not isinstance(x, bool) for x in value
         ):
             raise ReleaseError(f"{where}: field {key!r} must be a list of {noun}")
+        if len(value) != len(rec["routes"]):
+            raise ReleaseError(f"{where}: field {key!r} must have one entry per route")
+    rank = rec.get(layout.rank)
+    if rank is not None and (not isinstance(rank, int) or isinstance(rank, bool)):
+        raise ReleaseError(f"{where}: field {layout.rank!r} must be an integer")
     if criteria:
         weights = rec.get("weights")
         if weights is not None and not (
             isinstance(weights, list)
             and len(weights) == len(CRITERIA)
-            and all(isinstance(w, int | float) and not isinstance(w, bool) for w in weights)
+            and all(_is_number(w) for w in weights)
         ):
             raise ReleaseError(
                 f"{where}: field 'weights' must be a list of {len(CRITERIA)} numbers"
             )
         for key in TOTAL_FIELDS:
             value = rec.get(key)
-            if value is not None and (
-                not isinstance(value, int | float) or isinstance(value, bool)
-            ):
+            if value is not None and not _is_number(value):
                 raise ReleaseError(f"{where}: field {key!r} must be a number")
+    return sorted(k for k in rec if k not in known)
+
+
+def _query_files(root: Path) -> list[tuple[str, str, str, Path]]:
+    """``(scenario, split, category, path)`` of every query file, in registry order."""
+    found: list[tuple[str, str, str, Path]] = []
+    for scenario in LAYOUTS:
+        for folder in sorted(p for p in (root / scenario / "data").glob("*") if p.is_dir()):
+            if folder.name in _SKIPPED_FOLDERS:
+                continue
+            split = _FOLDER_SPLITS.get(folder.name)
+            if split is None:
+                raise ReleaseError(f"{folder}: expected training_set or test_set")
+            for path in sorted(folder.glob("*.json")):
+                category = _parse_query_file(path, scenario, folder.name)
+                found.append((scenario, split, category, path))
+    if not found:
+        raise ReleaseError(
+            f"{root}: no MapTab query files under <scenario>/data/training_set|test_set/"
+        )
+    order = {c.name: i for i, c in enumerate(RP_CATEGORIES)}
+    found.sort(key=lambda f: (f[0], f[1], order[f[2]], f[3].name))
+    return found
 
 
 def import_maptab_release(release_dir: str | Path, out_dir: str | Path) -> dict[str, Any]:
     """A maptab dataset (maps + ``rp.jsonl``) from a MapTab release folder; returns its manifest.
 
-    Gold labels (routes, vertex and transfer counts, weights, totals) are kept exactly as
-    released. Each one is also recomputed with the exact solver; the ids of queries whose
-    recomputed label differs are listed in the manifest under ``options.label_mismatches``,
-    and the repetition class (FR/PR/NR) is filled in only for criteria queries whose label
-    matched. Tables come from the records' ``edge_tab``/``vertex_tab`` JSON files; the Mix_tab
-    is derived (SPEC 5). Raises :class:`ReleaseError` naming the file and record on bad input.
+    Both scenarios, in the release's own field names (:data:`LAYOUTS`). Gold labels (routes,
+    vertex and transfer counts, weights, totals) and the rank field are kept exactly as
+    released; a travelmap record's transfer counts are 0 (no lines). Each label is also
+    recomputed with the exact solver; the ids of queries whose recomputed label differs are
+    listed in the manifest under ``options.label_mismatches``, and the repetition class
+    (FR/PR/NR) is filled in only for criteria queries whose label matched. Record fields the
+    layout does not define are counted under ``options.unread_fields``. Tables come from the
+    records' ``edge_tab``/``vertex_tab`` JSON files; the Mix_tab is derived (SPEC 5). Raises
+    :class:`ReleaseError` naming the file and record on bad input.
     """
     root = Path(release_dir)
-    found: list[tuple[str, str, str, Path]] = []
-    for scenario in ("metromap", "travelmap"):
-        for split_dir in sorted((root / scenario / "data").glob("*_set")):
-            split = split_dir.name.removesuffix("_set")
-            if split not in ("train", "test"):
-                raise ReleaseError(f"{split_dir}: expected train_set or test_set")
-            for path in sorted(split_dir.glob("*.json")):
-                found.append((scenario, split, _parse_query_file(path, scenario, split), path))
-    if not found:
-        raise ReleaseError(f"{root}: no MapTab query files under <scenario>/data/<split>_set/")
-    order = {c.name: i for i, c in enumerate(RP_CATEGORIES)}
-    found.sort(key=lambda f: (f[0], f[1], order[f[2]]))
-
     records: list[tuple[str, str, str, Path, int, dict[str, Any]]] = []
     maps: dict[str, dict[str, Any]] = {}
-    for (
-        scenario,
-        split,
-        category,
-        path,
-    ) in found:
+    unread: dict[str, int] = defaultdict(int)
+    for scenario, split, category, path in _query_files(root):
+        layout = LAYOUTS[scenario]
         criteria = not RP_BY_NAME[category].criteria_free
         for n, rec in enumerate(_load_records(path)):
-            _check_record(root, path, n, rec, criteria)
-            map_id = f"{rec['country']}/{rec['city']}"
+            for key in _check_record(root, path, n, rec, layout, criteria):
+                unread[key] += 1
+            map_id = f"{rec['country']}/{rec[layout.place]}"
             where = {
                 "scenario": scenario,
                 "split": split,
@@ -299,7 +361,10 @@ def import_maptab_release(release_dir: str | Path, out_dir: str | Path) -> dict[
         if "edge_tab" not in info:
             raise ReleaseError(f"{root}: map {map_id}: no record names its edge_tab/vertex_tab")
         net = tables.read_network(
-            safe_join(root, info["edge_tab"]), safe_join(root, info["vertex_tab"]), map_id=map_id
+            safe_join(root, info["edge_tab"]),
+            safe_join(root, info["vertex_tab"]),
+            scenario=info["scenario"],
+            map_id=map_id,
         )
         networks[map_id] = (net, net.with_attributes(vertices=tables.derive_mix(net)))
         image = safe_join(root, info["figure"])
@@ -316,9 +381,11 @@ def import_maptab_release(release_dir: str | Path, out_dir: str | Path) -> dict[
     mismatches: list[str] = []
     counter: dict[str, int] = defaultdict(int)
     for scenario, split, category, path, n, rec in records:
-        map_id = f"{rec['country']}/{rec['city']}"
+        layout = LAYOUTS[scenario]
+        map_id = f"{rec['country']}/{rec[layout.place]}"
         counter[map_id] += 1
-        q = _query(rec, f"{map_id}/rp-{counter[map_id]:05d}", map_id, scenario, split, category)
+        qid = f"{map_id}/rp-{counter[map_id]:05d}"
+        q = _query(rec, layout, qid, map_id, scenario, split, category)
         net, mix = networks[map_id]
         try:
             gold = gold_label(net, mix, RP_BY_NAME[category], q.source, q.target, q.weights)
@@ -337,15 +404,23 @@ def import_maptab_release(release_dir: str | Path, out_dir: str | Path) -> dict[
             q.repetition = repetition_class(gold.routes, fewest_stations(net, q.source, q.target))
         queries.append(q)
     writer.options["label_mismatches"] = mismatches
+    writer.options["unread_fields"] = dict(sorted(unread.items()))
     writer.add("rp", queries)
     return writer.finish()
 
 
 def _query(
-    rec: dict[str, Any], qid: str, map_id: str, scenario: str, split: str, category: str
+    rec: dict[str, Any],
+    layout: RecordLayout,
+    qid: str,
+    map_id: str,
+    scenario: str,
+    split: str,
+    category: str,
 ) -> RPQuery:
     criteria = not RP_BY_NAME[category].criteria_free
     totals = {k: rec[k] for k in TOTAL_FIELDS if rec.get(k) is not None} if criteria else None
+    routes = list(rec["routes"])
     return RPQuery(
         id=qid,
         map_id=map_id,
@@ -354,13 +429,16 @@ def _query(
         category=category,
         style=RELEASE_STYLE,
         question=rec["question"],
-        source=rec["station_1"],
-        target=rec["station_2"],
-        routes=list(rec["routes"]),
+        source=rec[layout.source],
+        target=rec[layout.target],
+        routes=routes,
         route_vertex_numbers=list(rec["route_vertex_numbers"]),
-        transfer_vertex_numbers=list(rec["transfer_vertex_numbers"]),
+        transfer_vertex_numbers=(
+            list(rec["transfer_vertex_numbers"]) if layout.transfers else [0] * len(routes)
+        ),
         map_difficulty=rec["Map_Difficulty"].lower(),
         query_difficulty=rec["Query_Difficulty"].lower(),
         weights=[float(w) for w in rec["weights"]] if criteria and rec.get("weights") else None,
         totals=totals or None,
+        release_rank=rec.get(layout.rank),
     )
