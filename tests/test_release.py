@@ -631,3 +631,59 @@ def test_layouts_name_both_scenarios():
         "Query_Difficulty", "question", "routes", "route_vertex_numbers",
         "transfer_vertex_numbers", "weights", *TOTAL_FIELDS,
     )  # fmt: skip
+
+
+def test_built_travelmap_exports_in_travel_field_names_and_comes_back(tmp_path):
+    net = Network.from_edges(
+        [("Gate", "Lake"), ("Lake", "Summit"), ("Gate", "Pagoda"), ("Pagoda", "Summit")],
+        map_id="travel-1",
+    )
+    rng = random.Random(3)
+    vertices = {
+        k: replace(v, time=float(rng.randint(20, 180)), price=float(5 * rng.randint(2, 40)),
+                   comfort=round(rng.uniform(1, 5), 1), reliability=round(rng.randint(60, 365) / 365, 6))
+        for k, v in net.vertices.items()
+    }  # fmt: skip
+    edges = [
+        replace(e, time=float(rng.randint(10, 60)), price=float(rng.randint(10, 80)),
+                comfort=round(rng.uniform(1, 5), 1), reliability=round(rng.randint(1, 365) / 365, 6))
+        for e in net.edges
+    ]  # fmt: skip
+    net = net.with_attributes(vertices, edges)
+    writer = DatasetWriter(tmp_path / "ds", 1, {})
+    writer.add_map(net, MapEntry("travel-1", "travelmap", "medium", "train"))
+    mix = net.with_attributes(vertices=derive_mix(net))
+    rows = [
+        RPQuery(f"travel-1/rp-{i:05d}", "travel-1", "travelmap", "train", category.name,
+                "direct_optimization", "q?", "Gate", "Summit", map_difficulty="medium",
+                query_difficulty="easy", weights=weights, totals=gold.totals,
+                repetition=repetition, **gold.label())
+        for i, (category, weights, gold, repetition) in enumerate(
+            od_queries(net, mix, "Gate", "Summit", np.random.default_rng(0)), 1
+        )
+    ]  # fmt: skip
+    writer.add("rp", rows)
+    writer.finish()
+    out = export_maptab_release(tmp_path / "ds", tmp_path / "release")
+    data = out / "travelmap/data/training_set"
+    assert len(list(data.iterdir())) == 12
+    kind = CATEGORY_KINDS["map_mix"]
+    (mix_record,) = json.loads(
+        (data / f"travelmap_shortest_path_query_{kind}_training_set.json").read_text("utf-8")
+    )
+    assert mix_record["vertex_tab"] == "travelmap/tabulars/synthetic/travel-1_vertex.json"
+    assert "edge_tab" not in mix_record and "transfer_vertex_numbers" not in mix_record
+    assert (mix_record["scenic_spot"], mix_record["spot_1"], mix_record["spot_2"]) == (
+        "travel-1",
+        "Gate",
+        "Summit",
+    )
+    assert not list(out.rglob("*_vertex2.*"))
+    manifest = import_maptab_release(out, tmp_path / "back")
+    assert manifest["options"]["label_mismatches"] == []
+    back = {q.category: q for q in Dataset(tmp_path / "back").rp()}
+    for q in rows:
+        r = back[q.category]
+        assert (r.routes, r.route_vertex_numbers, r.weights, r.totals, r.repetition) == (
+            q.routes, q.route_vertex_numbers, q.weights, q.totals, q.repetition
+        ), q.category  # fmt: skip

@@ -20,7 +20,7 @@ def export(
         str,
         typer.Option(
             "--format",
-            help="'maptab': the MapTab release layout (images/, tabulars/, data/<split>_set/); "
+            help="'maptab': the MapTab release layout (images/, tabulars/, data/training_set|test_set/); "
             "'hf': Parquet with embedded images, loadable with datasets.load_dataset(OUT, 'rp').",
         ),
     ] = "maptab",
