@@ -81,7 +81,8 @@ def _check_route(net: Network, a: str, b: str, route: list[RMSegment]) -> tuple:
         ride = [seg.departure_stop, *seg.via_stops, seg.arrival_stop]
         assert seg.num_via_stops == len(seg.via_stops)
         for u, v in pairwise(ride):
-            assert any(e.line == seg.route_name for e in net.edges_between(u, v)), (u, v)
+            between = net.edges_between(net.resolve(u), net.resolve(v))
+            assert any(e.line == seg.route_name for e in between), (u, v)
         stations.extend(ride[1:])
     assert len(set(stations)) == len(stations), "route visits a station twice"
     lines = tuple(s.route_name for s in route)
@@ -326,3 +327,124 @@ def test_build_reasonmap_dataset_is_deterministic(tmp_path):
         "map_difficulty",
         "routes",
     }
+
+
+# --------------------------------------------------------------------------- real-city inputs
+def _stations_dir(root: Path, cities: dict[str, dict[str, list[str]]]) -> Path:
+    for map_id, lines in cities.items():
+        path = root / f"{map_id}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(lines, ensure_ascii=False), encoding="utf-8")
+    return root
+
+
+def test_homonymous_stations_build_with_one_warning_each(tmp_path):
+    from maptab.build.reasonmap import build_reasonmap_dataset
+    from maptab.dataset import Dataset
+    from reasonmap_fixtures import AV7_BROOKLYN, AV7_MANHATTAN, NYC
+
+    src = _stations_dir(tmp_path / "st", {"america/new_york": NYC})
+    warnings: list[str] = []
+    manifest = build_reasonmap_dataset(
+        src, tmp_path / "ds", per_map=40, progress=False, warn=warnings.append
+    )
+    assert len(warnings) == 2 and "'7 Av Station' 2 times" in warnings[0]
+    assert manifest["options"]["homonyms"] == {
+        "america/new_york": ["7 Av Station", "36 St Station"]
+    }
+    assert manifest["counts"]["reasonmap"] == 40
+    ds = Dataset(tmp_path / "ds")
+    net = ds.network("america/new_york")
+    assert {AV7_MANHATTAN, AV7_BROOKLYN} <= {net.label(s) for s in net.vertices}
+    for q in ds.reasonmap():
+        a, b = net.resolve(q.station_1), net.resolve(q.station_2)
+        assert a is not None and b is not None and a != b
+        for r in q.routes:
+            _check_route(net, a, b, [RMSegment(**s) for s in r])
+
+
+def test_cli_prints_homonym_warnings_and_succeeds(tmp_path):
+    from typer.testing import CliRunner
+
+    from maptab.cli import app
+    from reasonmap_fixtures import NYC
+
+    src = _stations_dir(tmp_path / "st", {"america/new_york": NYC})
+    args = ["build", "--from-reasonmap", str(src), "--out", str(tmp_path / "ds"), "--no-render"]
+    result = CliRunner().invoke(app, [*args, "--per-map", "6"])
+    assert result.exit_code == 0, result.output
+    lines = [ln for ln in result.output.splitlines() if ln.startswith("warning:")]
+    assert len(lines) == 2
+    assert lines[1].startswith("warning: america/new_york: line 'R' lists '36 St Station' 2")
+
+
+def test_all_missing_branch_splits_are_named_in_one_error(tmp_path):
+    from maptab.build.reasonmap import build_reasonmap_dataset
+    from maptab.metadata import MissingBranchSplits
+
+    branched = ["A", "B (Branch-starting Station)", "C", "D", "E"]
+    src = _stations_dir(
+        tmp_path / "st",
+        {
+            "land/one": {"L1": branched, "L2": ["A", "X"], "L3": ["X", *branched[1:]]},
+            "land/two": {"Main": ["P", "Q"]},
+            "sea/three": {"K": ["Z (Branch-starting Station)", "Y", "W", "V"]},
+        },
+    )
+    with pytest.raises(MissingBranchSplits) as info:
+        build_reasonmap_dataset(src, tmp_path / "ds", progress=False)
+    assert info.value.missing == {"land/one/L1": "B", "land/one/L3": "B", "sea/three/K": "Z"}
+    message = str(info.value)
+    assert "\n" not in message and "branched 3 lines are missing a split" in message
+    splits = tmp_path / "splits.json"
+    splits.write_text(
+        json.dumps({"land/one/L1": "D", "land/one/L3": "D", "sea/three/K": "W"}), "utf-8"
+    )
+    manifest = build_reasonmap_dataset(
+        src, tmp_path / "ds", branch_splits=splits, per_map=4, progress=False
+    )
+    assert manifest["counts"]["maps"] == 3
+
+
+@pytest.mark.conformance
+def test_all_real_cities_build_with_sane_question_counts(tmp_path):
+    """Every one of the 25 shared cities imports (no homonyms in them: the NYC case is a
+    fixture), yields 40 questions, and misses the 20:15:5 quota only where the city has
+    fewer eligible pairs of that level than asked (then all of them are used)."""
+    _need_stations()
+    from maptab.build.reasonmap import LEVELS, build_reasonmap_dataset
+    from maptab.dataset import Dataset
+
+    warnings: list[str] = []
+    manifest = build_reasonmap_dataset(
+        STATIONS, tmp_path / "ds", progress=False, warn=warnings.append
+    )
+    assert manifest["counts"] == {"maps": 25, "qa": 0, "reasonmap": 1000, "rp": 0}
+    assert warnings == [] and manifest["options"]["homonyms"] == {}
+    ds = Dataset(tmp_path / "ds")
+    by_map: dict[str, list] = {}
+    for q in ds.reasonmap():
+        by_map.setdefault(q.map_id, []).append(q)
+    assert len(by_map) == 25
+    for map_id, qs in by_map.items():
+        net = ds.network(map_id)
+        planner = RoutePlanner(net)
+        assert len(qs) == 40, map_id
+        pairs = {frozenset((q.station_1, q.station_2)) for q in qs}
+        assert len(pairs) == 40, map_id
+        counts = {level: 0 for level in LEVELS}
+        for q in qs:
+            counts[q.question_difficulty] += 1
+        for level, want in zip(LEVELS, (20, 15, 5), strict=True):
+            if counts[level] >= want:
+                continue
+            stations = net.stations
+            eligible = sum(
+                1
+                for i, a in enumerate(stations)
+                for b in stations[i + 1 :]
+                if b not in net.neighbours(a)
+                and (t := planner.min_transfers(a, b)) is not None
+                and LEVELS[min(t, 2)] == level
+            )
+            assert eligible == counts[level], (map_id, level)

@@ -9,12 +9,15 @@ import pytest
 
 from maptab.metadata import (
     MetadataError,
+    MissingBranchSplits,
     default_map_id,
+    homonym_warnings,
     load_branch_splits,
     load_reasonmap,
     strip_annotations,
 )
 from maptab.validate import validate_network
+from reasonmap_fixtures import AV7_BROOKLYN, AV7_MANHATTAN, NYC, ST36_BROOKLYN, ST36_QUEENS
 
 STATIONS = Path(__file__).resolve().parents[2] / "shared" / "data" / "reasonmap-stations"
 
@@ -73,8 +76,23 @@ def test_branch_at_the_first_station(tmp_path: Path) -> None:
 
 
 def test_branched_line_without_split_names_the_line(tmp_path: Path) -> None:
-    with pytest.raises(MetadataError, match="line 'L1' is branched at 'C'.*land/town/L1"):
+    with pytest.raises(MetadataError, match="'land/town/L1' \\(branched at 'C'\\)"):
         load_reasonmap(_meta(tmp_path, BRANCHED), branch_splits={})
+
+
+def test_all_branched_lines_without_split_in_one_error(tmp_path: Path) -> None:
+    data = {
+        **BRANCHED,
+        "L3": ["P", "Q (Branch-starting Station)", "R", "S", "T"],
+        "L4": ["U", "V", "W"],
+    }
+    path = _meta(tmp_path, data)
+    with pytest.raises(MissingBranchSplits) as info:
+        load_reasonmap(path, branch_splits={})
+    assert info.value.missing == {"land/town/L1": "C", "land/town/L3": "Q"}
+    message = str(info.value)
+    assert "\n" not in message and message.startswith(f"{path}: branched 2 lines are missing")
+    assert '{"land/town/L1": "<first branch station>", "land/town/L3": ' in message
 
 
 @pytest.mark.parametrize(
@@ -107,9 +125,82 @@ def test_loop_line_and_consecutive_repeats(tmp_path: Path) -> None:
     assert validate_network(net, values=False) == []
 
 
-def test_station_listed_twice_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(MetadataError, match="lists 'B' twice"):
-        load_reasonmap(_meta(tmp_path, {"L": ["A", "B", "C", "B", "D"]}), branch_splits={})
+def _line_of(net, line: str) -> set[str]:
+    return {net.label(s) for e in net.line_edges(line) for s in (e.u, e.v)}
+
+
+def test_homonyms_are_kept_apart_and_resolved_by_neighbourhood(tmp_path: Path) -> None:
+    path = _meta(tmp_path, NYC, "america/new_york.json")
+    net = load_reasonmap(path, branch_splits={})
+    labels = {net.label(s) for s in net.vertices}
+    assert {AV7_MANHATTAN, AV7_BROOKLYN, ST36_QUEENS, ST36_BROOKLYN} <= labels
+    assert "7 Av Station" not in labels and "36 St Station" not in labels  # nothing merged
+    assert len(net.vertices) == 28  # 26 names, two of them for two stations each
+    # ids are the table spelling of the display names, and distinct
+    assert net.resolve(AV7_MANHATTAN) != net.resolve(AV7_BROOKLYN)
+    assert net.resolve(AV7_MANHATTAN) == AV7_MANHATTAN.replace("-", "_")
+    # line B rides through both 7 Avs, in its own order
+    assert net.neighbours(net.resolve(AV7_BROOKLYN)) == [
+        net.resolve("Atlantic Av Station"),
+        net.resolve("Prospect Park Station"),
+    ]
+    # the other lines get the one next to their own neighbours
+    assert AV7_MANHATTAN in _line_of(net, "D") and AV7_BROOKLYN not in _line_of(net, "D")
+    assert AV7_BROOKLYN in _line_of(net, "Q") and AV7_MANHATTAN not in _line_of(net, "Q")
+    # E's neighbour 50 St is 3 hops from the Manhattan one (59 St, line A), 5+ from Brooklyn
+    assert AV7_MANHATTAN in _line_of(net, "E") and AV7_BROOKLYN not in _line_of(net, "E")
+    assert ST36_QUEENS in _line_of(net, "M") and ST36_BROOKLYN in _line_of(net, "D")
+    assert sorted(net.lines_of(net.resolve(AV7_MANHATTAN))) == ["B", "D", "E"]
+    assert sorted(net.lines_of(net.resolve(ST36_BROOKLYN))) == ["D", "R"]
+    assert validate_network(net, values=False) == []
+    # one warning line per homonym, naming the line, both stations and the choices made
+    warnings = homonym_warnings(net)
+    assert len(warnings) == 2 and all("\n" not in w for w in warnings)
+    assert warnings[0].startswith("america/new_york: line 'B' lists '7 Av Station' 2 times")
+    assert repr(AV7_MANHATTAN) in warnings[0] and repr(AV7_BROOKLYN) in warnings[0]
+    assert f"line 'D' -> {AV7_MANHATTAN!r}" in warnings[0]
+    assert f"line 'Q' -> {AV7_BROOKLYN!r}" in warnings[0]
+    assert "line 'R' lists '36 St Station' 2 times" in warnings[1]
+    assert "no neighbour decides" not in " ".join(warnings)
+    # deterministic
+    assert load_reasonmap(path, branch_splits={}).to_dict() == net.to_dict()
+
+
+def test_homonym_on_a_line_without_deciding_neighbours_is_reported(tmp_path: Path) -> None:
+    data = {"L": ["A", "X", "B", "C", "X", "D"], "S": ["P", "X", "Q"]}
+    net = load_reasonmap(_meta(tmp_path, data), branch_splits={})
+    first, second = "X (between A and B)", "X (between C and D)"
+    assert net.neighbours(first) == ["A", "B", "P", "Q"] and net.neighbours(second) == ["C", "D"]
+    (warning,) = homonym_warnings(net)
+    assert "no neighbour decides on line(s) 'S': the first candidate was taken" in warning
+
+
+def test_homonym_names_stay_distinct(tmp_path: Path) -> None:
+    # both X sit between A and B: the qualifiers would collide, so the stop number is used
+    data = {"L": ["A", "X", "B", "A", "X", "B", "C"]}
+    net = load_reasonmap(_meta(tmp_path, data), branch_splits={})
+    labels = sorted(net.vertices)
+    assert labels == sorted(
+        ["A (next to X)", "X (between A and B)", "B (between X and A)", "A (between B and X)",
+         "X (L stop 5)", "B (between X and C)", "C"]
+    )  # fmt: skip
+    assert len(net.line_edges("L")) == 6
+    assert len(homonym_warnings(net)) == 3
+
+
+def test_a_line_listed_twice_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    path.write_text('{"B": ["A", "C"], "Q": ["C", "D"], "B": ["E", "F"]}', encoding="utf-8")
+    with pytest.raises(MetadataError, match="key 'B' appears twice") as info:
+        load_reasonmap(path, branch_splits={})
+    assert str(path) in str(info.value) and "\n" not in str(info.value)
+    path.write_text('{"Line 1": ["A", "C"], "Line  1": ["E", "F"]}', encoding="utf-8")
+    with pytest.raises(MetadataError, match="'Line  1' and 'Line 1' are the same line name"):
+        load_reasonmap(path, branch_splits={})
+    splits = tmp_path / "s.json"
+    splits.write_text('{"a/b/L": "X", "a/b/L": "Y"}', encoding="utf-8")
+    with pytest.raises(MetadataError, match="key 'a/b/L' appears twice"):
+        load_branch_splits(splits)
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,12 @@ from typing import Any
 from maptab.build import difficulty
 from maptab.dataset import DatasetWriter, MapEntry
 from maptab.errors import MaptabError
-from maptab.metadata import load_branch_splits, load_reasonmap
+from maptab.metadata import (
+    MissingBranchSplits,
+    homonym_warnings,
+    load_branch_splits,
+    load_reasonmap,
+)
 from maptab.network import Network
 from maptab.schema import ReasonMapQuestion, RMSegment
 
@@ -436,6 +441,7 @@ def build_reasonmap_dataset(
     per_map: int = 40,
     progress: bool = True,
     render: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """A ReasonMap-style dataset on real topologies; returns the manifest (SPEC 14, issue 3.7).
 
@@ -447,6 +453,10 @@ def build_reasonmap_dataset(
     triples). ``images_dir/<map_id>.png`` is copied as the map image when present; otherwise,
     with ``render``, the map is laid out and drawn by :mod:`maptab.render`. Attribute columns of the tables are zero:
     ReasonMap questions use topology only.
+
+    Homonymous stations are kept apart (:mod:`maptab.metadata`); ``warn`` gets one line per
+    homonym and the manifest lists them under ``options.homonyms``. Branched lines without a
+    split, in any of the files, are named together in one :class:`MissingBranchSplits`.
     """
     stations_dir = Path(stations_dir)
     files = metadata_files(stations_dir)
@@ -455,7 +465,19 @@ def build_reasonmap_dataset(
     splits = load_branch_splits()
     if branch_splits is not None:
         splits.update(load_branch_splits(branch_splits))
-    nets = [load_reasonmap(p, branch_splits=splits, map_id=mid) for mid, p in files]
+    nets: list[Network] = []
+    missing: dict[str, str] = {}
+    for mid, path in files:
+        try:
+            nets.append(load_reasonmap(path, branch_splits=splits, map_id=mid))
+        except MissingBranchSplits as exc:
+            missing.update(exc.missing)
+    if missing:
+        raise MissingBranchSplits(str(stations_dir), missing)
+    for net in nets:
+        for line in homonym_warnings(net):
+            if warn is not None:
+                warn(line)
     scores = difficulty.map_difficulty_scores(nets)
     levels = difficulty.tercile_levels(scores)
     split_of = difficulty.split_maps(scores, seed)
@@ -464,6 +486,11 @@ def build_reasonmap_dataset(
         seed,
         {"suite": "reasonmap", "per_map": per_map, "quota": [20, 15, 5]},
     )
+    writer.options["homonyms"] = {
+        net.map_id: [h["name"] for h in net.meta["homonyms"]]  # type: ignore[union-attr]
+        for net in nets
+        if net.meta.get("homonyms")
+    }
     items: Any = zip(nets, levels, split_of, scores, strict=True)
     if progress:
         from maptab.cli.progress import track  # the CLI's bar; imported only when shown

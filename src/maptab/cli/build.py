@@ -7,9 +7,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
-from maptab.cli.app import app, console, fail
+from maptab.cli.app import app, console, err_console, fail
 from maptab.cli.progress import track
+
+
+def _warn(message: str) -> None:
+    """One warning line on stderr (markup in station names is printed as is)."""
+    err_console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -75,6 +81,7 @@ def build(
                 per_map=per_map,
                 progress=True,
                 render=render,
+                warn=_warn,
             )
         else:
             from maptab.build.pipeline import build_benchmark
