@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 from dataclasses import replace
@@ -687,3 +688,28 @@ def test_built_travelmap_exports_in_travel_field_names_and_comes_back(tmp_path):
         assert (r.routes, r.route_vertex_numbers, r.weights, r.totals, r.repetition) == (
             q.routes, q.route_vertex_numbers, q.weights, q.totals, q.repetition
         ), q.category  # fmt: skip
+
+
+@pytest.mark.conformance
+def test_a_full_maptab_checkout_round_trips(tmp_path):
+    """With ``MAPTAB_RELEASE`` naming a checkout of MapTab's public repository (or its
+    Hugging Face data), both scenarios import with every label reproduced and export back
+    byte for byte (query files and JSON tables)."""
+    root = os.environ.get("MAPTAB_RELEASE")
+    if not root:
+        pytest.skip("set MAPTAB_RELEASE to a MapTab checkout to run this check")
+    release = Path(root)
+    manifest = import_maptab_release(release, tmp_path / "ds")
+    assert manifest["options"]["label_mismatches"] == []
+    assert manifest["options"]["unread_fields"] == {}
+    out = export_maptab_release(tmp_path / "ds", tmp_path / "back")
+    files = sorted(
+        p
+        for scenario in LAYOUTS
+        for p in (release / scenario).glob("*/*/*.json")
+        if p.parent.name != "all"
+        and (p.parts[-3] == "data" or p.name.endswith(("_edge.json", "_vertex.json")))
+    )
+    assert files
+    for path in files:
+        assert (out / path.relative_to(release)).read_bytes() == path.read_bytes(), path
