@@ -358,3 +358,29 @@ def test_splits_of_nested_map_ids_are_not_stale(tmp_path: Path) -> None:
     splits = {"land/town/L1": "F", "land/town/harbour/L1": "Z"}
     net = load_reasonmap(_meta(tmp_path, BRANCHED), branch_splits=splits)
     assert net.meta["branches"] == {"L1": ["C", "F"]}
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        # a second line listing the name twice gets both stations, each by its neighbours
+        (
+            {"L": ["A", "X", "B", "C", "X", "D"], "M": ["P", "B", "X", "Q", "R", "C", "X", "S"]},
+            {"M": ["P", "B", "X (between A and B)", "Q", "R", "C", "X (between C and D)", "S"]},
+        ),
+        # on a loop line too (its closing repeat is not a homonym)
+        (
+            {"Ring": ["A", "X", "B", "C", "X", "D", "A"], "S": ["D", "X", "Z"]},
+            {
+                "Ring": ["A", "X (between A and B)", "B", "C", "X (between C and D)", "D", "A"],
+                "S": ["D", "X (between C and D)", "Z"],
+            },
+        ),
+    ],
+)
+def test_homonyms_on_other_lines_and_loops(tmp_path: Path, data, expected) -> None:
+    net = load_reasonmap(_meta(tmp_path, data), branch_splits={})
+    for line, stations in expected.items():
+        assert [net.label(s) for s in net.line_stations(line)] == stations
+    assert validate_network(net, values=False) == []
+    assert len(homonym_warnings(net)) == 1
