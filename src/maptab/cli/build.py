@@ -3,6 +3,7 @@ topologies)."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Annotated
 
@@ -10,6 +11,10 @@ import typer
 
 from maptab.cli.app import app, console, fail
 from maptab.cli.progress import track
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 @app.command()
@@ -58,6 +63,9 @@ def build(
       maptab build --from-reasonmap STATIONS_DIR --images MAPS_DIR --out out/reasonmap
       maptab build --from-maptab RELEASE_DIR --out out/imported
     """
+    # SIGTERM stops a build as Ctrl-C does: the worker pool and its forkserver are shut
+    # down on the way out instead of being orphaned
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         if from_maptab is not None:
             from maptab.build.release import import_maptab_release
@@ -90,6 +98,10 @@ def build(
             )
     except (ValueError, OSError) as exc:
         fail(str(exc))
+    except KeyboardInterrupt:
+        fail(f"build interrupted; {out} is incomplete", code=130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     counts = manifest["counts"]
     console.print(
         f"[green]built[/] {out}: {counts['maps']} maps, {counts.get('rp', 0)} RP, "
