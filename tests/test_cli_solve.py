@@ -30,12 +30,17 @@ F,Blue Line,0.9,0,0.4,0.95,0
 """
 
 
+def table_args(folder, edges: str = EDGES, vertices: str = VERTICES) -> list[str]:
+    """Write the two tables into ``folder``; the ``--edges``/``--vertices`` options."""
+    e, v = folder / "edge.csv", folder / "vertex.csv"
+    e.write_text(edges, encoding="utf-8")
+    v.write_text(vertices, encoding="utf-8")
+    return ["--edges", str(e), "--vertices", str(v)]
+
+
 @pytest.fixture
 def tables(tmp_path):
-    e, v = tmp_path / "edge.csv", tmp_path / "vertex.csv"
-    e.write_text(EDGES, encoding="utf-8")
-    v.write_text(VERTICES, encoding="utf-8")
-    return ["--edges", str(e), "--vertices", str(v)]
+    return table_args(tmp_path)
 
 
 def run(*args: str):
@@ -126,22 +131,9 @@ def test_missing_file_is_one_line(tmp_path):
 
 @pytest.mark.timeout(20)
 def test_negative_value_is_one_line_not_a_hang(tmp_path):
-    e, v = tmp_path / "edge.csv", tmp_path / "vertex.csv"
-    e.write_text(EDGES.replace("B-C,Red Line,2.0", "B-C,Red Line,-20"), encoding="utf-8")
-    v.write_text(VERTICES, encoding="utf-8")
-    res = run(
-        "solve",
-        "--edges",
-        str(e),
-        "--vertices",
-        str(v),
-        "--from",
-        "A",
-        "--to",
-        "D",
-        "--weights",
-        "1,0,0,0",
-    )
+    bad = EDGES.replace("B-C,Red Line,2.0", "B-C,Red Line,-20")
+    args = table_args(tmp_path, edges=bad)
+    res = run("solve", *args, "--from", "A", "--to", "D", "--weights", "1,0,0,0")
     assert res.exit_code == 1
     assert "edge.csv:3: Time: -20 is outside" in res.output
     assert "Traceback" not in res.output
@@ -189,14 +181,12 @@ BAD_TABLES = {
 )
 def test_invalid_tables_are_refused_in_every_mode(tmp_path, case, mode):
     edges, vertices, message = BAD_TABLES[case]
-    e, v = tmp_path / "edge.csv", tmp_path / "vertex.csv"
-    e.write_text(edges, encoding="utf-8")
-    v.write_text(vertices, encoding="utf-8")
-    res = run("solve", "--edges", str(e), "--vertices", str(v), "--from", "A", "--to", "D", *mode)
+    args = table_args(tmp_path, edges, vertices)
+    res = run("solve", *args, "--from", "A", "--to", "D", *mode)
     assert res.exit_code == 1, res.output
     assert message in res.output and "Traceback" not in res.output
     assert len(res.output.strip().splitlines()) == 1
-    res = run("validate", str(e), str(v))
+    res = run("validate", args[1], args[3])
     assert res.exit_code == 1 and message in res.output
 
 
@@ -208,25 +198,12 @@ def test_long_routes_are_not_wrapped(tmp_path):
     vertices = "Vertex,Line,Time,Price,Comfort Level,Reliability,Transfer Time\n" + "".join(
         f"{n},Long Line,1,0,0.5,0.9,0\n" for n in names
     )
-    e, v = tmp_path / "edge.csv", tmp_path / "vertex.csv"
-    e.write_text(edges, encoding="utf-8")
-    v.write_text(vertices, encoding="utf-8")
+    args = table_args(tmp_path, edges, vertices)
     route = "-".join(names)
     for weights in ((), ("--weights", "1,0,0,0")):
         res = runner.invoke(
             app,
-            [
-                "solve",
-                "--edges",
-                str(e),
-                "--vertices",
-                str(v),
-                "--from",
-                names[0],
-                "--to",
-                names[-1],
-                *weights,
-            ],
+            ["solve", *args, "--from", names[0], "--to", names[-1], *weights],
             env={"COLUMNS": "80"},
         )
         assert res.exit_code == 0, res.output

@@ -4,6 +4,7 @@ topologies)."""
 from __future__ import annotations
 
 import signal
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -65,7 +66,8 @@ def build(
     """
     # SIGTERM stops a build as Ctrl-C does: the worker pool and its forkserver are shut
     # down on the way out instead of being orphaned
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    main = threading.current_thread() is threading.main_thread()  # handlers live there only
+    previous = signal.signal(signal.SIGTERM, _interrupt) if main else None
     try:
         if from_maptab is not None:
             from maptab.build.release import import_maptab_release
@@ -101,7 +103,8 @@ def build(
     except KeyboardInterrupt:
         fail(f"build interrupted; {out} is incomplete", code=130)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if main:
+            signal.signal(signal.SIGTERM, previous)
     counts = manifest["counts"]
     console.print(
         f"[green]built[/] {out}: {counts['maps']} maps, {counts.get('rp', 0)} RP, "
