@@ -4,7 +4,7 @@ Compares, in the same run and on the same token lists:
 
 * ``maptab.score.paper.paper_scores`` — the shipped implementation (match decision memoised
   per name pair);
-* a straightforward implementation of the same definition that calls
+* a straightforward implementation of the released scorer's rules that calls
   ``difflib.SequenceMatcher`` for every station pair it compares (the baseline).
 
 The baseline runs on a prefix of the predictions (``--baseline N``, default 50,000) and its
@@ -93,24 +93,24 @@ def make_data(n: int, seed: int = 0) -> list[tuple[list[str], list[list[str]], i
     return out
 
 
-def _naive_match(a: str, b: str) -> bool:
-    a, b = a.strip().lower(), b.strip().lower()
-    if "(transfer)" in a or "(transfer)" in b:
-        return a == b
-    return SequenceMatcher(None, a, b).ratio() >= 0.5
+def _naive_fuzzy(gold: str, answer: str) -> bool:
+    return SequenceMatcher(None, gold.strip().lower(), answer.strip().lower()).ratio() >= 0.5
 
 
 def naive_scores(pred: list[str], refs: list[list[str]]) -> tuple[int, float]:
-    """The definition with one ``SequenceMatcher`` per compared pair."""
+    """The released scorer's rules with one ``SequenceMatcher`` per compared pair."""
     ema, best = 0, 0.0
     for ref in refs:
         k = 0
-        while k < min(len(pred), len(ref)) and _naive_match(pred[k], ref[k]):
+        while k < min(len(pred), len(ref)) and _naive_fuzzy(ref[k], pred[k]):
             k += 1
-        if k == len(ref) == len(pred):
+        if len(ref) == len(pred) and all(
+            (g == p) if ("(transfer)" in g or "(transfer)" in p) else _naive_fuzzy(g, p)
+            for g, p in zip(ref, pred, strict=True)
+        ):
             ema = 1
         best = max(best, k / len(ref))
-    return ema, best
+    return ema, round(best, 4)
 
 
 def main() -> None:

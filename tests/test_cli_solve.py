@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -29,12 +30,17 @@ F,Blue Line,0.9,0,0.4,0.95,0
 """
 
 
+def table_args(folder, edges: str = EDGES, vertices: str = VERTICES) -> list[str]:
+    """Write the two tables into ``folder``; the ``--edges``/``--vertices`` options."""
+    e, v = folder / "edge.csv", folder / "vertex.csv"
+    e.write_text(edges, encoding="utf-8")
+    v.write_text(vertices, encoding="utf-8")
+    return ["--edges", str(e), "--vertices", str(v)]
+
+
 @pytest.fixture
 def tables(tmp_path):
-    e, v = tmp_path / "edge.csv", tmp_path / "vertex.csv"
-    e.write_text(EDGES, encoding="utf-8")
-    v.write_text(VERTICES, encoding="utf-8")
-    return ["--edges", str(e), "--vertices", str(v)]
+    return table_args(tmp_path)
 
 
 def run(*args: str):
@@ -88,7 +94,8 @@ def test_table_output(tables):
     ("args", "message"),
     [
         (("--from", "A", "--to", "Dee"), "did you mean 'D'"),
-        (("--from", "A", "--to", "D", "--weights", "1,1,0,0"), "sum to 1"),
+        (("--from", "A", "--to", "D", "--weights", "1_0,0,0,1"), "'1_0' is not"),
+        (("--from", "A", "--to", "D", "--weights", "0,0,0,0"), "must be positive"),
         (("--from", "A", "--to", "D", "--mix"), "give --weights"),
         (
             ("--from", "A", "--to", "D", "--weights", "1,0,0,0", "--model", "median"),
@@ -124,22 +131,80 @@ def test_missing_file_is_one_line(tmp_path):
 
 @pytest.mark.timeout(20)
 def test_negative_value_is_one_line_not_a_hang(tmp_path):
-    e, v = tmp_path / "edge.csv", tmp_path / "vertex.csv"
-    e.write_text(EDGES.replace("B-C,Red Line,2.0", "B-C,Red Line,-20"), encoding="utf-8")
-    v.write_text(VERTICES, encoding="utf-8")
-    res = run(
-        "solve",
-        "--edges",
-        str(e),
-        "--vertices",
-        str(v),
-        "--from",
-        "A",
-        "--to",
-        "D",
-        "--weights",
-        "1,0,0,0",
-    )
+    bad = EDGES.replace("B-C,Red Line,2.0", "B-C,Red Line,-20")
+    args = table_args(tmp_path, edges=bad)
+    res = run("solve", *args, "--from", "A", "--to", "D", "--weights", "1,0,0,0")
     assert res.exit_code == 1
-    assert "edge B-C (line 'Red Line'): Time -20" in res.output
+    assert "edge.csv:3: Time: -20 is outside" in res.output
     assert "Traceback" not in res.output
+    assert len(res.output.strip().splitlines()) == 1
+
+
+def test_weights_are_normalised(tables):
+    """Integer conditions as the papers state them give the same answer as their fractions."""
+    outs = []
+    for w in ("1,2,1,0", "0.25,0.5,0.25,0", "2,4,2,0"):
+        res = run("solve", *tables, "--from", "A", "--to", "F", "--weights", w, "--json")
+        assert res.exit_code == 0, res.output
+        outs.append(json.loads(res.output))
+    assert outs[0] == outs[1] == outs[2]
+    thirds = run(
+        "solve", *tables, "--from", "A", "--to", "F", "--weights", "0.333333,0.333333,0.333333,0"
+    )
+    assert thirds.exit_code == 0, thirds.output
+
+
+BAD_TABLES = {
+    "negative edge price": (
+        EDGES.replace("B-C,Red Line,2.0,1.0", "B-C,Red Line,2.0,-1.0"),
+        VERTICES,
+        "edge.csv:3: Price: -1 is outside",
+    ),
+    "negative vertex price": (
+        EDGES,
+        VERTICES.replace("C,Red Line,0.5,0", "C,Red Line,0.5,-2"),
+        "vertex.csv:4: Price: -2 must be 0",
+    ),
+    "A-B and B-A on one line": (
+        EDGES + "C-B,Red Line,2.0,1.0,0.4,0\n",
+        VERTICES,
+        "edge.csv:7: Edge: duplicate of the edge at row 3",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_TABLES))
+@pytest.mark.parametrize(
+    "mode",
+    [(), ("--weights", "1,0,0,0"), ("--weights", "0,0,1,1", "--mix"), ("--json",)],
+    ids=["fewest", "weighted", "mix", "json"],
+)
+def test_invalid_tables_are_refused_in_every_mode(tmp_path, case, mode):
+    edges, vertices, message = BAD_TABLES[case]
+    args = table_args(tmp_path, edges, vertices)
+    res = run("solve", *args, "--from", "A", "--to", "D", *mode)
+    assert res.exit_code == 1, res.output
+    assert message in res.output and "Traceback" not in res.output
+    assert len(res.output.strip().splitlines()) == 1
+    res = run("validate", args[1], args[3])
+    assert res.exit_code == 1 and message in res.output
+
+
+def test_long_routes_are_not_wrapped(tmp_path):
+    names = [f"Station Number {i:02d}" for i in range(30)]
+    edges = "Edge,Line,Time,Price,Comfort Level,Reliability\n" + "".join(
+        f"{a}-{b},Long Line,2,0.5,0.5,0\n" for a, b in itertools.pairwise(names)
+    )
+    vertices = "Vertex,Line,Time,Price,Comfort Level,Reliability,Transfer Time\n" + "".join(
+        f"{n},Long Line,1,0,0.5,0.9,0\n" for n in names
+    )
+    args = table_args(tmp_path, edges, vertices)
+    route = "-".join(names)
+    for weights in ((), ("--weights", "1,0,0,0")):
+        res = runner.invoke(
+            app,
+            ["solve", *args, "--from", names[0], "--to", names[-1], *weights],
+            env={"COLUMNS": "80"},
+        )
+        assert res.exit_code == 0, res.output
+        assert f"1: {route}" in res.output.splitlines()  # one whole line, far beyond 80 columns

@@ -95,21 +95,38 @@ def test_scales_match_spec():
     [
         ("1,0,0,0", [1, 0, 0, 0]),
         (" 0.25, 0.25,0.25 ,0.25", [0.25] * 4),
+        ("1,2,1,0", [0.25, 0.5, 0.25, 0]),  # the papers' integer conditions
+        ("0.333333,0.333333,0.333333,0", [1 / 3, 1 / 3, 1 / 3, 0]),
+        ("0.5,0.4,0,0", [5 / 9, 4 / 9, 0, 0]),
+        ("2e-1,.2,0.,0", [0.5, 0.5, 0, 0]),
         ("0.3333333,0.3333333,0.3333334,0", None),
     ],
 )
-def test_weights_parse(text, expected):
+def test_weights_parse_normalises(text, expected):
     w = Weights.parse(text)
     if expected is not None:
-        assert w.as_list() == expected
-    assert sum(w.as_list()) == pytest.approx(1, abs=1e-6)
+        assert w.as_list() == pytest.approx(expected, abs=1e-15)
+    assert sum(w.as_list()) == pytest.approx(1, abs=1e-12)
 
 
 @pytest.mark.parametrize(
-    "text", ["1,0,0", "0.5,0.5,0.5,-0.5", "0.5,0.4,0,0", "a,b,c,d", "1,0,0,nan"]
+    ("text", "message"),
+    [
+        ("1,0,0", "four comma-separated"),
+        ("0.5,0.5,0.5,-0.5", "'-0.5' is not a non-negative decimal number"),
+        ("1_0,0,0,1", "'1_0' is not"),  # float() would read 10
+        ("a,b,c,d", "'a' is not"),
+        ("1,0,0,nan", "'nan' is not"),
+        ("1,0,0,inf", "'inf' is not"),
+        ("+1,0,0,0", r"'\+1' is not"),
+        ("\u0661,0,0,0".encode().decode("unicode_escape"), "is not"),  # Arabic-Indic 1
+        ("1e999,0,0,0", "too large"),
+        ("0,0,0,0", "at least one weight must be positive"),
+        ("0,0.0,0e5,.0", "at least one weight must be positive"),
+    ],
 )
-def test_weights_parse_rejects(text):
-    with pytest.raises(CostError):
+def test_weights_parse_rejects(text, message):
+    with pytest.raises(CostError, match=message):
         Weights.parse(text)
 
 

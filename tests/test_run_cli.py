@@ -104,9 +104,12 @@ def test_summary_names_the_most_frequent_error_and_bad_options_are_refused(tmp_p
     ) as srv:
         args = ["run", str(ds), "--model", "openai:m", "--base-url", srv.base_url]
         res = runner.invoke(app, [*args, "--out", str(tmp_path / "o"), "--no-progress"])
-        assert res.exit_code == 0, res.output
+        assert res.exit_code == 1, res.output  # nothing succeeded: a failed run
         assert "3 errors" in res.stdout
         assert "most frequent error (3×) HTTP 400: [/x] bad model" in res.stdout
+        assert "rerun with --retry-errors" in res.stdout
+        assert "no sample succeeded: all 3 ended in error" in res.stderr
+        assert "--retry-errors" in res.stderr and len(res.stderr.strip().splitlines()) == 1
         for bad in (["--max-tokens", "0"], ["--thinking-budget", "0"], ["--timeout", "0"]):
             res = runner.invoke(app, [*args, *bad, "--out", str(tmp_path / "p")])
             assert res.exit_code != 0 and "Traceback" not in res.output, (bad, res.output)
@@ -125,3 +128,24 @@ def test_an_unusable_run_folder_is_a_one_line_error(tmp_path):
         res.stderr.strip()
         == f"error: {ds / 'manifest.json'}: cannot be used as a run folder (File exists)"
     )
+
+
+def test_a_run_with_some_answers_exits_zero_and_retrying_the_rest_succeeds(tmp_path):
+    ds = write_dataset(tmp_path / "ds", n_rp=4, n_qa=0, n_reasonmap=0)
+    out = str(tmp_path / "o")
+    runner = CliRunner()
+
+    calls = []
+
+    def flaky(body, seen):  # the first two requests fail, later ones succeed
+        calls.append(1)
+        return Reply("status", status=400, message="nope") if len(calls) <= 2 else Reply()
+
+    with FakeServer(flaky) as srv:
+        args = ["run", str(ds), "--model", "openai:m", "--base-url", srv.base_url, "--out", out]
+        res = runner.invoke(app, [*args, "--no-progress", "--concurrency", "1"])
+        assert res.exit_code == 0, res.output
+        assert "2 errors" in res.stdout and "rerun with --retry-errors" in res.stdout
+        res = runner.invoke(app, [*args, "--no-progress", "--retry-errors"])
+        assert res.exit_code == 0, res.output
+        assert "0 errors" in res.stdout

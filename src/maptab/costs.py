@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
@@ -49,6 +50,9 @@ REL_TOL = 1e-9
 
 ITEMS = ("edge_vertex", "vertex")
 MODELS = ("additive", "mean")
+
+
+_DECIMAL = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 class CostError(MaptabError):
@@ -79,15 +83,25 @@ class Weights:
 
     @classmethod
     def parse(cls, text: str) -> Weights:
-        """Parse ``"wT,wP,wC,wR"``, e.g. ``"0.5,0.5,0,0"``."""
+        """Parse ``"wT,wP,wC,wR"``: four non-negative decimal numbers (digits, an optional
+        fraction and exponent; no sign, no ``_``) with a positive sum, normalised to sum 1.
+
+        ``"1,2,1,0"`` (how the papers state integer conditions) gives 0.25, 0.5, 0.25, 0;
+        ``"0.333333,0.333333,0.333333,0"`` gives thirds. The only parser of weight text.
+        """
         parts = [p.strip() for p in str(text).split(",")]
         if len(parts) != 4:
             raise CostError(f"weights {text!r}: expected four comma-separated numbers wT,wP,wC,wR")
-        try:
-            vals = [float(p) for p in parts]
-        except ValueError:
-            raise CostError(f"weights {text!r}: not all four values are numbers") from None
-        return cls(*vals)
+        for p in parts:
+            if not _DECIMAL.fullmatch(p):
+                raise CostError(f"weights {text!r}: {p!r} is not a non-negative decimal number")
+        vals = [float(p) for p in parts]
+        if not all(math.isfinite(v) for v in vals):
+            raise CostError(f"weights {text!r}: a value is too large")
+        total = math.fsum(vals)
+        if total <= 0:
+            raise CostError(f"weights {text!r}: at least one weight must be positive")
+        return cls(*(v / total for v in vals))
 
     def as_list(self) -> list[float]:
         return [self.time, self.price, self.comfort, self.reliability]

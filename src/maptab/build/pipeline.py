@@ -21,9 +21,9 @@ import multiprocessing
 import os
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -361,9 +361,7 @@ def build_benchmark(
     with ExitStack() as stack:
         results: Iterable[tuple[list[RPQuery], list[QAQuery], list[ReasonMapQuestion]]]
         if workers > 1:
-            pool = stack.enter_context(
-                ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
-            )
+            pool = stack.enter_context(_worker_pool(workers))
             results = pool.map(map_queries, jobs)
         else:
             results = map(map_queries, jobs)
@@ -376,6 +374,43 @@ def build_benchmark(
     manifest = writer.finish()
     clock.lap("manifest and hashes")
     return manifest
+
+
+@contextmanager
+def _worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A forkserver process pool that leaves no process behind when the build stops early.
+
+    On any exception (an error, Ctrl-C, or SIGTERM, which ``maptab build`` turns into
+    ``KeyboardInterrupt``) queued jobs are cancelled, the workers are terminated rather than
+    waited for (a job can run for minutes), and the forkserver is stopped.
+    """
+    ctx = multiprocessing.get_context("forkserver")
+    pool = ProcessPoolExecutor(workers, mp_context=ctx)
+    try:
+        yield pool
+    except BaseException:
+        # the executor has no public way to stop running workers before Python 3.14
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.join(timeout=10)
+            if proc.is_alive():
+                proc.kill()
+        _stop_forkserver()
+        raise
+    pool.shutdown()
+
+
+def _stop_forkserver() -> None:
+    """Stop this process's forkserver, if one was started (private API, guarded)."""
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    stop = getattr(server, "_stop", None)
+    if callable(stop):
+        stop()
 
 
 class _Stopwatch:

@@ -3,6 +3,8 @@ topologies)."""
 
 from __future__ import annotations
 
+import signal
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -16,6 +18,10 @@ from maptab.cli.progress import track
 def _warn(message: str) -> None:
     """One warning line on stderr (markup in station names is printed as is)."""
     err_console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 @app.command()
@@ -64,6 +70,10 @@ def build(
       maptab build --from-reasonmap STATIONS_DIR --images MAPS_DIR --out out/reasonmap
       maptab build --from-maptab RELEASE_DIR --out out/imported
     """
+    # SIGTERM stops a build as Ctrl-C does: the worker pool and its forkserver are shut
+    # down on the way out instead of being orphaned
+    main = threading.current_thread() is threading.main_thread()  # handlers live there only
+    previous = signal.signal(signal.SIGTERM, _interrupt) if main else None
     try:
         if from_maptab is not None:
             from maptab.build.release import import_maptab_release
@@ -97,6 +107,11 @@ def build(
             )
     except (ValueError, OSError) as exc:
         fail(str(exc))
+    except KeyboardInterrupt:
+        fail(f"build interrupted; {out} is incomplete", code=130)
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
     counts = manifest["counts"]
     console.print(
         f"[green]built[/] {out}: {counts['maps']} maps, {counts.get('rp', 0)} RP, "

@@ -126,6 +126,11 @@ def run_cmd(
     if summary.errors:
         console.print(f"most frequent error {summary.top_error}", highlight=False, markup=False)
         console.print("rerun with --retry-errors to redo the failed requests", highlight=False)
+    if summary.total and summary.errors == summary.total:
+        fail(
+            f"no sample succeeded: all {summary.total} ended in error; fix the cause, "
+            "then rerun with --retry-errors"
+        )
 
 
 def _size(text: str) -> tuple[int, int]:

@@ -15,6 +15,7 @@ from maptab.costs import MODELS, Weights, route_totals
 from maptab.network import SCENARIOS
 from maptab.solver import Route, fewest_stations, optimal_routes
 from maptab.tables import derive_mix, read_network
+from maptab.validate import validate_tables
 
 
 def _payload(routes: list[Route], totals: dict[str, float] | None) -> dict[str, object]:
@@ -38,7 +39,10 @@ def solve(
     target: Annotated[str, typer.Option("--to", help="Destination station.")],
     weights: Annotated[
         str | None,
-        typer.Option(help="wT,wP,wC,wR (sum 1). Omitted: criteria-free, fewest stations."),
+        typer.Option(
+            help="wT,wP,wC,wR: non-negative numbers, normalised to sum 1 (1,2,1,0 is "
+            "0.25,0.5,0.25,0). Omitted: criteria-free, fewest stations."
+        ),
     ] = None,
     mix: Annotated[
         bool, typer.Option("--mix", help="Score with the derived Mix_tab, vertex items only.")
@@ -59,7 +63,8 @@ def solve(
 
     Without --weights: all routes with the fewest stations, each with its minimum-transfer
     marks. With --weights: all routes of minimum cost J (ties within 1e-9), marked with
-    their J-optimal, fewest-transfer line assignment.
+    their J-optimal, fewest-transfer line assignment. Tables that `maptab validate` rejects
+    are refused in every mode.
     """
     if scenario is not None and scenario not in SCENARIOS:
         fail(f"unknown scenario {escape(repr(scenario))}; use metromap or travelmap")
@@ -69,6 +74,10 @@ def solve(
         fail("--mix and --model score weighted queries; give --weights too")
     try:
         w = Weights.parse(weights) if weights is not None else None
+        problems = validate_tables(edges, vertices, scenario)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            fail(f"{problems[0]}{more}; `maptab validate` lists every problem")
         network = read_network(edges, vertices, scenario)  # type: ignore[arg-type]
         items = "edge_vertex"
         if mix:
@@ -91,24 +100,29 @@ def solve(
         payload = _payload(routes, totals[0] if w is not None else None)
         console.print_json(json.dumps(payload, ensure_ascii=False))
         return
-    title = "fewest stations" if w is None else f"{model} model, weights {weights}"
+    title = "fewest stations"
+    if w is not None:
+        title = f"{model} model, weights {','.join(f'{x:.6g}' for x in w.as_list())}"
     console.print(
         f"[bold]{escape(source)} → {escape(target)}[/]: {len(routes)} optimal route(s), {title}"
-        + (" (Mix_tab, vertex items)" if mix else "")
+        + (" (Mix_tab, vertex items)" if mix else ""),
+        soft_wrap=True,
     )
+    # the route is printed whole on its own line (a table column would wrap it into pieces)
     table = Table(box=None, header_style="bold")
-    for name in ("#", "route", "stations", "transfers"):
-        table.add_column(name, overflow="fold", justify="left" if name == "route" else "right")
+    for name in ("#", "stations", "transfers"):
+        table.add_column(name, justify="right", no_wrap=True)
     names = ("J", "time", "price", "comfort", "reliability") if w is not None else ()
     for name in names:
-        table.add_column(name, justify="right")
+        table.add_column(name, justify="right", no_wrap=True)
     for i, (r, tot) in enumerate(zip(routes, totals, strict=True), 1):
         extra = [f"{r.cost:.6f}", *(f"{v:g}" for v in tot.values())] if w is not None else []
-        table.add_row(
-            str(i), escape(r.format()), str(r.vertex_count), str(r.transfer_count), *extra
-        )
+        table.add_row(str(i), str(r.vertex_count), str(r.transfer_count), *extra)
     console.print(table)
+    for i, r in enumerate(routes, 1):
+        console.print(f"{i}: {r.format()}", markup=False, highlight=False, soft_wrap=True)
     if w is not None:
         console.print(
-            "J: route cost (lower is better); time/price: totals; comfort/reliability: averages"
+            "J: route cost (lower is better); time/price: totals; comfort/reliability: averages",
+            soft_wrap=True,
         )

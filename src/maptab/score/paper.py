@@ -1,24 +1,30 @@
-"""Paper-compatible route metrics EMA, PMA and DS (SPEC 13; MapTab appendix C.1).
+"""Paper-compatible route metrics EMA, PMA and DS (SPEC 13), as MapTab's released scorer
+(``src/evaluate_planning.py``) computes them on an extracted route.
 
-Definitions, on station tokens (a route string split at ``-``; a transfer station is written
-``Name(transfer)``):
+The released rules, on station tokens (a route string split at every ``-``, nothing
+stripped; a transfer station is written ``Name(transfer)``):
 
-* **station match** — after lower-casing and stripping both names: when either carries
-  ``(transfer)`` they must be identical; otherwise they match when
-  ``difflib.SequenceMatcher(None, a, b).ratio() >= 0.5``.
-* **EMA** (exact match accuracy) — 1 if the prediction has the same length as some reference
-  and matches it station by station, else 0.
+* **fuzzy match** of a reference token ``g`` and a predicted token ``p`` —
+  ``difflib.SequenceMatcher(None, g', p').ratio() >= 0.5`` where ``'`` is strip + lower-case.
+  The reference is the first sequence (``ratio`` is not symmetric). A ``(transfer)`` mark is
+  just characters here.
+* **EMA** (exact match accuracy) — 1 if some reference has the prediction's length and every
+  position matches: a position where either raw token contains the literal ``(transfer)``
+  (case-sensitive) needs the raw tokens to be identical (no strip, no lower-case); any other
+  position needs the fuzzy match.
 * **PMA** (partial match accuracy) — for a reference of length ``n``, the number ``k`` of
-  leading stations matched before the first mismatch (or the end of either route), as
-  ``k / n``; the best over the references.
+  leading positions that fuzzy-match (marks ignored as marks), as ``k / n``; the best over
+  the references, rounded to 4 decimals as the released scorer stores it.
 * **DS** (difficulty-aware score) — per sample, ``level(map) + level(query)`` with Easy=1,
   Medium=2, Hard=3 when EMA is 1, else 0; a run's DS is the sum over its samples.
 
-An unparseable prediction scores EMA 0, PMA 0, DS 0.
+An unparseable prediction scores EMA 0, PMA 0, DS 0. docs/scoring.md lists where maptab's
+``paper`` numbers can still differ from the released script (answer extraction).
 
-Speed: the match decision of every ``(a, b)`` name pair is memoised in a dict (a map's
-vocabulary is small, so a million predictions touch a few thousand distinct pairs); the
-numbers are identical to calling ``SequenceMatcher`` per pair.
+Speed: the fuzzy decision of every ``(reference, prediction)`` token pair is memoised in a
+dict (a map's vocabulary is small, so a million predictions touch a few thousand distinct
+pairs), and two exact upper bounds of the ratio reject pairs before ``SequenceMatcher``
+runs; the numbers are identical to calling ``SequenceMatcher`` per pair.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ __all__ = [
     "DIFFICULTY_LEVEL",
     "difficulty_score",
     "ema",
+    "exact_token_match",
     "matching_references",
     "paper_scores",
     "pma",
@@ -38,15 +45,14 @@ __all__ = [
 ]
 
 DIFFICULTY_LEVEL = {"easy": 1, "medium": 2, "middle": 2, "hard": 3}
+PMA_DIGITS = 4
 _MARK = "(transfer)"
 _MATCH_CACHE: dict[tuple[str, str], bool] = {}
 _CACHE_LIMIT = 2_000_000
 
 
-def _match_uncached(a: str, b: str) -> bool:
-    a, b = a.strip().lower(), b.strip().lower()
-    if _MARK in a or _MARK in b:
-        return a == b
+def _match_uncached(ref: str, pred: str) -> bool:
+    a, b = ref.strip().lower(), pred.strip().lower()
     # ratio = 2M/T with M matched characters and T = len(a) + len(b), so ratio >= 0.5 iff
     # 4M >= T. M is at most the shorter length and at most the size of the multiset
     # intersection of the characters (difflib's quick_ratio bound): reject early on either.
@@ -58,28 +64,39 @@ def _match_uncached(a: str, b: str) -> bool:
     return SequenceMatcher(None, a, b).ratio() >= 0.5
 
 
-def station_match(a: str, b: str) -> bool:
-    """Whether two station tokens match under the paper's lenient rule (module docstring)."""
-    key = (a, b)
+def station_match(ref: str, pred: str) -> bool:
+    """The released fuzzy rule for a reference token and a predicted token (PMA's only rule)."""
+    key = (ref, pred)
     hit = _MATCH_CACHE.get(key)
     if hit is None:
         if len(_MATCH_CACHE) >= _CACHE_LIMIT:
             _MATCH_CACHE.clear()
-        hit = _MATCH_CACHE[key] = _match_uncached(a, b)
+        hit = _MATCH_CACHE[key] = _match_uncached(ref, pred)
     return hit
 
 
+def exact_token_match(ref: str, pred: str) -> bool:
+    """EMA's rule for one position: raw identity when either token carries ``(transfer)``,
+    else the fuzzy rule."""
+    if ref == pred:
+        return True
+    if _MARK in ref or _MARK in pred:
+        return False
+    return station_match(ref, pred)
+
+
 def reference_tokens(route: str) -> list[str]:
-    """Tokens of a gold MapTab route string (``A-B(transfer)-C`` → three tokens)."""
-    return [t.strip() for t in route.split("-")]
+    """Tokens of a route string as the released scorer splits it (``A-B(transfer)-C`` → three
+    tokens; every ``-`` splits, nothing is stripped)."""
+    return route.split("-")
 
 
-def _prefix(pred: Sequence[str], ref: Sequence[str]) -> int:
-    """Number of leading positions where ``pred`` and ``ref`` match (the hot loop)."""
+def _prefix(ref: Sequence[str], pred: Sequence[str]) -> int:
+    """Number of leading positions where ``ref`` and ``pred`` fuzzy-match (the hot loop)."""
     cache = _MATCH_CACHE
     k = 0
-    for a, b in zip(pred, ref, strict=False):
-        if a != b:  # identical strings always match (ratio 1, or identical marks)
+    for a, b in zip(ref, pred, strict=False):
+        if a != b:  # identical strings always match (ratio 1)
             hit = cache.get((a, b))
             if hit is None:
                 hit = station_match(a, b)
@@ -89,30 +106,37 @@ def _prefix(pred: Sequence[str], ref: Sequence[str]) -> int:
     return k
 
 
+def _exact(ref: Sequence[str], pred: Sequence[str], k: int) -> bool:
+    """EMA for one reference, given ``k`` leading fuzzy matches: same length, all positions
+    fuzzy-matched, and no position where a mark demands identity but the tokens differ."""
+    if not (k == len(ref) == len(pred)):
+        return False
+    return all(
+        a == b or (_MARK not in a and _MARK not in b) for a, b in zip(ref, pred, strict=True)
+    )
+
+
 def paper_scores(pred: Sequence[str] | None, refs: Sequence[Sequence[str]]) -> tuple[int, float]:
     """``(EMA, PMA)`` of predicted tokens against tokenised references in one pass."""
     if not pred or not refs:
         return 0, 0.0
     best = 0.0
-    n = len(pred)
     for ref in refs:
         m = len(ref)
         if not m:
             continue
-        if m == n and pred == ref:
-            return 1, 1.0
-        k = _prefix(pred, ref)
-        if k == m == n:
-            return 1, 1.0
+        k = _prefix(ref, pred)
+        if _exact(ref, pred, k):
+            return 1, 1.0  # EMA 1 implies every position fuzzy-matches: PMA 1
         best = max(best, k / m)
-    return 0, best
+    return 0, round(best, PMA_DIGITS)
 
 
 def matching_references(pred: Sequence[str] | None, refs: Sequence[Sequence[str]]) -> list[int]:
     """Indices of the tokenised references that ``pred`` matches exactly (EMA 1 for each)."""
     if not pred:
         return []
-    return [i for i, ref in enumerate(refs) if len(ref) == len(pred) == _prefix(pred, ref)]
+    return [i for i, ref in enumerate(refs) if _exact(ref, pred, _prefix(ref, pred))]
 
 
 def _tokens(pred: str | Sequence[str] | None) -> Sequence[str] | None:
