@@ -665,7 +665,7 @@ def _ordered(rows: Sequence[dict[str, Any]], order: Sequence[int] | None) -> lis
     if order is None:
         return list(rows)
     if sorted(order) != list(range(len(rows))):
-        raise ValueError(f"order must be a permutation of 0..{len(rows) - 1}")
+        raise MaptabError(f"order must be a permutation of 0..{len(rows) - 1}")
     return [rows[i] for i in order]
 
 
@@ -719,7 +719,7 @@ def write_tables(
     """Write ``{stem}_edge`` and ``{stem}_vertex`` tables in each format; returns the paths."""
     unknown = [f for f in formats if f not in ("csv", "json")]
     if unknown:
-        raise ValueError(f"unknown table format(s) {unknown}; use csv or json")
+        raise MaptabError(f"unknown table format(s) {unknown}; use csv or json")
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     tables = (
@@ -744,6 +744,6 @@ def write_tables(
 def example_tables(scenario: Scenario) -> tuple[Path, Path]:
     """Paths ``(edges, vertices)`` of the small example tables shipped with the package."""
     if scenario not in SCENARIOS:
-        raise ValueError(f"unknown scenario {scenario!r}; expected one of {SCENARIOS}")
+        raise MaptabError(f"unknown scenario {scenario!r}; expected one of {SCENARIOS}")
     folder = Path(str(resources.files("maptab") / "data" / "example"))
     return folder / f"{scenario}_edge.csv", folder / f"{scenario}_vertex.csv"

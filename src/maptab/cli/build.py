@@ -10,6 +10,7 @@ import typer
 
 from maptab.cli.app import app, console, fail
 from maptab.cli.progress import track
+from maptab.errors import MaptabError
 
 
 @app.command()
@@ -88,7 +89,7 @@ def build(
                 cost_model=cost_model,
                 progress=track,
             )
-    except (ValueError, OSError) as exc:
+    except (MaptabError, OSError) as exc:
         fail(str(exc))
     counts = manifest["counts"]
     console.print(

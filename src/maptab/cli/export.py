@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from maptab.cli.app import app, console, fail
+from maptab.errors import MaptabError
 
 FORMATS = ("maptab", "hf")
 
@@ -37,6 +38,6 @@ def export(
             from maptab.build.hf import export_hf
 
             path = export_hf(dataset, out)
-    except (ValueError, OSError) as exc:
+    except (MaptabError, OSError) as exc:
         fail(str(exc))
     console.print(f"[green]exported[/] {dataset} -> {path} ({fmt})")

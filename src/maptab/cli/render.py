@@ -142,7 +142,7 @@ def render(
             result = render_map(network, scale=scale)
             target.parent.mkdir(parents=True, exist_ok=True)
             draw_route(network, result, stops, transfers=changes, kind=kind).save(target)
-    except (ValueError, OSError) as exc:
+    except (MaptabError, OSError) as exc:
         fail(str(exc))
     problems = check_legibility(result.placed, network)
     w, h = result.placed.width, result.placed.height

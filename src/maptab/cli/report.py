@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from maptab.cli.app import app, console, fail
+from maptab.errors import MaptabError
 
 
 @app.command("report")
@@ -44,7 +45,7 @@ def report_cmd(
             samples_per_run=samples or None,
         )
 
-    except (ValueError, OSError) as exc:
+    except (MaptabError, OSError) as exc:
         fail(str(exc))
     console.print(transposed_table(files.leaderboard))
     for problem in files.problems:

@@ -10,6 +10,7 @@ from rich import box
 from rich.table import Table
 
 from maptab.cli.app import app, console, fail
+from maptab.errors import MaptabError
 
 
 @app.command("score")
@@ -36,7 +37,7 @@ def score_cmd(
                 raise ScoreError("--results needs --dataset (the dataset the results belong to)")
             preds = load_external_results(results, dataset)
         summary = score_run(run_dir, dataset_dir=dataset, predictions=preds, progress=progress)
-    except (ValueError, OSError) as exc:
+    except (MaptabError, OSError) as exc:
         fail(str(exc))
     _print(summary)
     console.print(f"wrote {run_dir / 'scores.jsonl'} and {run_dir / 'summary.json'}")

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from maptab.cli.app import app, console, fail
 from maptab.network import SCENARIOS
@@ -29,7 +28,7 @@ def validate(
     or prints a one-line summary and exits with status 0.
     """
     if scenario is not None and scenario not in SCENARIOS:
-        fail(f"unknown scenario {escape(repr(scenario))}; use metromap or travelmap")
+        fail(f"unknown scenario {scenario!r}; use metromap or travelmap")
     problems = validate_tables(edges, vertices, scenario)
     if problems:
         for p in problems:

@@ -153,7 +153,7 @@ class _Baseline:
     def network(self, request: ChatRequest) -> Network:
         root = request.meta["dataset"]
         if root not in self._datasets:
-            self._datasets[root] = Dataset(root)
+            self._datasets[root] = Dataset(root, verify=request.meta.get("verify", True))
         return self._datasets[root].network(request.meta["map_id"])
 
     def cost_network(self, request: ChatRequest, category: RPCategory) -> Network:

@@ -72,6 +72,7 @@ def run(
     table_format: Literal["csv", "json"] = "csv",
     image: ImageSpec | None = None,
     spec: str | None = None,
+    verify: bool = True,
 ) -> RunSummary:
     """Run ``provider`` on the selected samples of ``dataset_dir`` into ``out_dir``.
 
@@ -93,6 +94,7 @@ def run(
             table_format=table_format,
             image=image,
             spec=spec,
+            verify=verify,
         )
     )
 
@@ -111,14 +113,17 @@ async def arun(
     table_format: Literal["csv", "json"] = "csv",
     image: ImageSpec | None = None,
     spec: str | None = None,
+    verify: bool = True,
 ) -> RunSummary:
     """:func:`run` inside a running event loop."""
     if concurrency < 1:
-        raise ValueError("--concurrency must be at least 1")
+        raise DatasetError("--concurrency must be at least 1")
     image = image or ImageSpec()
     out = Path(out_dir)
     cats = sorted(set(categories or ()))
-    samples = list(iter_samples(dataset_dir, split=split, categories=cats, limit=limit))
+    samples = list(
+        iter_samples(dataset_dir, split=split, categories=cats, limit=limit, verify=verify)
+    )
     if not samples:
         asked = f"split {split!r}" if split is not None else ""
         asked += (" and " if asked and cats else "") + (f"categories {cats}" if cats else "")
@@ -130,6 +135,7 @@ async def arun(
         image=image,
         images=provider.uses_images,
         cache_dir=out / ".cache" / "images",
+        verify=verify,
     )
     record = {
         "dataset": str(Path(dataset_dir).resolve()),
