@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from maptab.errors import MaptabError
+
+if TYPE_CHECKING:
+    from maptab.network import Network
 
 MIB = 1024 * 1024
 
@@ -169,7 +171,11 @@ def check_label(text: str, what: str) -> None:
         )
 
 
-def check_labels(names: Iterable[tuple[str, str]]) -> None:
-    """:func:`check_label` for each ``(what, name)`` pair."""
-    for what, name in names:
-        check_label(name, what)
+def check_map_labels(network: Network) -> None:
+    """:func:`check_label` for every station (or spot) and line name of ``network``, the
+    names the renderer draws; called where a map enters the renderer."""
+    noun = "station" if network.scenario == "metromap" else "spot"
+    for s in network.vertices:
+        check_label(network.label(s), noun)
+    for line in network.line_names:
+        check_label(line, "line")

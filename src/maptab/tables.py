@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import difflib
 import io
 import json
 import math
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from maptab.errors import MaptabError
+from maptab.limits import MAX_TABLE_BYTES, LimitError, read_bytes
 from maptab.network import SCENARIOS, Edge, Network, Scenario, Vertex, table_name
 
 LINE_SEPARATOR = ";"
@@ -130,13 +132,14 @@ Record = tuple[int, dict[str, Any]]
 
 
 def _decode(path: Path, file: str) -> str:
-    """Read ``path`` as UTF-8 text (a leading BOM is dropped), with a clear error otherwise."""
+    """Read ``path`` as UTF-8 text (a leading BOM is dropped), with a clear error otherwise.
+
+    Only a regular file of at most :data:`~maptab.limits.MAX_TABLE_BYTES` is read (a FIFO
+    or a device such as ``/dev/zero`` is refused before reading)."""
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise TableError(file, None, None, "no such file") from None
-    except OSError as exc:
-        raise TableError(file, None, None, f"cannot read the file ({exc.strerror})") from None
+        data = read_bytes(path, MAX_TABLE_BYTES)
+    except LimitError as exc:
+        raise TableError(file, None, None, str(exc).removeprefix(f"{path}: ")) from None
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise TableError(file, None, None, "the file is UTF-16 text; save it as UTF-8")
     try:
@@ -230,6 +233,28 @@ def _load(path: str | os.PathLike[str]) -> tuple[str, list[str], list[Record]]:
     if not records:
         raise TableError(file, None, None, "the table has no data rows")
     return file, header, records
+
+
+def _check_misspelt_metro(file: str, header: Sequence[str]) -> None:
+    """A header without ``Line`` is a travelmap table, unless a column is a near miss of a
+    metromap-only column (``Lines``, ``line``, ``Transfer time``): then say so, rather than
+    reporting the table against the travelmap columns."""
+    if "Line" in header:
+        return
+    known = set(EDGE_COLUMNS["travelmap"]) | set(VERTEX_COLUMNS["travelmap"])
+    for col in header:
+        if col in known:
+            continue
+        near = difflib.get_close_matches(col.casefold(), ["line", "transfer time"], 1, 0.7)
+        if near:
+            meant = "Line" if near[0] == "line" else "Transfer Time"
+            raise TableError(
+                file,
+                1,
+                col,
+                f"unknown column; did you mean {meant!r}? Without a 'Line' column the table "
+                "is read as a travelmap table",
+            )
 
 
 def _infer_scenario(header: Sequence[str]) -> Scenario:
@@ -423,6 +448,8 @@ def _open_table(
     path: str | os.PathLike[str], kind: str, scenario: Scenario | None
 ) -> tuple[str, Scenario, list[Record], list[TableError]]:
     file, header, records = _load(path)
+    if scenario is None:
+        _check_misspelt_metro(file, header)
     scen = scenario or _infer_scenario(header)
     if scen not in SCENARIOS:
         raise TableError(

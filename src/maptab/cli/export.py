@@ -29,6 +29,8 @@ def export(
     """Export a dataset to another layout (the reverse of `maptab build --from-maptab`)."""
     if fmt not in FORMATS:
         fail(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if out.resolve().is_relative_to(dataset.resolve()):
+        fail(f"--out {out} is inside the dataset {dataset}; choose a folder outside it")
     try:
         if fmt == "maptab":
             from maptab.build.release import export_maptab_release

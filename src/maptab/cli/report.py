@@ -32,6 +32,14 @@ def report_cmd(
             "0 lists all). Tables and figures always use every sample."
         ),
     ] = 3000,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify/--no-verify",
+            help="Check each dataset file read against the manifest's SHA-256 "
+            "(--no-verify: read a dataset edited on purpose).",
+        ),
+    ] = True,
 ) -> None:
     """Write leaderboard tables (Markdown, CSV, LaTeX), figures and OUT/index.html."""
     from maptab.report import transposed_table, write_report
@@ -43,6 +51,7 @@ def report_cmd(
             overlays_per_group=overlays,
             progress=progress,
             samples_per_run=samples or None,
+            verify=verify,
         )
 
     except (MaptabError, OSError) as exc:

@@ -67,6 +67,14 @@ def run_cmd(
     image_format: Annotated[str, typer.Option(help="png or jpeg.")] = "png",
     seed: Annotated[int, typer.Option(help="Seed of the random baseline.")] = 0,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify/--no-verify",
+            help="Check each dataset file read against the manifest's SHA-256 "
+            "(--no-verify: read a dataset edited on purpose).",
+        ),
+    ] = True,
 ) -> None:
     """Run a model on DATASET; predictions go to RUN_DIR/predictions.jsonl (resumable)."""
     from maptab.run import ImageSpec, make_provider
@@ -109,6 +117,7 @@ def run_cmd(
             table_format=table_format,  # type: ignore[arg-type]
             image=image,
             spec=model,
+            verify=verify,
         )
     except json.JSONDecodeError as exc:
         fail(f"--extra-body is not valid JSON ({exc.msg})")

@@ -26,6 +26,14 @@ def score_cmd(
         Path | None, typer.Option(help="Dataset folder (default: the one in RUN_DIR/run.json).")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify/--no-verify",
+            help="Check each dataset file read against the manifest's SHA-256 "
+            "(--no-verify: read a dataset edited on purpose).",
+        ),
+    ] = True,
 ) -> None:
     """Score RUN_DIR: writes RUN_DIR/scores.jsonl and RUN_DIR/summary.json, prints a table."""
     from maptab.score.scorer import ScoreError, load_external_results, score_run
@@ -35,8 +43,10 @@ def score_cmd(
         if results is not None:
             if dataset is None:
                 raise ScoreError("--results needs --dataset (the dataset the results belong to)")
-            preds = load_external_results(results, dataset)
-        summary = score_run(run_dir, dataset_dir=dataset, predictions=preds, progress=progress)
+            preds = load_external_results(results, dataset, verify=verify)
+        summary = score_run(
+            run_dir, dataset_dir=dataset, predictions=preds, progress=progress, verify=verify
+        )
     except (MaptabError, OSError) as exc:
         fail(str(exc))
     _print(summary)
