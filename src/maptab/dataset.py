@@ -427,22 +427,31 @@ class Dataset:
         return [r for _, _, r in self.records("reasonmap")]  # type: ignore[misc]
 
     def verify(self) -> list[str]:
-        """Files whose SHA-256 differs from the manifest, that are missing, that lead
-        outside the folder, or that are on disk without being listed (relative paths)."""
+        """Problems of the folder against the manifest, one ``"<path>: <what>"`` each: a file
+        missing, leading outside the folder, not a regular file, with another SHA-256, or on
+        disk without being listed. Empty when the dataset is exactly what was built."""
         bad = []
         for rel, digest in self.files.items():
             try:
                 path = safe_join(self.root, rel)
-                ok = _sha256(path) == digest
             except DatasetError:
-                ok = False
-            if not ok:
-                bad.append(rel)
+                bad.append(f"{rel}: leads outside the folder")
+                continue
+            if not path.exists():
+                bad.append(f"{rel}: listed in the manifest but missing")
+                continue
+            try:
+                same = _sha256(path) == digest
+            except DatasetError as exc:
+                bad.append(f"{rel}: {str(exc).removeprefix(f'{path}: ')}")
+                continue
+            if not same:
+                bad.append(f"{rel}: content differs from the manifest's SHA-256")
         listed = set(self.files) | {"manifest.json"}
         for p in sorted(self.root.rglob("*")):
             rel = p.relative_to(self.root).as_posix()
             if (p.is_file() or p.is_symlink()) and rel not in listed:
-                bad.append(rel)
+                bad.append(f"{rel}: on disk but not listed in the manifest")
         return bad
 
 

@@ -273,7 +273,9 @@ def _type_ok(value: Any, tp: Any) -> bool:
 
 
 def _type_text(tp: Any) -> str:
-    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+    if typing.get_origin(tp) is None and hasattr(tp, "__name__"):
+        return tp.__name__
+    return str(tp).replace("typing.", "")
 
 
 def check_fields(cls: type, row: Any) -> str | None:
