@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import warnings
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -149,7 +150,9 @@ def open_image(path: str | os.PathLike[str], *, error: type[MaptabError] = Limit
     fd, _ = _open_regular(Path(path), error)
     os.close(fd)
     try:
-        im = Image.open(path)
+        with warnings.catch_warnings():  # the size is checked below, against our own limit
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            im = Image.open(path)
     except Image.DecompressionBombError as exc:
         raise error(f"{path}: image too large ({exc})") from None
     except (UnidentifiedImageError, OSError) as exc:
