@@ -504,3 +504,37 @@ def test_a_bad_prediction_file_in_load_predictions_names_the_line(tmp_path):
         ScoreError, match=r"predictions\.jsonl:2: not a prediction row \(field 'id'"
     ):
         load_predictions(tmp_path)
+
+
+def test_the_release_importer_shares_the_symlink_rule(tmp_path):
+    from maptab.build.release import export_maptab_release, import_maptab_release
+    from test_release import build_small_dataset
+
+    release = export_maptab_release(build_small_dataset(tmp_path / "ds"), tmp_path / "rel")
+    query = next(release.rglob("*_set/*.json"))
+    outside = tmp_path / "outside.json"
+    shutil.move(query, outside)
+    query.symlink_to(outside)
+    with pytest.raises(DatasetError, match="leads outside the folder"):
+        import_maptab_release(release, tmp_path / "back")
+    query.unlink()
+    query.write_text(DEEP)
+    err = _one_line_error("build", "--from-maptab", str(release), "--out", str(tmp_path / "b"))
+    assert f"{query}: JSON nested too deeply" in err
+
+
+def test_a_resumed_run_with_a_hostile_run_json_is_one_line(tmp_path):
+    ds = write_dataset(tmp_path / "ds", n_rp=1, n_qa=0, n_reasonmap=0)
+    run = tmp_path / "run"
+    run.mkdir()
+    for text, message in ((DEEP, "JSON nested too deeply"), ("[1]", "not a run record")):
+        (run / "run.json").write_text(text)
+        assert f"{run / 'run.json'}: {message}" in _run(ds, run)
+
+
+def test_an_empty_reasonmap_folder_is_one_line(tmp_path):
+    (tmp_path / "empty").mkdir()
+    err = _one_line_error(
+        "build", "--from-reasonmap", str(tmp_path / "empty"), "--out", str(tmp_path / "o")
+    )
+    assert "no ReasonMap metadata JSON files found" in err

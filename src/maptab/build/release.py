@@ -30,6 +30,7 @@ from maptab import tables
 from maptab.build.queries import gold_label, repetition_class
 from maptab.dataset import Dataset, DatasetWriter, MapEntry, safe_join
 from maptab.errors import MaptabError
+from maptab.limits import read_json
 from maptab.network import Network
 from maptab.schema import CRITERIA, RP_BY_NAME, RP_CATEGORIES, TOTAL_FIELDS, RPCategory, RPQuery
 from maptab.solver import fewest_stations
@@ -163,10 +164,7 @@ def _parse_query_file(path: Path, scenario: str, split: str) -> str:
 
 
 def _load_records(path: Path) -> list[dict[str, Any]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ReleaseError(f"{path}: cannot read ({exc})") from None
+    data = read_json(path, error=ReleaseError)  # issue 10: regular file, size and depth limits
     if not isinstance(data, list):
         raise ReleaseError(f"{path}: expected a JSON list of query records")
     return data
@@ -257,6 +255,7 @@ def import_maptab_release(release_dir: str | Path, out_dir: str | Path) -> dict[
             if split not in ("train", "test"):
                 raise ReleaseError(f"{split_dir}: expected train_set or test_set")
             for path in sorted(split_dir.glob("*.json")):
+                safe_join(root, path.relative_to(root).as_posix())  # issue 10: no link out
                 found.append((scenario, split, _parse_query_file(path, scenario, split), path))
     if not found:
         raise ReleaseError(f"{root}: no MapTab query files under <scenario>/data/<split>_set/")

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from maptab import __version__
 from maptab.dataset import DatasetError
+from maptab.limits import read_json
 from maptab.run.providers import Provider, ProviderError
 from maptab.run.requests import ImageSpec, RequestBuilder, Sample, iter_samples
 from maptab.run.store import PredictionStore, StoreError
@@ -258,10 +259,9 @@ def _check_compatible(path: Path, record: dict[str, Any]) -> None:
     """A resumed run must ask the same thing of the same model."""
     if not path.is_file():
         return
-    try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise StoreError(f"{path}: not valid JSON ({exc.msg})") from None
+    old = read_json(path, error=StoreError)
+    if not isinstance(old, dict) or not isinstance(old.get("settings"), dict):
+        raise StoreError(f"{path}: not a run record (expected an object with 'settings')")
     a, b = _fingerprint(old), _fingerprint(record)
     for key in a:
         if a[key] != b[key]:
