@@ -108,7 +108,8 @@ def write_report(
 ) -> ReportFiles:
     """Write the full report of ``run_dirs`` (the first is the baseline of the paired
     differences) into ``out_dir``; see the module docstring for the layout. The HTML browser
-    lists at most ``samples_per_run`` samples of each run (``None``: all).
+    lists at most ``samples_per_run`` samples of each run (``None``: all). ``verify`` checks
+    the dataset files read against their manifest (``--no-verify`` turns it off).
 
     Raises :class:`ReportError` (one line, naming the file) on an unreadable run folder.
     """
