@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from maptab.cli.app import app, console, fail
+from maptab.cli.app import VerifyOption, app, console, fail
 from maptab.errors import MaptabError
 
 
@@ -32,14 +32,7 @@ def report_cmd(
             "0 lists all). Tables and figures always use every sample."
         ),
     ] = 3000,
-    verify: Annotated[
-        bool,
-        typer.Option(
-            "--verify/--no-verify",
-            help="Check each dataset file read against the manifest's SHA-256 "
-            "(--no-verify: read a dataset edited on purpose).",
-        ),
-    ] = True,
+    verify: VerifyOption = True,
 ) -> None:
     """Write leaderboard tables (Markdown, CSV, LaTeX), figures and OUT/index.html."""
     from maptab.report import transposed_table, write_report

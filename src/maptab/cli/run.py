@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from maptab.cli.app import app, console, fail
+from maptab.cli.app import VerifyOption, app, console, fail
 from maptab.errors import MaptabError
 from maptab.schema import RP_BY_NAME
 
@@ -67,14 +67,7 @@ def run_cmd(
     image_format: Annotated[str, typer.Option(help="png or jpeg.")] = "png",
     seed: Annotated[int, typer.Option(help="Seed of the random baseline.")] = 0,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
-    verify: Annotated[
-        bool,
-        typer.Option(
-            "--verify/--no-verify",
-            help="Check each dataset file read against the manifest's SHA-256 "
-            "(--no-verify: read a dataset edited on purpose).",
-        ),
-    ] = True,
+    verify: VerifyOption = True,
 ) -> None:
     """Run a model on DATASET; predictions go to RUN_DIR/predictions.jsonl (resumable)."""
     from maptab.run import ImageSpec, make_provider

@@ -9,7 +9,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from maptab.cli.app import app, console, fail
+from maptab.cli.app import VerifyOption, app, console, fail
 from maptab.errors import MaptabError
 
 
@@ -26,14 +26,7 @@ def score_cmd(
         Path | None, typer.Option(help="Dataset folder (default: the one in RUN_DIR/run.json).")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
-    verify: Annotated[
-        bool,
-        typer.Option(
-            "--verify/--no-verify",
-            help="Check each dataset file read against the manifest's SHA-256 "
-            "(--no-verify: read a dataset edited on purpose).",
-        ),
-    ] = True,
+    verify: VerifyOption = True,
 ) -> None:
     """Score RUN_DIR: writes RUN_DIR/scores.jsonl and RUN_DIR/summary.json, prints a table."""
     from maptab.score.scorer import ScoreError, load_external_results, score_run
