@@ -15,6 +15,8 @@ import zlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from fakeserver import rehash, write_dataset
@@ -24,7 +26,7 @@ from maptab.cli import app
 from maptab.dataset import Dataset, DatasetError, DatasetWriter, MapEntry
 from maptab.network import Network
 from maptab.run.requests import build_requests, iter_samples
-from maptab.schema import Prediction
+from maptab.schema import Prediction, QAQuery, ReasonMapQuestion, RPQuery
 from maptab.score.scorer import ScoreError, load_predictions, score_predictions
 
 SMALL = Preset("small", 1, 1, 6, 6, q_min=2, sizes=("small",))
@@ -538,3 +540,56 @@ def test_an_empty_reasonmap_folder_is_one_line(tmp_path):
         "build", "--from-reasonmap", str(tmp_path / "empty"), "--out", str(tmp_path / "o")
     )
     assert "no ReasonMap metadata JSON files found" in err
+
+
+# --------------------------------------------------------------------------- record checks
+def _reference_ok(value, tp) -> bool:
+    """A direct reading of the JSON-type rules, to compare the compiled checks against."""
+    import types
+    import typing
+
+    if tp is typing.Any:
+        return True
+    if tp is type(None):
+        return value is None
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return any(_reference_ok(value, t) for t in typing.get_args(tp))
+    if origin is list:
+        return isinstance(value, list) and all(
+            _reference_ok(v, typing.get_args(tp)[0]) for v in value
+        )
+    if origin is dict:
+        k, t = typing.get_args(tp)
+        return isinstance(value, dict) and all(
+            _reference_ok(a, k) and _reference_ok(b, t) for a, b in value.items()
+        )
+    if tp is bool:
+        return isinstance(value, bool)
+    if tp in (int, float):
+        kinds = (int,) if tp is int else (int, float)
+        return isinstance(value, kinds) and not isinstance(value, bool)
+    return isinstance(value, tp)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@given(value=_JSON)
+def test_compiled_field_checks_match_the_reference(value):
+    import typing
+
+    from maptab.schema import _checker
+
+    for tp in {
+        h
+        for cls in (RPQuery, QAQuery, ReasonMapQuestion, Prediction, MapEntry)
+        for h in typing.get_type_hints(cls).values()
+    }:
+        assert _checker(tp)(value) == _reference_ok(value, tp), (tp, value)

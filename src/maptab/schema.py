@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import types
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import MISSING, dataclass, field, fields
 from functools import cache
 from pathlib import Path
@@ -240,36 +240,74 @@ class RecordError(MaptabError):
 Record = Union["RPQuery", "QAQuery", "ReasonMapQuestion"]
 
 
+_SCALARS: dict[Any, frozenset[type]] = {
+    str: frozenset({str}),
+    bool: frozenset({bool}),
+    int: frozenset({int}),
+    float: frozenset({int, float}),
+    type(None): frozenset({type(None)}),
+}
+"""JSON types accepted for a scalar annotation (``float`` takes integers; ``int`` and
+``float`` refuse booleans: values come from ``json.loads``, so exact types are compared)."""
+
+Check = Callable[[Any], bool]
+
+
 @cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+def _checker(tp: Any) -> Check:
+    """A predicate telling whether a JSON value fits the annotation ``tp``; built once per
+    annotation, so checking a record costs little beside parsing it."""
+    if tp is Any:
+        return lambda v: True
+    if tp is None:
+        tp = type(None)
+    if tp in _SCALARS:
+        ok = _SCALARS[tp]
+        return lambda v: type(v) in ok
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        args = typing.get_args(tp)
+        if all(t in _SCALARS for t in args):
+            ok = frozenset().union(*(_SCALARS[t] for t in args))
+            return lambda v: type(v) in ok
+        rest = [t for t in args if t is not type(None)]
+        if len(rest) == 1:  # X | None
+            inner = _checker(rest[0])
+            return lambda v: v is None or inner(v)
+        options = tuple(_checker(t) for t in args)
+        return lambda v: any(c(v) for c in options)
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        if item in _SCALARS:
+            kinds = _SCALARS[item]
+            return lambda v: type(v) is list and {*map(type, v)} <= kinds
+        each = _checker(item)
+        return lambda v: type(v) is list and all(map(each, v))
+    if origin is dict:
+        key, item = typing.get_args(tp)
+        keys, values = _checker(key), _checker(item)
+        return lambda v: type(v) is dict and all(map(keys, v)) and all(map(values, v.values()))
+    raise TypeError(f"no JSON check for the annotation {tp!r}")
+
+
+@cache
+def _plan(cls: type) -> tuple[tuple[str, bool, Check, str], ...]:
+    """Per field of the dataclass ``cls``: name, required, check, annotation text."""
+    hints = typing.get_type_hints(cls)
+    return tuple(
+        (
+            f.name,
+            f.default is MISSING and f.default_factory is MISSING,
+            _checker(hints[f.name]),
+            _type_text(hints[f.name]),
+        )
+        for f in fields(cls)
+    )
 
 
 def _type_ok(value: Any, tp: Any) -> bool:
-    """Whether the JSON value ``value`` fits the annotation ``tp`` (``float`` takes ints,
-    ``int`` and ``float`` refuse booleans)."""
-    if tp is Any:
-        return True
-    if tp is type(None) or tp is None:
-        return value is None
-    origin = typing.get_origin(tp)
-    if origin in (Union, types.UnionType):
-        return any(_type_ok(value, t) for t in typing.get_args(tp))
-    if origin is list:
-        (item,) = typing.get_args(tp)
-        return isinstance(value, list) and all(_type_ok(v, item) for v in value)
-    if origin is dict:
-        key, item = typing.get_args(tp)
-        return isinstance(value, dict) and all(
-            _type_ok(k, key) and _type_ok(v, item) for k, v in value.items()
-        )
-    if tp is bool:
-        return isinstance(value, bool)
-    if tp is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if tp is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    return isinstance(value, tp)
+    """Whether the JSON value ``value`` fits the annotation ``tp``."""
+    return _checker(tp)(value)
 
 
 def _type_text(tp: Any) -> str:
@@ -281,17 +319,14 @@ def _type_text(tp: Any) -> str:
 def check_fields(cls: type, row: Any) -> str | None:
     """The first problem of ``row`` as a record of the dataclass ``cls`` (a required field
     missing, a value of the wrong JSON type), or ``None``. Unknown keys are ignored."""
-    if not isinstance(row, dict):
+    if type(row) is not dict:
         return f"expected a JSON object, found {type(row).__name__}"
-    hints = _hints(cls)
-    for f in fields(cls):
-        if f.name not in row:
-            if f.default is MISSING and f.default_factory is MISSING:
-                return f"field {f.name!r} is missing"
-            continue
-        if not _type_ok(row[f.name], hints[f.name]):
-            found = type(row[f.name]).__name__
-            return f"field {f.name!r}: expected {_type_text(hints[f.name])}, found {found}"
+    for name, required, ok, text in _plan(cls):
+        if name not in row:
+            if required:
+                return f"field {name!r} is missing"
+        elif not ok(row[name]):
+            return f"field {name!r}: expected {text}, found {type(row[name]).__name__}"
     return None
 
 
