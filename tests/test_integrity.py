@@ -593,3 +593,13 @@ def test_compiled_field_checks_match_the_reference(value):
         for h in typing.get_type_hints(cls).values()
     }:
         assert _checker(tp)(value) == _reference_ok(value, tp), (tp, value)
+
+
+def test_render_reads_a_dataset_through_the_same_rule(tmp_path):
+    ds = write_dataset(tmp_path / "ds", n_rp=1, n_qa=0, n_reasonmap=0)
+    network = ds / "maps/m1/network.json"
+    outside = tmp_path / "network.json"
+    shutil.move(network, outside)
+    network.symlink_to(outside)
+    err = _one_line_error("render", str(ds), "--out", str(tmp_path / "m.png"))
+    assert f"{network}: leads outside the folder" in err

@@ -138,7 +138,7 @@ class DatasetWriter:
     target: Path = field(init=False)
 
     def __post_init__(self) -> None:
-        self.target = Path(self.root)
+        self.target = Path(os.path.abspath(self.root))  # "." and "a/.." have a name
         self.root = _work_folder(self.target)
 
     def __enter__(self) -> DatasetWriter:

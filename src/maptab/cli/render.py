@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from maptab.cli.app import app, console, fail
+from maptab.dataset import Dataset
 from maptab.errors import MaptabError
 from maptab.limits import MAX_RENDER_SCALE, read_json
 from maptab.network import Network
@@ -57,7 +58,11 @@ def load_map(paths: list[Path], map_id: str | None) -> Network:
         raise RenderInputError(f"{path}: no such file or folder")
     if (path / "network.json").is_file():
         return _load_json_map(path / "network.json")
-    maps = sorted(p.name for p in (path / "maps").glob("*") if (p / "network.json").is_file())
+    dataset = Dataset(path, verify=False) if (path / "manifest.json").is_file() else None
+    if dataset is not None:  # files read through the dataset stay inside it (SPEC 16)
+        maps = sorted(dataset.maps)
+    else:
+        maps = sorted(p.name for p in (path / "maps").glob("*") if (p / "network.json").is_file())
     if not maps:
         raise RenderInputError(f"{path}: no maps/<id>/network.json in this folder")
     if map_id is None:
@@ -67,6 +72,8 @@ def load_map(paths: list[Path], map_id: str | None) -> Network:
         map_id = maps[0]
     if map_id not in maps:
         raise RenderInputError(f"{path}: no map {map_id!r} (maps/{map_id}/network.json)")
+    if dataset is not None:
+        return dataset.network(map_id)
     return _load_json_map(path / "maps" / map_id / "network.json")
 
 
