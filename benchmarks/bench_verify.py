@@ -97,6 +97,7 @@ def main() -> None:
                 else _timed_score(Path(tmp) / "run-plain", False)
             )
             rows.append((verb, total, clock, plain))
+            print(f"{verb}: {total:.1f} s verified, {plain:.1f} s not", flush=True)
         print(
             f"{'verb':6} {'total s':>9} {'hashing s':>10} {'files':>6} {'MB':>7} "
             f"{'share':>7} {'unverified s':>13} {'difference':>11}"
