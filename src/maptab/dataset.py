@@ -17,6 +17,12 @@ Layout (schema version :data:`maptab.schema.SCHEMA_VERSION`)::
 ``map_id`` may contain ``/`` (``italy/rome``); every path is checked to stay inside ``DIR``
 (SPEC 16). Same inputs give byte-identical files: JSON is written with sorted manifest keys,
 ``\\n`` line endings and no timestamps.
+
+Integrity (issue 10, ``docs/limits.md``): :class:`DatasetWriter` builds in a temporary
+sibling folder and renames it into place, so an interrupted build leaves the previous
+dataset; :class:`Dataset` reads every file through :meth:`Dataset.file`, which keeps it
+inside ``DIR`` (symlinks resolved), refuses non-regular files and checks its SHA-256
+against the manifest, and checks each JSONL row against its schema as it is read.
 """
 
 from __future__ import annotations
