@@ -603,3 +603,27 @@ def test_render_reads_a_dataset_through_the_same_rule(tmp_path):
     network.symlink_to(outside)
     err = _one_line_error("render", str(ds), "--out", str(tmp_path / "m.png"))
     assert f"{network}: leads outside the folder" in err
+
+
+def test_validate_lists_every_problem_of_a_dataset(built, tmp_path):
+    ds = tmp_path / "ds"
+    shutil.copytree(built, ds)
+    _edit_rows(ds / "rp.jsonl", 2, routes=5)
+    _edit_rows(ds / "rp.jsonl", 4, map_id="nowhere")
+    _edit_rows(ds / "qa.jsonl", 0, tables={"vertices": [10_000]})
+    (ds / "extra.txt").write_text("dropped in")
+    map_id = list(Dataset(ds, verify=False).maps)[-1]  # qa.jsonl:1 is about the first map
+    (ds / "maps" / map_id / "vertices.csv").unlink()
+    res, _ = _invoke("validate", str(ds), "--sample", "5")
+    assert res.exit_code == 1
+    out = res.stdout
+    for line in (
+        f"{ds}/rp.jsonl: content differs from the manifest's SHA-256",
+        f"{ds}/maps/{map_id}/vertices.csv: listed in the manifest but missing",
+        f"{ds}/extra.txt: on disk but not listed in the manifest",
+        f"{ds / 'rp.jsonl'}:3: field 'routes': expected list[str], found int",
+        f"{ds / 'rp.jsonl'}:5: map 'nowhere' is not in the manifest",
+        f"{ds / 'qa.jsonl'}:1: field 'tables.vertices': a row index is out of range",
+    ):
+        assert line in out.splitlines(), (line, out)
+    assert f"{ds}/maps/{map_id}/vertices.csv: no such file" in out

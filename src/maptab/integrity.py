@@ -56,9 +56,10 @@ def validate_dataset(root: str | Path, *, sample: int = 200, seed: int = 0) -> D
     for problem in ds.verify():
         report.add(f"{ds.root}/{problem}")
     networks: dict[str, Network] = {}
-    rows: dict[str, int] = {}
+    rows: dict[str, int | None] = {}  # None: the map's tables are unreadable (reported)
     for map_id in ds.maps:
         report.maps += 1
+        rows.update({f"{map_id}/{k}": None for k in TABLE_FILES})
         try:
             networks[map_id] = ds.network(map_id)
             rows.update(_check_tables(ds, map_id, report))
@@ -91,7 +92,7 @@ def validate_dataset(root: str | Path, *, sample: int = 200, seed: int = 0) -> D
     return report
 
 
-def _check_tables(ds: Dataset, map_id: str, report: DatasetReport) -> dict[str, int]:
+def _check_tables(ds: Dataset, map_id: str, report: DatasetReport) -> dict[str, int | None]:
     """Validate the map's Edge_tab / Vertex_tab; returns ``{"<map>/<table>": rows}``."""
     from maptab.run.requests import read_table
     from maptab.validate import validate_tables
@@ -106,7 +107,7 @@ def _check_record(
     ds: Dataset,
     kind: str,
     row: Any,
-    table_rows: dict[str, int],
+    table_rows: dict[str, int | None],
     where: str,
     report: DatasetReport,
 ) -> Any:
@@ -120,10 +121,11 @@ def _check_record(
         report.add(f"{where}: map {record.map_id!r} is not in the manifest")
         return None
     for table, order in getattr(record, "tables", {}).items():
-        count = table_rows.get(f"{record.map_id}/{table}")
-        if count is None:
+        key = f"{record.map_id}/{table}"
+        count = table_rows.get(key)
+        if key not in table_rows:
             report.add(f"{where}: field 'tables': unknown table {table!r}")
-        elif any(not 0 <= i < count for i in order):
+        elif count is not None and any(not 0 <= i < count for i in order):
             report.add(f"{where}: field 'tables.{table}': a row index is out of range")
     return record
 
