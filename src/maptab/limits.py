@@ -23,12 +23,17 @@ if TYPE_CHECKING:
 
 MIB = 1024 * 1024
 
-MAX_TABLE_BYTES = 64 * MIB
-"""An Edge_tab / Vertex_tab / Mix_tab file (MapTab's largest is about 20 KB)."""
+MAX_TABLE_BYTES = 2 * MIB
+"""An Edge_tab / Vertex_tab / Mix_tab file (MapTab's largest is about 20 KB, a paper-preset
+map's about 46 KB; reading and checking 2 MiB takes a few seconds)."""
 
-MAX_JSON_BYTES = 512 * MIB
-"""A JSON document read whole: ``manifest.json``, ``network.json``, ``run.json``, a
-``--results`` file, a MapTab release query file."""
+MAX_JSON_BYTES = 64 * MIB
+"""A JSON document read whole: ``manifest.json``, ``network.json``, ``run.json``,
+``summary.json``, a MapTab release query file (a paper-preset manifest is 0.2 MB)."""
+
+MAX_RESULTS_BYTES = 1024 * MIB
+"""Another tool's results JSON (``maptab score --results``): 200,000 samples with their
+question and answer text come to a few hundred MB."""
 
 MAX_IMAGE_PIXELS = 100_000_000
 """Width × height of a map image that is decoded (a paper-size map is 4,000 px on its long

@@ -30,7 +30,7 @@ import numpy as np
 
 from maptab.dataset import Dataset, DatasetError
 from maptab.errors import MaptabError
-from maptab.limits import read_json
+from maptab.limits import MAX_RESULTS_BYTES, read_json
 from maptab.network import Network, table_name
 from maptab.schema import (
     Prediction,
@@ -610,7 +610,7 @@ def load_external_results(
     error naming its position.
     """
     p = Path(path)
-    data = read_json(p, error=ScoreError)
+    data = read_json(p, limit=MAX_RESULTS_BYTES, error=ScoreError)
     if isinstance(data, dict):
         data = data.get("results")
     if not isinstance(data, list):
