@@ -188,8 +188,13 @@ def test_files_added_after_the_build_are_refused(tmp_path):
     rehash(ds)
     (ds / "qa.jsonl").write_text("")
     assert Dataset(ds).verify() == ["qa.jsonl: on disk but not listed in the manifest"]
+    assert "qa.jsonl: not listed in the manifest's files" in _run(ds, tmp_path / "r")
     (ds / "qa.jsonl").unlink()
     assert Dataset(ds).verify() == []
+    (ds / "maps/m1/image.png").unlink()  # listed but missing
+    assert Dataset(ds).verify() == ["maps/m1/image.png: listed in the manifest but missing"]
+    with pytest.raises(DatasetError, match=r"maps/m1/image\.png: no such file"):
+        build_requests(ds)  # as a run with a model that looks at the map
 
 
 def test_each_file_is_hashed_once_per_process(tmp_path, monkeypatch):

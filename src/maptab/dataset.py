@@ -370,10 +370,10 @@ class Dataset:
         return path
 
     def has(self, relative: str) -> bool:
-        """Whether the dataset has the file ``relative`` (listed in the manifest, or on disk
-        when not verifying)."""
-        if self.verify_files:
-            return relative in self.files
+        """Whether the dataset has the file ``relative``: listed in the manifest or on disk
+        (reading one that is only on disk is then refused by :meth:`file` when verifying)."""
+        if self.verify_files and relative in self.files:
+            return True
         if relative not in self._present:
             self._present[relative] = safe_join(self.root, relative).exists()
         return self._present[relative]
