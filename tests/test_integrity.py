@@ -157,10 +157,14 @@ def test_a_tampered_file_is_named_by_run_score_and_validate(built, tmp_path):
         "run", str(ds), "--model", "oracle", "--out", str(tmp_path / "r"), "--no-progress"
     )
     assert res.exit_code == 0
+    res, _ = _invoke("score", str(tmp_path / "r"), "--no-progress")
+    assert res.exit_code == 0
     _tamper_answers(ds)
     message = f"{ds / 'qa.jsonl'}: content differs from the SHA-256 in manifest.json"
     assert message in _run(ds, tmp_path / "r2")
     assert message in _one_line_error("score", str(tmp_path / "r"), "--no-progress")
+    report = ("report", str(tmp_path / "r"), "--out", str(tmp_path / "rep"), "--no-progress")
+    assert message in _one_line_error(*report, "--overlays", "0")
     res, _ = _invoke("validate", str(ds))
     assert res.exit_code == 1
     lines = res.stdout.splitlines()
