@@ -636,3 +636,23 @@ def test_validate_lists_every_problem_of_a_dataset(built, tmp_path):
     ):
         assert line in out.splitlines(), (line, out)
     assert f"{ds}/maps/{map_id}/vertices.csv: no such file" in out
+
+
+def test_the_gold_sample_is_uniform_and_reproducible():
+    import random
+
+    from maptab.integrity import _Reservoir
+
+    counts = [0] * 10
+    for seed in range(3000):
+        r = _Reservoir(3, random.Random(seed))
+        for i in range(10):
+            r.offer(i)
+        assert len(set(r.items)) == 3
+        for i in r.items:
+            counts[i] += 1
+    assert all(0.26 < c / 3000 < 0.34 for c in counts), counts  # each item with p = 0.3
+    small = _Reservoir(5, random.Random(0))
+    for i in range(3):
+        small.offer(i)
+    assert small.items == [0, 1, 2]

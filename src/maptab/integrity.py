@@ -48,6 +48,25 @@ class DatasetReport:
             self.problems.append(problem)
 
 
+class _Reservoir:
+    """A uniform random sample of ``size`` items of a stream, in constant memory
+    (reservoir sampling, Algorithm R); the same seed and stream give the same sample."""
+
+    def __init__(self, size: int, rng: random.Random) -> None:
+        self.size, self.rng = size, rng
+        self.items: list[Any] = []
+        self.seen = 0
+
+    def offer(self, item: Any) -> None:
+        self.seen += 1
+        if len(self.items) < self.size:
+            self.items.append(item)
+        else:
+            j = self.rng.randrange(self.seen)
+            if j < self.size:
+                self.items[j] = item
+
+
 def validate_dataset(root: str | Path, *, sample: int = 200, seed: int = 0) -> DatasetReport:
     """Check the dataset at ``root`` (module docstring); ``sample`` gold labels per kind are
     re-derived. A manifest that cannot be read raises :class:`DatasetError`."""
@@ -65,7 +84,9 @@ def validate_dataset(root: str | Path, *, sample: int = 200, seed: int = 0) -> D
             rows.update(_check_tables(ds, map_id, report))
         except DatasetError as exc:
             report.add(str(exc))
-    picked: dict[str, list[Any]] = {"rp": [], "qa": []}
+    skip = set(ds.manifest["options"].get("label_mismatches") or ())
+    rng = random.Random(seed)
+    picked = {"rp": _Reservoir(sample, rng), "qa": _Reservoir(sample, rng)}
     for kind, name in QUERY_FILES.items():
         if not ds.has(name):
             continue
@@ -74,15 +95,12 @@ def validate_dataset(root: str | Path, *, sample: int = 200, seed: int = 0) -> D
                 report.records += 1
                 record = _check_record(ds, kind, row, rows, f"{ds.root / name}:{n}", report)
                 legacy = kind == "qa" and "params" not in row  # no parameters to re-derive from
-                if record is not None and kind in picked and not legacy:
-                    picked[kind].append((f"{ds.root / name}:{n}", record))
+                if record is not None and kind in picked and not legacy and record.id not in skip:
+                    picked[kind].offer((f"{ds.root / name}:{n}", record))
         except (DatasetError, RecordError) as exc:
             report.add(str(exc))
-    skip = set(ds.manifest["options"].get("label_mismatches") or ())
-    rng = random.Random(seed)
-    for found in picked.values():
-        found = [f for f in found if f[1].id not in skip]
-        for where, record in rng.sample(found, min(sample, len(found))):
+    for reservoir in picked.values():
+        for where, record in reservoir.items:
             if record.map_id not in networks:
                 continue  # its network.json is broken, already reported
             report.gold_checked += 1
