@@ -656,3 +656,22 @@ def test_the_gold_sample_is_uniform_and_reproducible():
     for i in range(3):
         small.offer(i)
     assert small.items == [0, 1, 2]
+
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.mark.conformance
+def test_real_datasets_validate_clean(tmp_path):
+    """The imported MapTab sample and a ReasonMap build from the real topologies."""
+    from maptab.build.reasonmap import build_reasonmap_dataset
+    from maptab.build.release import import_maptab_release
+    from maptab.integrity import validate_dataset
+
+    if not (SHARED / "maptab-sample").is_dir() or not (SHARED / "reasonmap-stations").is_dir():
+        pytest.skip(f"shared data not found at {SHARED}")
+    import_maptab_release(SHARED / "maptab-sample", tmp_path / "imported")
+    build_reasonmap_dataset(SHARED / "reasonmap-stations", tmp_path / "rm", per_map=2, render=False)
+    for ds in (tmp_path / "imported", tmp_path / "rm"):
+        report = validate_dataset(ds, sample=50)
+        assert report.problems == [] and report.records > 0, report.problems[:5]

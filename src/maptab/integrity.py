@@ -4,7 +4,8 @@
 2. every file against the manifest's SHA-256, no file missing, none unlisted, none leading
    outside the folder (:meth:`maptab.dataset.Dataset.verify`);
 3. every map: ``network.json`` loads, and its Edge_tab / Vertex_tab pass the file, value
-   and consistency checks of :func:`maptab.validate.validate_tables`;
+   and consistency checks of :func:`maptab.validate.validate_tables` (no value ranges for
+   ReasonMap maps, which carry no attributes);
 4. every record of ``rp.jsonl``, ``qa.jsonl`` and ``reasonmap.jsonl`` against its schema
    (:func:`maptab.schema.parse_record`), its ``map_id`` listed in the manifest and its
    table row indices in range;
@@ -115,8 +116,11 @@ def _check_tables(ds: Dataset, map_id: str, report: DatasetReport) -> dict[str, 
     from maptab.run.requests import read_table
     from maptab.validate import validate_tables
 
+    entry = ds.maps[map_id]
     edges, vertices = ds.table_path(map_id, "edges"), ds.table_path(map_id, "vertices")
-    for p in validate_tables(edges, vertices, ds.maps[map_id].scenario):  # type: ignore[arg-type]
+    # ReasonMap maps carry no attributes (SPEC 14): their zeros are not SPEC 6 values
+    values = entry.source != "reasonmap"
+    for p in validate_tables(edges, vertices, entry.scenario, values=values):  # type: ignore[arg-type]
         report.add(str(p))
     return {f"{map_id}/{k}": len(read_table(ds.table_path(map_id, k)).rows) for k in TABLE_FILES}
 
