@@ -295,6 +295,7 @@ def _edit_rows(path: Path, n: int, **changes) -> None:
         ("rp", {"Total_Time": "12"}, "rp.jsonl:2: field 'Total_Time': expected a number"),
         ("qa", {"answer": "2"}, "qa.jsonl:2: field 'answer': expected float, found str"),
         ("qa", {"type": 99}, "qa.jsonl:2: field 'type': 99 is not a QA type"),
+        ("qa", {"map_id": ""}, "qa.jsonl:2: field 'map_id' is empty"),
         (
             "reasonmap",
             {"routes": [[{"route_name": 1}]]},

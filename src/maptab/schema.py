@@ -330,6 +330,13 @@ def check_fields(cls: type, row: Any) -> str | None:
     return None
 
 
+def _empty_key(row: dict[str, Any]) -> str | None:
+    for key in ("id", "map_id"):
+        if not row[key]:
+            return f"field {key!r} is empty"
+    return None
+
+
 def _rp_problem(row: dict[str, Any]) -> str | None:
     for key in TOTAL_FIELDS:
         value = row.get(key)
@@ -371,7 +378,7 @@ def parse_record(kind: str, row: Any) -> Record:
     checking every field's type and the values the scorer relies on; raises
     :class:`RecordError` naming the field."""
     cls, extra = _KINDS[kind]
-    problem = check_fields(cls, row) or extra(row)
+    problem = check_fields(cls, row) or _empty_key(row) or extra(row)
     if problem:
         raise RecordError(problem)
     return cls.from_dict(row)
