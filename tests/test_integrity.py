@@ -370,13 +370,13 @@ def _png_header(width: int, height: int) -> bytes:
     )
 
 
-@pytest.mark.parametrize("size", [(60_000, 60_000), (12_000, 10_000)])
+@pytest.mark.parametrize("size", [(60_000, 60_000), (14_000, 12_000)])
 def test_image_bombs_are_refused_before_decoding(tmp_path, size):
     ds = write_dataset(tmp_path / "ds", n_rp=1, n_qa=0, n_reasonmap=0)
     (ds / "maps/m1/image.png").write_bytes(_png_header(*size))
     rehash(ds)
     with pytest.raises(
-        DatasetError, match=r"image\.png: image (too large|of 12000×10000 pixels is over)"
+        DatasetError, match=r"image\.png: image (too large|of 14000×12000 pixels is over)"
     ):
         build_requests(ds)
 
@@ -676,3 +676,13 @@ def test_real_datasets_validate_clean(tmp_path):
     for ds in (tmp_path / "imported", tmp_path / "rm"):
         report = validate_dataset(ds, sample=50)
         assert report.problems == [] and report.records > 0, report.problems[:5]
+
+
+@pytest.mark.conformance
+def test_every_real_map_image_is_within_the_limit():
+    images = sorted((SHARED / "reasonmap-maps").rglob("*.png")) if SHARED.is_dir() else []
+    if not images:
+        pytest.skip(f"shared map images not found at {SHARED}")
+    for path in images:
+        with limits.open_image(path) as im:
+            assert im.size[0] * im.size[1] <= limits.MAX_IMAGE_PIXELS

@@ -35,9 +35,13 @@ MAX_RESULTS_BYTES = 1024 * MIB
 """Another tool's results JSON (``maptab score --results``): 200,000 samples with their
 question and answer text come to a few hundred MB."""
 
-MAX_IMAGE_PIXELS = 100_000_000
+MAX_IMAGE_PIXELS = 160_000_000
 """Width × height of a map image that is decoded (a paper-size map is 4,000 px on its long
-side, 16 Mpx; ReasonMap's largest is about 60 Mpx)."""
+side, 16 Mpx; ReasonMap's largest, Dubai, is 9,934 × 14,044 = 140 Mpx). Pillow itself
+refuses images over about 179 Mpx as decompression bombs."""
+
+MAX_RENDER_PIXELS = 64_000_000
+"""Width × height of a map that maptab draws (8,000 × 8,000; a paper-size map is 16 Mpx)."""
 
 MAX_RENDER_SCALE = 4.0
 """``maptab render --scale``: at most four times the paper-like size."""
@@ -138,12 +142,13 @@ def read_json(
     return loads_json(text, path, error=error)
 
 
-def check_image_size(width: int, height: int, where: str | os.PathLike[str]) -> None:
-    """Refuse an image over :data:`MAX_IMAGE_PIXELS` before its pixels are decoded."""
-    if width * height > MAX_IMAGE_PIXELS:
+def check_image_size(
+    width: int, height: int, where: str | os.PathLike[str], limit: int = MAX_IMAGE_PIXELS
+) -> None:
+    """Refuse an image over ``limit`` pixels before its pixels are decoded or drawn."""
+    if width * height > limit:
         raise LimitError(
-            f"{where}: image of {width}×{height} pixels is over the limit of "
-            f"{MAX_IMAGE_PIXELS:,} pixels"
+            f"{where}: image of {width}×{height} pixels is over the limit of {limit:,} pixels"
         )
 
 

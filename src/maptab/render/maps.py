@@ -8,7 +8,7 @@ from pathlib import Path
 from PIL import Image
 
 from maptab.errors import MaptabError
-from maptab.limits import check_image_size, check_map_labels
+from maptab.limits import MAX_RENDER_PIXELS, check_image_size, check_map_labels
 from maptab.network import Network
 from maptab.render.draw import to_image, to_svg
 from maptab.render.geometry import PlacedGeometry, Point
@@ -53,7 +53,8 @@ def render_map(network: Network, *, scale: float = 1.0, fmt: str = "png") -> Ren
     if fmt not in ("png", "svg"):
         raise RenderError(f"unknown image format {fmt!r}; expected 'png' or 'svg'")
     placed = place_map(network, scale=scale)
-    check_image_size(placed.width, placed.height, f"map {network.map_id!r} at scale {scale:g}")
+    where = f"map {network.map_id!r} at scale {scale:g}"
+    check_image_size(placed.width, placed.height, where, MAX_RENDER_PIXELS)
     return RenderResult(to_image(placed), placed, to_svg(placed) if fmt == "svg" else None)
 
 
