@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
+import hashlib
 import json
 import threading
 import time
@@ -238,7 +239,6 @@ def write_dataset(
         Image.new("RGB", image, (200, 220, 240)).save(mdir / "image.png")
     entry = {"id": map_id, "scenario": "metromap", "difficulty": "Easy", "split": "test"}
     manifest = {"schema_version": SCHEMA_VERSION, "name": root.name, "maps": [entry]}
-    (root / "manifest.json").write_text(json.dumps(manifest))
     nv, ne = len(net.vertices), len(net.edges)
     cats = ["map_only", "edge_only", "time", "map_mix"]
     rp = []
@@ -315,6 +315,21 @@ def write_dataset(
         with (root / f"{name}.jsonl").open("w", encoding="utf-8") as fh:
             for row in rows:
                 fh.write(json.dumps(row) + "\n")
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    return rehash(root)
+
+
+def rehash(root: Path) -> Path:
+    """Set the manifest's ``files`` to the SHA-256 of every file now in ``root`` (after a test
+    edited the dataset on purpose)."""
+    path = root / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest["files"] = {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p != path
+    }
+    path.write_text(json.dumps(manifest), encoding="utf-8")
     return root
 
 

@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
+from fakeserver import rehash
 from maptab.build.hf import export_hf
 from maptab.dataset import Dataset
 from test_release import build_small_dataset
@@ -51,7 +52,7 @@ def test_images_are_stored_once_per_map(tmp_path):
     ds = Dataset(build_small_dataset(tmp_path / "ds"))
     noise = Image.frombytes("RGB", (128, 128), random.Random(0).randbytes(128 * 128 * 3))
     noise.save(ds.image_path("testland/alpha"))
-    out = export_hf(ds.root, tmp_path / "hf")
+    out = export_hf(rehash(ds.root), tmp_path / "hf")
     size = (out / "rp/train-00000-of-00001.parquet").stat().st_size
     image = ds.image_path("testland/alpha").stat().st_size
     n_rows = sum(q.split == "train" for q in ds.rp())

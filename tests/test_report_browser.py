@@ -238,6 +238,7 @@ def test_samples_without_route_pictures_show_their_map(tmp_path):
     """QA samples (and RP samples beyond the drawn selection) show the map the model saw."""
     from PIL import Image
 
+    from fakeserver import rehash
     from maptab.dataset import Dataset
     from maptab.report.loader import load_runs
     from maptab.report.overlays import Overlays, attach_map_pictures
@@ -247,6 +248,7 @@ def test_samples_without_route_pictures_show_their_map(tmp_path):
     ds = Dataset(ds_dir)
     first = next(iter(ds.maps))
     Image.new("RGB", (3000, 1500), "white").save(ds.map_dir(first) / "image.png")
+    rehash(ds_dir)  # the image was added after the build, on purpose
     runs = load_runs(run_dirs[:1])
     records = sample_records(runs, Overlays())
     out = tmp_path / "report"

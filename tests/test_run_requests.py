@@ -10,7 +10,7 @@ import json
 import pytest
 from PIL import Image
 
-from fakeserver import write_dataset
+from fakeserver import rehash, write_dataset
 from maptab.dataset import DatasetError
 from maptab.run.requests import ImageSpec, RequestBuilder, build_requests, iter_samples
 
@@ -76,7 +76,7 @@ def test_qa_drop_line_column(tmp_path):
     rows = [json.loads(x) for x in (ds / "qa.jsonl").read_text().splitlines()]
     rows[1]["drop_line_column"] = True
     (ds / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    req = build_requests(ds)[1]
+    req = build_requests(rehash(ds))[1]
     header = _parts(req)[1]["text"].split("\n")[1]
     assert header == "Vertex,Time,Price,Comfort Level,Reliability,Transfer Time"
 
@@ -145,14 +145,15 @@ def test_missing_image_and_bad_rows_are_one_line_errors(tmp_path):
     assert len(build_requests(ds, images=False)) == 8
     good = (ds / "rp.jsonl").read_text().splitlines()[0]
     (ds / "rp.jsonl").write_text(good + '\n{"id": 3}\n')
-    with pytest.raises(DatasetError, match=r"rp\.jsonl:2: field 'id'"):
-        list(iter_samples(ds))
+    with pytest.raises(DatasetError, match=r"rp\.jsonl:2: field 'id': expected str, found int"):
+        list(iter_samples(rehash(ds)))
     (ds / "rp.jsonl").write_text('{"id": "x", "map_id": "m1", "category": "time"}\n')
-    with pytest.raises(DatasetError, match=r"rp\.jsonl:1: fields missing: .*'scenario'"):
-        list(iter_samples(ds))
+    with pytest.raises(DatasetError, match=r"rp\.jsonl:1: field 'scenario' is missing"):
+        list(iter_samples(rehash(ds)))
     (ds / "rp.jsonl").unlink()
     row = json.loads((ds / "qa.jsonl").read_text().splitlines()[0])
     (ds / "qa.jsonl").write_text(json.dumps({**row, "map_id": "../../etc"}) + "\n")
+    rehash(ds)
     with pytest.raises(DatasetError, match="unknown map"):
         build_requests(ds, categories=["qa"], images=False)
 
@@ -167,7 +168,7 @@ def test_map_edge_and_qa_map_mix_without_line_and_reasonmap_image(tmp_path):
     qa.update(inputs=["map", "mix"], tables={"mix": order}, drop_line_column=True)
     (ds / "qa.jsonl").write_text(json.dumps(qa) + "\n")
     edges = list(csv.reader((ds / "maps/m1/edges.csv").open(encoding="utf-8-sig")))[1:]
-    reqs = {r.id: _parts(r) for r in build_requests(ds)}
+    reqs = {r.id: _parts(r) for r in build_requests(rehash(ds))}
 
     text, table, image = reqs["rp-00000"]
     assert text == {"type": "text", "text": rp["question"]}

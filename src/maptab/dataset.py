@@ -17,28 +17,41 @@ Layout (schema version :data:`maptab.schema.SCHEMA_VERSION`)::
 ``map_id`` may contain ``/`` (``italy/rome``); every path is checked to stay inside ``DIR``
 (SPEC 16). Same inputs give byte-identical files: JSON is written with sorted manifest keys,
 ``\\n`` line endings and no timestamps.
+
+Integrity (issue 10, ``docs/limits.md``): :class:`DatasetWriter` builds in a temporary
+sibling folder and renames it into place, so an interrupted build leaves the previous
+dataset; :class:`Dataset` reads every file through :meth:`Dataset.file`, which keeps it
+inside ``DIR`` (symlinks resolved), refuses non-regular files and checks its SHA-256
+against the manifest, and checks each JSONL row against its schema as it is read.
 """
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
+import os
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
 from maptab import __version__
 from maptab.errors import MaptabError
+from maptab.limits import open_regular, read_json
 from maptab.network import Network
 from maptab.schema import (
     SCHEMA_VERSION,
     QAQuery,
     ReasonMapQuestion,
+    Record,
+    RecordError,
     RPQuery,
-    read_jsonl,
+    check_fields,
+    parse_record,
+    read_jsonl_lines,
 )
 
 QUERY_FILES = {"rp": "rp.jsonl", "qa": "qa.jsonl", "reasonmap": "reasonmap.jsonl"}
@@ -50,17 +63,30 @@ class DatasetError(MaptabError):
 
 
 def safe_join(root: Path, relative: str) -> Path:
-    """``root / relative``, refusing anything that would leave ``root`` (SPEC 16)."""
+    """``root / relative`` with every symlink resolved, refusing anything that would leave
+    ``root`` (SPEC 16). The one rule for every file read through a dataset or a MapTab
+    release folder: a link pointing outside is refused, a link inside is followed."""
     if not relative or relative.startswith(("/", "\\")) or ".." in Path(relative).parts:
         raise DatasetError(f"unsafe path {relative!r} in dataset {root}")
     path = (root / relative).resolve()
     if not path.is_relative_to(root.resolve()):
-        raise DatasetError(f"unsafe path {relative!r} in dataset {root}")
+        raise DatasetError(f"{root / relative}: leads outside the folder {root} (a symlink?)")
     return path
 
 
+_DIGESTS: dict[tuple[str, int, int, int], str] = {}
+"""SHA-256 of files already hashed by this process, keyed by path, size, mtime and inode."""
+
+
 def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """The SHA-256 of ``path``, computed once per file version per process."""
+    with open_regular(path, binary=True, error=DatasetError) as fh:
+        st = os.fstat(fh.fileno())
+        key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+        digest = _DIGESTS.get(key)
+        if digest is None:
+            digest = _DIGESTS[key] = hashlib.file_digest(fh, "sha256").hexdigest()
+    return digest
 
 
 @dataclass(slots=True)
@@ -86,13 +112,27 @@ class MapEntry:
             "source": self.source,
         }
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> MapEntry:
+        """The entry of a manifest ``maps`` item; keys this version does not know are ignored."""
+        return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
+
 
 @dataclass
 class DatasetWriter:
-    """Writes a dataset folder; call :meth:`finish` to write the manifest.
+    """Writes a dataset folder atomically; call :meth:`finish` to write the manifest.
+
+    Files go into a hidden sibling folder ``.<name>.building-<pid>``; :meth:`finish` writes the
+    manifest there last and then moves the folder into place (an existing dataset at ``root``
+    is moved aside first and removed after). A build that is killed or fails therefore leaves
+    either the previous complete dataset or, during the instant between the two renames, no
+    folder at all: never a mix of old and new files that ``maptab run`` would accept. An
+    existing folder that is not empty and holds no ``manifest.json`` is refused, not replaced.
+    Use as a context manager to remove the temporary folder when the build fails.
 
     ``options`` records everything that determined the content (preset, sizes, flags) so that
-    the manifest says how to rebuild it.
+    the manifest says how to rebuild it. ``root`` is the folder being written: the temporary
+    one until :meth:`finish`, the final one after.
     """
 
     root: Path
@@ -101,10 +141,26 @@ class DatasetWriter:
     maps: list[MapEntry] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(QUERY_FILES, 0))
     _files: dict[str, IO[str]] = field(default_factory=dict, repr=False)
+    target: Path = field(init=False)
 
     def __post_init__(self) -> None:
-        self.root = Path(self.root)
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.target = Path(os.path.abspath(self.root))  # "." and "a/.." have a name
+        self.root = _work_folder(self.target)
+
+    def __enter__(self) -> DatasetWriter:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is not None:
+            self.abort()
+
+    def abort(self) -> None:
+        """Close files and remove the temporary folder (the previous dataset stays)."""
+        for fh in self._files.values():
+            fh.close()
+        self._files.clear()
+        if self.root != self.target:
+            shutil.rmtree(self.root, ignore_errors=True)
 
     def map_dir(self, map_id: str) -> Path:
         return safe_join(self.root, f"maps/{map_id}")
@@ -167,8 +223,8 @@ class DatasetWriter:
         self.counts[kind] += len(rows)
 
     def finish(self) -> dict[str, Any]:
-        """Close the JSONL files (an empty one for a kind with no rows) and write the manifest
-        with the content hash of every file; return the manifest."""
+        """Close the JSONL files (an empty one for a kind with no rows), write the manifest
+        with the content hash of every file, move the dataset into place; return the manifest."""
         for kind, name in QUERY_FILES.items():
             fh = self._files.pop(kind, None)
             if fh is None:
@@ -194,73 +250,255 @@ class DatasetWriter:
             encoding="utf-8",
             newline="\n",
         )
+        _swap_into_place(self.root, self.target)
+        self.root = self.target
         return manifest
 
 
-class Dataset:
-    """Read access to a dataset folder (lazy; networks are cached per map)."""
+_BUILDING = ".building-"
+_OLD = ".old-"
 
-    def __init__(self, root: str | Path) -> None:
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _leftovers(target: Path) -> list[Path]:
+    """Temporary folders of earlier builds of ``target`` (``.<name>.building-<pid>`` and
+    ``.<name>.old-<pid>``)."""
+    parent, name = target.parent, target.name
+    if not parent.is_dir():
+        return []
+    return sorted(
+        p
+        for marker in (_BUILDING, _OLD)
+        for p in parent.glob(f".{glob.escape(name)}{marker}*")
+        if p.name.rpartition("-")[2].isdigit()
+    )
+
+
+def _work_folder(target: Path) -> Path:
+    """A fresh temporary folder beside ``target``, after checking that ``target`` may be
+    replaced and removing the leftovers of builds whose process is gone."""
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise DatasetError(f"{target}: exists and is not a folder; choose another output")
+    if target.is_dir() and any(target.iterdir()) and not (target / "manifest.json").is_file():
+        raise DatasetError(
+            f"{target}: folder exists, is not empty and is not a maptab dataset; "
+            "refusing to replace it (choose another output or remove it)"
+        )
+    for old in _leftovers(target):
+        pid = int(old.name.rpartition("-")[2])
+        if pid == os.getpid() or not _pid_alive(pid):
+            shutil.rmtree(old, ignore_errors=True)
+    work = target.parent / f".{target.name}{_BUILDING}{os.getpid()}"
+    work.mkdir(parents=True)
+    return work
+
+
+def _swap_into_place(work: Path, target: Path) -> None:
+    """Move the finished dataset ``work`` to ``target`` (two renames on one file system)."""
+    if target.exists():
+        old = target.parent / f".{target.name}{_OLD}{os.getpid()}"
+        os.rename(target, old)
+        os.rename(work, target)
+        shutil.rmtree(old)
+    else:
+        os.rename(work, target)
+
+
+class Dataset:
+    """Read access to a dataset folder (lazy; networks are cached per map).
+
+    Every file is reached through :meth:`file`: its path must stay inside the folder once
+    symlinks are resolved (:func:`safe_join`), and with ``verify`` (the default) its content
+    must have the SHA-256 the manifest lists; each file is hashed once per process. Pass
+    ``verify=False`` (``--no-verify``) to read a dataset edited on purpose.
+    """
+
+    def __init__(self, root: str | Path, *, verify: bool = True) -> None:
         self.root = Path(root)
-        manifest = self.root / "manifest.json"
-        if not manifest.is_file():
-            raise DatasetError(f"{self.root}: not a maptab dataset (no manifest.json)")
-        try:
-            self.manifest: dict[str, Any] = json.loads(manifest.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{manifest}: not valid JSON ({exc.msg})") from None
-        version = self.manifest.get("schema_version")
-        if version != SCHEMA_VERSION:
+        self.verify_files = verify
+        path = self.root / "manifest.json"
+        if not path.exists():
             raise DatasetError(
-                f"{manifest}: schema_version {version!r}, this maptab reads {SCHEMA_VERSION}"
+                f"{self.root}: not a maptab dataset (no manifest.json){_interrupted(self.root)}"
             )
+        safe_join(self.root, "manifest.json")
+        data = read_json(path, error=DatasetError)
+        self.manifest: dict[str, Any] = check_manifest(data, path)
         self._networks: dict[str, Network] = {}
+        self._checked: dict[str, Path] = {}
+        self._present: dict[str, bool] = {}
 
     @cached_property
     def maps(self) -> dict[str, MapEntry]:
-        return {m["id"]: MapEntry(**m) for m in self.manifest.get("maps", [])}
+        return {m["id"]: MapEntry.from_dict(m) for m in self.manifest["maps"]}
+
+    @property
+    def files(self) -> dict[str, str]:
+        """Relative path -> SHA-256 of every file the build wrote, from the manifest."""
+        return self.manifest["files"]
+
+    def file(self, relative: str) -> Path:
+        """The checked path of the dataset file ``relative`` (class docstring); checked once
+        per :class:`Dataset`."""
+        path = self._checked.get(relative)
+        if path is not None:
+            return path
+        path = safe_join(self.root, relative)
+        if self.verify_files:
+            expected = self.files.get(relative)
+            shown = self.root / relative
+            if expected is None:
+                raise DatasetError(
+                    f"{shown}: not listed in the manifest's files (added after the build); "
+                    "rebuild the dataset, or pass --no-verify to read it as is"
+                )
+            if _sha256(path) != expected:
+                raise DatasetError(
+                    f"{shown}: content differs from the SHA-256 in manifest.json (changed "
+                    "after the build); rebuild the dataset, or pass --no-verify to read it as is"
+                )
+        self._checked[relative] = path
+        return path
+
+    def has(self, relative: str) -> bool:
+        """Whether the dataset has the file ``relative``: listed in the manifest or on disk
+        (reading one that is only on disk is then refused by :meth:`file` when verifying)."""
+        if self.verify_files and relative in self.files:
+            return True
+        if relative not in self._present:
+            self._present[relative] = safe_join(self.root, relative).exists()
+        return self._present[relative]
 
     def map_dir(self, map_id: str) -> Path:
         if map_id not in self.maps:
             raise DatasetError(f"{self.root}: unknown map {map_id!r}")
         return safe_join(self.root, f"maps/{map_id}")
 
+    def map_file(self, map_id: str, name: str) -> Path:
+        """The checked path of a map's file (``edges.csv``, ``network.json``, ``image.png`` …)."""
+        self.map_dir(map_id)
+        return self.file(f"maps/{map_id}/{name}")
+
     def network(self, map_id: str) -> Network:
         if map_id not in self._networks:
-            path = self.map_dir(map_id) / "network.json"
+            path = self.map_file(map_id, "network.json")
+            data = read_json(path, error=DatasetError)
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError) as exc:
-                raise DatasetError(f"{path}: cannot read network ({exc})") from None
-            self._networks[map_id] = Network.from_dict(data)
+                if not isinstance(data, dict):
+                    raise TypeError("expected a JSON object")
+                self._networks[map_id] = Network.from_dict(data)
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise DatasetError(f"{path}: not a valid network ({exc})") from None
         return self._networks[map_id]
 
     def image_path(self, map_id: str) -> Path | None:
-        path = self.map_dir(map_id) / "image.png"
-        return path if path.is_file() else None
+        """The map's image, or ``None`` when the dataset has none."""
+        if not self.has(f"maps/{map_id}/image.png"):
+            return None
+        return self.map_file(map_id, "image.png")
 
     def table_path(self, map_id: str, kind: str) -> Path:
-        return self.map_dir(map_id) / TABLE_FILES[kind]
+        return self.map_file(map_id, TABLE_FILES[kind])
 
-    def _rows(self, kind: str) -> Iterator[dict[str, Any]]:
-        path = self.root / QUERY_FILES[kind]
-        if path.is_file():
-            yield from read_jsonl(path)
+    def records(self, kind: str) -> Iterator[tuple[int, dict[str, Any], Record]]:
+        """``(line number, row, record)`` of each row of ``<kind>.jsonl``, each checked against
+        its schema (:func:`maptab.schema.parse_record`); a bad row names file and line."""
+        name = QUERY_FILES[kind]
+        if not self.has(name):
+            return
+        path = self.file(name)
+        for n, row in read_jsonl_lines(path):
+            try:
+                record = parse_record(kind, row)
+            except RecordError as exc:
+                raise DatasetError(f"{self.root / name}:{n}: {exc}") from None
+            yield n, row, record
 
     def rp(self) -> list[RPQuery]:
-        return [RPQuery.from_dict(d) for d in self._rows("rp")]
+        return [r for _, _, r in self.records("rp")]  # type: ignore[misc]
 
     def qa(self) -> list[QAQuery]:
-        return [QAQuery.from_dict(d) for d in self._rows("qa")]
+        return [r for _, _, r in self.records("qa")]  # type: ignore[misc]
 
     def reasonmap(self) -> list[ReasonMapQuestion]:
-        return [ReasonMapQuestion.from_dict(d) for d in self._rows("reasonmap")]
+        return [r for _, _, r in self.records("reasonmap")]  # type: ignore[misc]
 
     def verify(self) -> list[str]:
-        """Files whose SHA-256 differs from the manifest, or that are missing."""
+        """Problems of the folder against the manifest, one ``"<path>: <what>"`` each: a file
+        missing, leading outside the folder, not a regular file, with another SHA-256, or on
+        disk without being listed. Empty when the dataset is exactly what was built."""
         bad = []
-        for rel, digest in self.manifest.get("files", {}).items():
-            path = safe_join(self.root, rel)
-            if not path.is_file() or _sha256(path) != digest:
-                bad.append(rel)
+        for rel, digest in self.files.items():
+            try:
+                path = safe_join(self.root, rel)
+            except DatasetError:
+                bad.append(f"{rel}: leads outside the folder")
+                continue
+            if not path.exists():
+                bad.append(f"{rel}: listed in the manifest but missing")
+                continue
+            try:
+                same = _sha256(path) == digest
+            except DatasetError as exc:
+                bad.append(f"{rel}: {str(exc).removeprefix(f'{path}: ')}")
+                continue
+            if not same:
+                bad.append(f"{rel}: content differs from the manifest's SHA-256")
+        listed = set(self.files) | {"manifest.json"}
+        for p in sorted(self.root.rglob("*")):
+            rel = p.relative_to(self.root).as_posix()
+            if (p.is_file() or p.is_symlink()) and rel not in listed:
+                bad.append(f"{rel}: on disk but not listed in the manifest")
         return bad
+
+
+def _interrupted(root: Path) -> str:
+    """A hint when an interrupted build left its temporary folders beside ``root``."""
+    left = _leftovers(root)
+    if not left:
+        return ""
+    return f"; a build was interrupted, leaving {', '.join(p.name for p in left)}"
+
+
+def check_manifest(data: Any, path: Path) -> dict[str, Any]:
+    """The manifest ``data`` read from ``path``, checked for the shape readers rely on.
+
+    Keys this version does not know are ignored (a newer writer may add some within the
+    same ``schema_version``; an incompatible change bumps the version, which is refused).
+    """
+    if not isinstance(data, dict):
+        raise DatasetError(f"{path}: expected a JSON object, found {type(data).__name__}")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise DatasetError(
+            f"{path}: schema_version {version!r}, this maptab reads {SCHEMA_VERSION}"
+        )
+    maps = data.setdefault("maps", [])
+    if not isinstance(maps, list):
+        raise DatasetError(f"{path}: 'maps' must be a list, found {type(maps).__name__}")
+    seen: set[str] = set()
+    for i, m in enumerate(maps):
+        problem = check_fields(MapEntry, m)
+        if problem is None and m["id"] in seen:
+            problem = f"duplicate map id {m['id']!r}"
+        if problem:
+            raise DatasetError(f"{path}: maps[{i}]: {problem}")
+        seen.add(m["id"])
+    files = data.setdefault("files", {})
+    if not isinstance(files, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in files.items()
+    ):
+        raise DatasetError(f"{path}: 'files' must map relative paths to SHA-256 strings")
+    for key in ("options", "counts"):
+        if not isinstance(data.setdefault(key, {}), dict):
+            raise DatasetError(f"{path}: {key!r} must be a JSON object")
+    return data

@@ -9,10 +9,16 @@ reported totals keep their MapTab spellings (``Total_Time``, ``Total_Price``,
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+import types
+import typing
+from collections.abc import Callable, Iterator
+from dataclasses import MISSING, dataclass, field, fields
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
+
+from maptab.errors import MaptabError
+from maptab.limits import loads_json, open_regular
 
 SCHEMA_VERSION = 1
 
@@ -231,17 +237,183 @@ class Prediction:
         return cls(**{k: v for k, v in d.items() if k in known})
 
 
-def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Rows of a JSONL file; a malformed line raises ``ValueError`` naming file and line."""
+class RecordError(MaptabError):
+    """A JSONL row or JSON record that breaks its schema; the caller adds file and line."""
+
+
+Record = Union["RPQuery", "QAQuery", "ReasonMapQuestion"]
+
+
+_SCALARS: dict[Any, frozenset[type]] = {
+    str: frozenset({str}),
+    bool: frozenset({bool}),
+    int: frozenset({int}),
+    float: frozenset({int, float}),
+    type(None): frozenset({type(None)}),
+}
+"""JSON types accepted for a scalar annotation (``float`` takes integers; ``int`` and
+``float`` refuse booleans: values come from ``json.loads``, so exact types are compared)."""
+
+Check = Callable[[Any], bool]
+
+
+@cache
+def _checker(tp: Any) -> Check:
+    """A predicate telling whether a JSON value fits the annotation ``tp``; built once per
+    annotation, so checking a record costs little beside parsing it."""
+    if tp is Any:
+        return lambda v: True
+    if tp is None:
+        tp = type(None)
+    if tp in _SCALARS:
+        ok = _SCALARS[tp]
+        return lambda v: type(v) in ok
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        args = typing.get_args(tp)
+        if all(t in _SCALARS for t in args):
+            ok = frozenset().union(*(_SCALARS[t] for t in args))
+            return lambda v: type(v) in ok
+        rest = [t for t in args if t is not type(None)]
+        if len(rest) == 1:  # X | None
+            inner = _checker(rest[0])
+            return lambda v: v is None or inner(v)
+        options = tuple(_checker(t) for t in args)
+        return lambda v: any(c(v) for c in options)
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        if item in _SCALARS:
+            kinds = _SCALARS[item]
+            return lambda v: type(v) is list and {*map(type, v)} <= kinds
+        each = _checker(item)
+        return lambda v: type(v) is list and all(map(each, v))
+    if origin is dict:
+        key, item = typing.get_args(tp)
+        keys, values = _checker(key), _checker(item)
+        return lambda v: type(v) is dict and all(map(keys, v)) and all(map(values, v.values()))
+    raise TypeError(f"no JSON check for the annotation {tp!r}")
+
+
+@cache
+def _plan(cls: type) -> tuple[tuple[str, bool, Check, str], ...]:
+    """Per field of the dataclass ``cls``: name, required, check, annotation text."""
+    hints = typing.get_type_hints(cls)
+    return tuple(
+        (
+            f.name,
+            f.default is MISSING and f.default_factory is MISSING,
+            _checker(hints[f.name]),
+            _type_text(hints[f.name]),
+        )
+        for f in fields(cls)
+    )
+
+
+def _type_ok(value: Any, tp: Any) -> bool:
+    """Whether the JSON value ``value`` fits the annotation ``tp``."""
+    return _checker(tp)(value)
+
+
+def _type_text(tp: Any) -> str:
+    if typing.get_origin(tp) is None and hasattr(tp, "__name__"):
+        return tp.__name__
+    return str(tp).replace("typing.", "")
+
+
+def check_fields(cls: type, row: Any) -> str | None:
+    """The first problem of ``row`` as a record of the dataclass ``cls`` (a required field
+    missing, a value of the wrong JSON type), or ``None``. Unknown keys are ignored."""
+    if type(row) is not dict:
+        return f"expected a JSON object, found {type(row).__name__}"
+    for name, required, ok, text in _plan(cls):
+        if name not in row:
+            if required:
+                return f"field {name!r} is missing"
+        elif not ok(row[name]):
+            return f"field {name!r}: expected {text}, found {type(row[name]).__name__}"
+    return None
+
+
+def _empty_key(row: dict[str, Any]) -> str | None:
+    for key in ("id", "map_id"):
+        if not row[key]:
+            return f"field {key!r} is empty"
+    return None
+
+
+def _rp_problem(row: dict[str, Any]) -> str | None:
+    for key in TOTAL_FIELDS:
+        value = row.get(key)
+        if value is not None and not _type_ok(value, float):
+            return f"field {key!r}: expected a number, found {type(value).__name__}"
+    if row["category"] not in RP_BY_NAME:
+        return f"field 'category': unknown RP category {row['category']!r}"
+    if not row["routes"]:
+        return "field 'routes': no gold route"
+    if row.get("weights") is not None and len(row["weights"]) != len(CRITERIA):
+        return f"field 'weights': expected {len(CRITERIA)} numbers, found {len(row['weights'])}"
+    return None
+
+
+def _qa_problem(row: dict[str, Any]) -> str | None:
+    if not 1 <= row["type"] <= 24:
+        return f"field 'type': {row['type']} is not a QA type (1-24)"
+    return None
+
+
+def _rm_problem(row: dict[str, Any]) -> str | None:
+    for i, route in enumerate(row["routes"]):
+        for j, seg in enumerate(route):
+            problem = check_fields(RMSegment, seg)
+            if problem:
+                return f"routes[{i}][{j}]: {problem}"
+    return None
+
+
+_KINDS: dict[str, tuple[Any, Any]] = {
+    "rp": (RPQuery, _rp_problem),
+    "qa": (QAQuery, _qa_problem),
+    "reasonmap": (ReasonMapQuestion, _rm_problem),
+}
+
+
+def parse_record(kind: str, row: Any) -> Record:
+    """The typed record of a dataset row of ``kind`` (``rp``, ``qa``, ``reasonmap``), after
+    checking every field's type and the values the scorer relies on; raises
+    :class:`RecordError` naming the field."""
+    cls, extra = _KINDS[kind]
+    problem = check_fields(cls, row) or _empty_key(row) or extra(row)
+    if problem:
+        raise RecordError(problem)
+    return cls.from_dict(row)
+
+
+def parse_prediction(row: Any) -> Prediction:
+    """A :class:`Prediction` from a ``predictions.jsonl`` row, its fields type-checked."""
+    problem = check_fields(Prediction, row)
+    if problem:
+        raise RecordError(problem)
+    return Prediction.from_dict(row)
+
+
+def read_jsonl_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of each non-blank line of a JSONL file (a regular file);
+    a malformed line raises :class:`RecordError` naming file and line."""
     p = Path(path)
-    with p.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{p}:{n}: not valid JSON ({exc.msg})") from None
+    n = 0
+    with open_regular(p, error=RecordError) as fh:
+        try:
+            for n, line in enumerate(fh, 1):  # noqa: B007 (n names the line of a decode error)
+                if line.strip():
+                    yield n, loads_json(line, f"{p}:{n}", error=RecordError)
+        except UnicodeDecodeError as exc:
+            raise RecordError(f"{p}:{n + 1}: not UTF-8 text ({exc.reason})") from None
+
+
+def read_jsonl(path: str | Path) -> Iterator[Any]:
+    """Rows of a JSONL file; a malformed line raises :class:`RecordError` naming file and line."""
+    for _, row in read_jsonl_lines(path):
+        yield row
 
 
 def write_jsonl(path: str | Path, rows: list[dict[str, Any]]) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import difflib
 import io
 import json
 import math
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from maptab.errors import MaptabError
+from maptab.limits import MAX_TABLE_BYTES, LimitError, read_bytes
 from maptab.network import SCENARIOS, Edge, Network, Scenario, Vertex, table_name
 
 LINE_SEPARATOR = ";"
@@ -131,13 +133,14 @@ Record = tuple[int, dict[str, Any]]
 
 
 def _decode(path: Path, file: str) -> str:
-    """Read ``path`` as UTF-8 text (a leading BOM is dropped), with a clear error otherwise."""
+    """Read ``path`` as UTF-8 text (a leading BOM is dropped), with a clear error otherwise.
+
+    Only a regular file of at most :data:`~maptab.limits.MAX_TABLE_BYTES` is read (a FIFO
+    or a device such as ``/dev/zero`` is refused before reading)."""
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise TableError(file, None, None, "no such file") from None
-    except OSError as exc:
-        raise TableError(file, None, None, f"cannot read the file ({exc.strerror})") from None
+        data = read_bytes(path, MAX_TABLE_BYTES)
+    except LimitError as exc:
+        raise TableError(file, None, None, str(exc).removeprefix(f"{path}: ")) from None
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise TableError(file, None, None, "the file is UTF-16 text; save it as UTF-8")
     try:
@@ -231,6 +234,28 @@ def _load(path: str | os.PathLike[str]) -> tuple[str, list[str], list[Record]]:
     if not records:
         raise TableError(file, None, None, "the table has no data rows")
     return file, header, records
+
+
+def _check_misspelt_metro(file: str, header: Sequence[str]) -> None:
+    """A header without ``Line`` is a travelmap table, unless a column is a near miss of a
+    metromap-only column (``Lines``, ``line``, ``Transfer time``): then say so, rather than
+    reporting the table against the travelmap columns."""
+    if "Line" in header:
+        return
+    known = set(EDGE_COLUMNS["travelmap"]) | set(VERTEX_COLUMNS["travelmap"])
+    for col in header:
+        if col in known:
+            continue
+        near = difflib.get_close_matches(col.casefold(), ["line", "transfer time"], 1, 0.7)
+        if near:
+            meant = "Line" if near[0] == "line" else "Transfer Time"
+            raise TableError(
+                file,
+                1,
+                col,
+                f"unknown column; did you mean {meant!r}? Without a 'Line' column the table "
+                "is read as a travelmap table",
+            )
 
 
 def _infer_scenario(header: Sequence[str]) -> Scenario:
@@ -424,6 +449,8 @@ def _open_table(
     path: str | os.PathLike[str], kind: str, scenario: Scenario | None
 ) -> tuple[str, Scenario, list[Record], list[TableError]]:
     file, header, records = _load(path)
+    if scenario is None:
+        _check_misspelt_metro(file, header)
     scen = scenario or _infer_scenario(header)
     if scen not in SCENARIOS:
         raise TableError(
@@ -666,7 +693,7 @@ def _ordered(rows: Sequence[dict[str, Any]], order: Sequence[int] | None) -> lis
     if order is None:
         return list(rows)
     if sorted(order) != list(range(len(rows))):
-        raise ValueError(f"order must be a permutation of 0..{len(rows) - 1}")
+        raise MaptabError(f"order must be a permutation of 0..{len(rows) - 1}")
     return [rows[i] for i in order]
 
 
@@ -720,7 +747,7 @@ def write_tables(
     """Write ``{stem}_edge`` and ``{stem}_vertex`` tables in each format; returns the paths."""
     unknown = [f for f in formats if f not in ("csv", "json")]
     if unknown:
-        raise ValueError(f"unknown table format(s) {unknown}; use csv or json")
+        raise MaptabError(f"unknown table format(s) {unknown}; use csv or json")
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     tables = (
@@ -745,6 +772,6 @@ def write_tables(
 def example_tables(scenario: Scenario) -> tuple[Path, Path]:
     """Paths ``(edges, vertices)`` of the small example tables shipped with the package."""
     if scenario not in SCENARIOS:
-        raise ValueError(f"unknown scenario {scenario!r}; expected one of {SCENARIOS}")
+        raise MaptabError(f"unknown scenario {scenario!r}; expected one of {SCENARIOS}")
     folder = Path(str(resources.files("maptab") / "data" / "example"))
     return folder / f"{scenario}_edge.csv", folder / f"{scenario}_vertex.csv"

@@ -349,14 +349,17 @@ def validate_tables(
     edges_path: str | os.PathLike[str],
     vertices_path: str | os.PathLike[str],
     scenario: str | None = None,
+    *,
+    values: bool = True,
 ) -> list[Problem]:
     """All problems of an Edge_tab / Vertex_tab pair of files: malformed files (encoding,
     CSV or JSON syntax, columns, numbers, unknown or duplicate stations) and every check of
-    :func:`validate_network`, located by file and row. Never raises for bad input."""
+    :func:`validate_network` (value ranges only with ``values``), located by file and row.
+    Never raises for bad input."""
     parsed = parse_tables(edges_path, vertices_path, scenario)  # type: ignore[arg-type]
     problems = [Problem(e.file, e.row, e.field, e.message) for e in parsed.errors]
     if parsed.network is None:
         return problems
     where = _Where(parsed.edge_file, parsed.vertex_file, parsed.edge_rows, parsed.vertex_rows)
     # numbers that failed to parse are NaN and were reported by the reader
-    return problems + _check(parsed.network, where, values=True, finite=False)
+    return problems + _check(parsed.network, where, values=values, finite=False)

@@ -53,7 +53,7 @@ def _map_rows(ds: Dataset, cache: dict[str, dict[str, Any] | None]) -> Iterator[
         row["map_id"] = row.pop("id")
         for kind in TABLE_FILES:
             row[f"{kind}_csv"] = ds.table_path(map_id, kind).read_text(encoding="utf-8-sig")
-        row["network"] = (ds.map_dir(map_id) / "network.json").read_text(encoding="utf-8")
+        row["network"] = ds.map_file(map_id, "network.json").read_text(encoding="utf-8")
         row["image"] = _image(ds, map_id, cache)
         yield row
 

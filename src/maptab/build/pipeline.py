@@ -34,7 +34,7 @@ from maptab.build import allocation, attributes, difficulty, qa, synth
 from maptab.build.prompts import rp_prompt
 from maptab.build.queries import eligible_pairs, od_queries, sample_pairs
 from maptab.build.reasonmap import reasonmap_questions
-from maptab.dataset import TABLE_FILES, DatasetWriter, MapEntry
+from maptab.dataset import TABLE_FILES, DatasetError, DatasetWriter, MapEntry
 from maptab.network import Network
 from maptab.schema import QA_STYLES, RP_STYLES, QAQuery, ReasonMapQuestion, RPQuery
 from maptab.tables import derive_mix
@@ -309,6 +309,9 @@ def build_benchmark(
 ) -> dict[str, Any]:
     """Build a MapTab-style benchmark into ``out_dir``; returns the manifest.
 
+    The build is atomic (:class:`~maptab.dataset.DatasetWriter`): an interrupted or failed
+    build leaves the previous dataset at ``out_dir`` untouched.
+
     ``workers`` processes compute the maps' queries in parallel (default: one per CPU, up to
     8, for builds of more than 2,000 OD pairs; 1 otherwise). The output does not depend on it.
     ``timings``, when given, receives the seconds spent in each stage.
@@ -319,7 +322,7 @@ def build_benchmark(
     elif preset in PRESETS:
         spec = PRESETS[preset]
     else:
-        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+        raise DatasetError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
     track = progress or (lambda items, _label, _total: items)
     nets = synthesize_maps(spec, seed)
     clock.lap("synthesize maps")
@@ -359,6 +362,7 @@ def build_benchmark(
     if workers is None:
         workers = min(len(os.sched_getaffinity(0)), 8) if sum(quotas.values()) > 2000 else 1
     with ExitStack() as stack:
+        stack.enter_context(writer)  # a failed build removes its temporary folder
         results: Iterable[tuple[list[RPQuery], list[QAQuery], list[ReasonMapQuestion]]]
         if workers > 1:
             pool = stack.enter_context(_worker_pool(workers))
@@ -370,8 +374,8 @@ def build_benchmark(
             writer.add("rp", rp)
             writer.add("qa", qa_rows)
             writer.add("reasonmap", rm)
-    clock.lap("queries, tables" + (", images" if render else ""))
-    manifest = writer.finish()
+        clock.lap("queries, tables" + (", images" if render else ""))
+        manifest = writer.finish()  # the dataset appears at out_dir only now, complete
     clock.lap("manifest and hashes")
     return manifest
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from maptab.errors import MaptabError
 from maptab.network import Edge, Network, Scenario, hop_distances
-from maptab.schema import QA_STYLES
+from maptab.schema import QA_STYLES, QAQuery
 
 Params = dict[str, Any]
 Shown = Mapping[str, Sequence[str]] | None
@@ -585,6 +585,20 @@ def qa_answer(
     except KeyError as exc:
         raise _fail(network, qtype, f"missing parameter {exc.args[0]!r}") from None
     return round2(value)
+
+
+def qa_answer_of(query: QAQuery, network: Network) -> float:
+    """The exact answer of a stored QA query: :func:`qa_answer` with its ``params`` and the
+    stations its ``tables`` show (row indices into the map's table order). Raises
+    :class:`QAError` for a row index out of range."""
+    shown: dict[str, list[str]] = {}
+    for part, order in query.tables.items():
+        if part == "edges":
+            continue
+        if any(not 0 <= i < len(network.stations) for i in order):
+            raise QAError(f"{query.id}: 'tables.{part}' has a row index out of range")
+        shown[part] = [network.stations[i] for i in order]
+    return qa_answer(query.type, network, query.params, shown)
 
 
 def sample_qa_params(qtype: int, network: Network, rng: np.random.Generator) -> Params:

@@ -461,7 +461,7 @@ def build_reasonmap_dataset(
     stations_dir = Path(stations_dir)
     files = metadata_files(stations_dir)
     if not files:
-        raise ValueError(f"{stations_dir}: no ReasonMap metadata JSON files found")
+        raise MaptabError(f"{stations_dir}: no ReasonMap metadata JSON files found")
     splits = load_branch_splits()
     if branch_splits is not None:
         splits.update(load_branch_splits(branch_splits))

@@ -34,6 +34,7 @@ from maptab import tables
 from maptab.build.queries import gold_label, repetition_class
 from maptab.dataset import Dataset, DatasetWriter, MapEntry, safe_join
 from maptab.errors import MaptabError
+from maptab.limits import read_json
 from maptab.network import Network
 from maptab.schema import CRITERIA, RP_BY_NAME, RP_CATEGORIES, TOTAL_FIELDS, RPCategory, RPQuery
 from maptab.solver import fewest_stations
@@ -216,10 +217,7 @@ def _parse_query_file(path: Path, scenario: str, folder: str) -> str:
 
 
 def _load_records(path: Path) -> list[dict[str, Any]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReleaseError(f"{path}: cannot read ({exc})") from None
+    data = read_json(path, error=ReleaseError)  # issue 10: regular file, size and depth limits
     if not isinstance(data, list):
         raise ReleaseError(f"{path}: expected a JSON list of query records")
     return data
@@ -302,6 +300,7 @@ def _query_files(root: Path) -> list[tuple[str, str, str, Path]]:
             if split is None:
                 raise ReleaseError(f"{folder}: expected training_set or test_set")
             for path in sorted(folder.glob("*.json")):
+                safe_join(root, path.relative_to(root).as_posix())  # no link out of the release
                 category = _parse_query_file(path, scenario, folder.name)
                 found.append((scenario, split, category, path))
     if not found:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -16,6 +16,16 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 console = Console()
+
+VerifyOption = Annotated[
+    bool,
+    typer.Option(
+        "--verify/--no-verify",
+        help="Check each dataset file read against the manifest's SHA-256 "
+        "(--no-verify: read a dataset edited on purpose).",
+    ),
+]
+"""The ``--verify/--no-verify`` flag of the verbs that read a dataset (docs/limits.md)."""
 err_console = Console(stderr=True)
 
 

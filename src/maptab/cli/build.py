@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from maptab.cli.app import app, console, err_console, fail
 from maptab.cli.progress import track
+from maptab.errors import MaptabError
 
 
 def _warn(message: str) -> None:
@@ -105,7 +106,7 @@ def build(
                 cost_model=cost_model,
                 progress=track,
             )
-    except (ValueError, OSError) as exc:
+    except (MaptabError, OSError) as exc:
         fail(str(exc))
     except KeyboardInterrupt:
         fail(f"build interrupted; {out} is incomplete", code=130)

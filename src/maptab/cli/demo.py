@@ -10,6 +10,7 @@ import typer
 
 from maptab.cli.app import app, console, fail
 from maptab.cli.progress import track
+from maptab.errors import MaptabError
 
 DEMO_MODELS = ("oracle", "shortest", "random")
 
@@ -53,7 +54,7 @@ def demo(
         console.rule("[bold]3. report")
         files = write_report(run_dirs, report)
         console.print(f"report: {files.index}")
-    except (ValueError, OSError) as exc:
+    except (MaptabError, OSError) as exc:
         fail(str(exc))
     console.rule("[bold]leaderboard")
     console.print(leaderboard(run_dirs))

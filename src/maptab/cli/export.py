@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from maptab.cli.app import app, console, fail
+from maptab.errors import MaptabError
 
 FORMATS = ("maptab", "hf")
 
@@ -28,6 +29,8 @@ def export(
     """Export a dataset to another layout (the reverse of `maptab build --from-maptab`)."""
     if fmt not in FORMATS:
         fail(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if out.resolve().is_relative_to(dataset.resolve()):
+        fail(f"--out {out} is inside the dataset {dataset}; choose a folder outside it")
     try:
         if fmt == "maptab":
             from maptab.build.release import export_maptab_release
@@ -37,6 +40,6 @@ def export(
             from maptab.build.hf import export_hf
 
             path = export_hf(dataset, out)
-    except (ValueError, OSError) as exc:
+    except (MaptabError, OSError) as exc:
         fail(str(exc))
     console.print(f"[green]exported[/] {dataset} -> {path} ({fmt})")

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from maptab.cli.app import app, console, fail
+from maptab.dataset import Dataset
 from maptab.errors import MaptabError
+from maptab.limits import MAX_RENDER_SCALE, read_json
 from maptab.network import Network
 
 
@@ -21,12 +22,12 @@ def _load_json_map(path: Path) -> Network:
     """A ``network.json`` (Network.to_dict) or a ReasonMap metadata file ({line: [stations]})."""
     from maptab.metadata import load_reasonmap
 
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RenderInputError(f"{path}: cannot read JSON ({exc})") from None
+    data = read_json(path, error=RenderInputError)
     if isinstance(data, dict) and "vertices" in data:
-        return Network.from_dict(data)
+        try:
+            return Network.from_dict(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise RenderInputError(f"{path}: not a valid network ({exc})") from None
     return load_reasonmap(path)
 
 
@@ -57,7 +58,11 @@ def load_map(paths: list[Path], map_id: str | None) -> Network:
         raise RenderInputError(f"{path}: no such file or folder")
     if (path / "network.json").is_file():
         return _load_json_map(path / "network.json")
-    maps = sorted(p.name for p in (path / "maps").glob("*") if (p / "network.json").is_file())
+    dataset = Dataset(path, verify=False) if (path / "manifest.json").is_file() else None
+    if dataset is not None:  # files read through the dataset stay inside it (SPEC 16)
+        maps = sorted(dataset.maps)
+    else:
+        maps = sorted(p.name for p in (path / "maps").glob("*") if (p / "network.json").is_file())
     if not maps:
         raise RenderInputError(f"{path}: no maps/<id>/network.json in this folder")
     if map_id is None:
@@ -67,6 +72,8 @@ def load_map(paths: list[Path], map_id: str | None) -> Network:
         map_id = maps[0]
     if map_id not in maps:
         raise RenderInputError(f"{path}: no map {map_id!r} (maps/{map_id}/network.json)")
+    if dataset is not None:
+        return dataset.network(map_id)
     return _load_json_map(path / "maps" / map_id / "network.json")
 
 
@@ -75,13 +82,17 @@ def parse_route(network: Network, text: str) -> list[str]:
 
     Station names may contain hyphens, so pieces are joined greedily: at each position the
     longest run of ``-``-separated pieces that names a station (table name or label) wins.
+    A run of ``m`` pieces resolves only to a key with at least ``m - 1`` hyphens or
+    underscores (:func:`maptab.network.table_name`), so runs are tried up to the longest
+    such key: linear in the route's length.
     """
     text = text.replace("→", "-").replace(">", "-")
     pieces = [p.strip() for p in text.split("-")]
+    widest = 1 + max((k.count("-") + k.count("_") for k in network.vertices), default=0)
     out: list[str] = []
     i = 0
     while i < len(pieces):
-        for j in range(len(pieces), i, -1):
+        for j in range(min(len(pieces), i + widest), i, -1):
             key = network.resolve("-".join(pieces[i:j]))
             if key is not None:
                 out.append(key)
@@ -89,6 +100,22 @@ def parse_route(network: Network, text: str) -> list[str]:
                 break
         else:
             raise RenderInputError(f"route: unknown station {pieces[i]!r} in {text!r}")
+    return out
+
+
+def route_transfers(network: Network, stops: list[str], text: str) -> list[str]:
+    """The ``--transfers`` stations (comma-separated), each checked to be a station of the
+    route ``stops``."""
+    out = []
+    for name in (t.strip() for t in text.split(",")):
+        if not name:
+            continue
+        key = network.resolve(name)
+        if key is None:
+            raise RenderInputError(f"--transfers: unknown station {name!r}")
+        if key not in stops:
+            raise RenderInputError(f"--transfers: {name!r} is not a station of the route")
+        out.append(key)
     return out
 
 
@@ -124,6 +151,10 @@ def render(
     )
 
     try:
+        if not 0 < scale <= MAX_RENDER_SCALE:
+            raise RenderInputError(f"--scale must be in (0, {MAX_RENDER_SCALE:g}], not {scale:g}")
+        if kind not in ("gold", "pred"):
+            raise RenderInputError(f"--kind must be gold or pred, not {kind!r}")
         network = load_map(paths, map_id)
         laid_out = not network.positions or any(
             s not in network.positions for s in network.vertices
@@ -138,11 +169,11 @@ def render(
             if target.suffix.lower() != ".png":
                 raise RenderInputError(f"{target}: a route overlay is written as .png")
             stops = parse_route(network, route)
-            changes = [t.strip() for t in (transfers or "").split(",") if t.strip()]
+            changes = route_transfers(network, stops, transfers or "")
             result = render_map(network, scale=scale)
             target.parent.mkdir(parents=True, exist_ok=True)
             draw_route(network, result, stops, transfers=changes, kind=kind).save(target)
-    except (ValueError, OSError) as exc:
+    except (MaptabError, OSError) as exc:
         fail(str(exc))
     problems = check_legibility(result.placed, network)
     w, h = result.placed.width, result.placed.height

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from maptab.cli.app import app, console, fail
+from maptab.cli.app import VerifyOption, app, console, fail
+from maptab.errors import MaptabError
 
 
 @app.command("report")
@@ -31,6 +32,7 @@ def report_cmd(
             "0 lists all). Tables and figures always use every sample."
         ),
     ] = 3000,
+    verify: VerifyOption = True,
 ) -> None:
     """Write leaderboard tables (Markdown, CSV, LaTeX), figures and OUT/index.html."""
     from maptab.report import transposed_table, write_report
@@ -42,9 +44,10 @@ def report_cmd(
             overlays_per_group=overlays,
             progress=progress,
             samples_per_run=samples or None,
+            verify=verify,
         )
 
-    except (ValueError, OSError) as exc:
+    except (MaptabError, OSError) as exc:
         fail(str(exc))
     console.print(transposed_table(files.leaderboard))
     for problem in files.problems:

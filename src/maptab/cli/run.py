@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from maptab.cli.app import app, console, fail
+from maptab.cli.app import VerifyOption, app, console, fail
+from maptab.errors import MaptabError
 from maptab.schema import RP_BY_NAME
 
 
@@ -66,6 +67,7 @@ def run_cmd(
     image_format: Annotated[str, typer.Option(help="png or jpeg.")] = "png",
     seed: Annotated[int, typer.Option(help="Seed of the random baseline.")] = 0,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    verify: VerifyOption = True,
 ) -> None:
     """Run a model on DATASET; predictions go to RUN_DIR/predictions.jsonl (resumable)."""
     from maptab.run import ImageSpec, make_provider
@@ -75,11 +77,11 @@ def run_cmd(
     try:
         body = json.loads(extra_body) if extra_body else None
         if body is not None and not isinstance(body, dict):
-            raise ValueError("--extra-body must be a JSON object")
+            raise MaptabError("--extra-body must be a JSON object")
         size = _size(image_size) if image_size else None
         image = ImageSpec(max_pixels, "stretch" if size else "fit", size, image_format)  # type: ignore[arg-type]
         if table_format not in ("csv", "json"):
-            raise ValueError(f"--table-format must be csv or json, not {table_format!r}")
+            raise MaptabError(f"--table-format must be csv or json, not {table_format!r}")
         provider = make_provider(
             model,
             base_url=base_url,
@@ -108,10 +110,11 @@ def run_cmd(
             table_format=table_format,  # type: ignore[arg-type]
             image=image,
             spec=model,
+            verify=verify,
         )
     except json.JSONDecodeError as exc:
         fail(f"--extra-body is not valid JSON ({exc.msg})")
-    except ValueError as exc:  # DatasetError, StoreError, ProviderConfigError, bad options
+    except MaptabError as exc:  # DatasetError, StoreError, ProviderConfigError, bad options
         fail(str(exc))
     except OSError as exc:  # e.g. the disk filled up while writing predictions
         fail(f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc))
@@ -136,7 +139,7 @@ def run_cmd(
 def _size(text: str) -> tuple[int, int]:
     m = re.fullmatch(r"\s*(\d+)\s*[xX×]\s*(\d+)\s*", text)
     if not m or min(int(m.group(1)), int(m.group(2))) < 1:
-        raise ValueError(f"--image-size must be WIDTHxHEIGHT, not {text!r}")
+        raise MaptabError(f"--image-size must be WIDTHxHEIGHT, not {text!r}")
     return int(m.group(1)), int(m.group(2))
 
 

@@ -9,7 +9,8 @@ import typer
 from rich import box
 from rich.table import Table
 
-from maptab.cli.app import app, console, fail
+from maptab.cli.app import VerifyOption, app, console, fail
+from maptab.errors import MaptabError
 
 
 @app.command("score")
@@ -25,6 +26,7 @@ def score_cmd(
         Path | None, typer.Option(help="Dataset folder (default: the one in RUN_DIR/run.json).")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    verify: VerifyOption = True,
 ) -> None:
     """Score RUN_DIR: writes RUN_DIR/scores.jsonl and RUN_DIR/summary.json, prints a table."""
     from maptab.score.scorer import ScoreError, load_external_results, score_run
@@ -34,9 +36,11 @@ def score_cmd(
         if results is not None:
             if dataset is None:
                 raise ScoreError("--results needs --dataset (the dataset the results belong to)")
-            preds = load_external_results(results, dataset)
-        summary = score_run(run_dir, dataset_dir=dataset, predictions=preds, progress=progress)
-    except (ValueError, OSError) as exc:
+            preds = load_external_results(results, dataset, verify=verify)
+        summary = score_run(
+            run_dir, dataset_dir=dataset, predictions=preds, progress=progress, verify=verify
+        )
+    except (MaptabError, OSError) as exc:
         fail(str(exc))
     _print(summary)
     console.print(f"wrote {run_dir / 'scores.jsonl'} and {run_dir / 'summary.json'}")

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from maptab.cli.app import app, console, fail
 from maptab.costs import MODELS, Weights, route_totals
+from maptab.errors import MaptabError
 from maptab.network import SCENARIOS
 from maptab.solver import Route, fewest_stations, optimal_routes
 from maptab.tables import derive_mix, read_network
@@ -67,9 +68,9 @@ def solve(
     are refused in every mode.
     """
     if scenario is not None and scenario not in SCENARIOS:
-        fail(f"unknown scenario {escape(repr(scenario))}; use metromap or travelmap")
+        fail(f"unknown scenario {scenario!r}; use metromap or travelmap")
     if model not in MODELS:
-        fail(f"unknown cost model {escape(repr(model))}; use additive or mean")
+        fail(f"unknown cost model {model!r}; use additive or mean")
     if weights is None and (mix or model != "additive"):
         fail("--mix and --model score weighted queries; give --weights too")
     try:
@@ -90,12 +91,12 @@ def solve(
                 network, source, target, w, items=items, model=model, max_detour=max_detour
             )
         if not routes:
-            fail(f"no route from {escape(source)!s} to {escape(target)!s}: they are not connected")
+            fail(f"no route from {source} to {target}: they are not connected")
         totals = [
             route_totals(network, r.stations, r.lines, items=items).as_label() for r in routes
         ]
-    except ValueError as exc:
-        fail(escape(str(exc)))
+    except MaptabError as exc:
+        fail(str(exc))
     if as_json:
         payload = _payload(routes, totals[0] if w is not None else None)
         console.print_json(json.dumps(payload, ensure_ascii=False))

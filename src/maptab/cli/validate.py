@@ -1,4 +1,4 @@
-"""``maptab validate``: check an Edge_tab / Vertex_tab pair (SPEC 7)."""
+"""``maptab validate``: check an Edge_tab / Vertex_tab pair (SPEC 7), or a whole dataset."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from maptab.cli.app import app, console, fail
+from maptab.errors import MaptabError
 from maptab.network import SCENARIOS
 from maptab.tables import read_network
 from maptab.validate import validate_tables
@@ -16,26 +16,44 @@ from maptab.validate import validate_tables
 
 @app.command()
 def validate(
-    edges: Annotated[Path, typer.Argument(help="Edge_tab file (.csv or .json).")],
-    vertices: Annotated[Path, typer.Argument(help="Vertex_tab file (.csv or .json).")],
+    edges: Annotated[
+        Path, typer.Argument(help="Edge_tab file (.csv or .json), or a dataset folder.")
+    ],
+    vertices: Annotated[
+        Path | None, typer.Argument(help="Vertex_tab file (.csv or .json).")
+    ] = None,
     scenario: Annotated[
         str | None,
         typer.Option(help="metromap or travelmap; default: a Line column means metromap."),
     ] = None,
+    sample: Annotated[
+        int,
+        typer.Option(min=0, help="Dataset: gold labels re-derived per kind (RP, QA)."),
+    ] = 200,
 ) -> None:
-    """Check two MapTab tables: file format, values (SPEC 6) and consistency (SPEC 7).
+    """Check two MapTab tables, or a dataset folder made by `maptab build`.
 
-    Prints one line per problem (file:row: field: what is wrong) and exits with status 1,
-    or prints a one-line summary and exits with status 0.
+    Tables: file format, values (SPEC 6) and consistency (SPEC 7). Dataset: the manifest,
+    every file's SHA-256, every map's tables, every record's schema, and gold labels
+    re-derived on a random sample. Prints one line per problem (file:row: field: what is
+    wrong) and exits with status 1, or prints a one-line summary and exits with status 0.
     """
+    if vertices is None:
+        if not edges.is_dir():
+            fail(f"{edges}: give a dataset folder, or an Edge_tab and a Vertex_tab file")
+        _validate_dataset(edges, sample)
+        return
     if scenario is not None and scenario not in SCENARIOS:
-        fail(f"unknown scenario {escape(repr(scenario))}; use metromap or travelmap")
-    problems = validate_tables(edges, vertices, scenario)
-    if problems:
-        for p in problems:
-            console.print(str(p), markup=False, highlight=False, soft_wrap=True)
-        fail(f"{len(problems)} problem(s) found")
-    network = read_network(edges, vertices, scenario)  # type: ignore[arg-type]
+        fail(f"unknown scenario {scenario!r}; use metromap or travelmap")
+    try:
+        problems = validate_tables(edges, vertices, scenario)  # type: ignore[arg-type]
+        if problems:
+            for p in problems:
+                console.print(str(p), markup=False, highlight=False, soft_wrap=True)
+            fail(f"{len(problems)} problem(s) found")
+        network = read_network(edges, vertices, scenario)  # type: ignore[arg-type]
+    except MaptabError as exc:
+        fail(str(exc))
     if network.scenario == "metromap":
         summary = (
             f"ok: {len(network.vertices)} stations, {len(network.edges)} edges, "
@@ -44,3 +62,23 @@ def validate(
     else:
         summary = f"ok: {len(network.vertices)} spots, {len(network.edges)} edges"
     console.print(summary, markup=False, highlight=False)
+
+
+def _validate_dataset(root: Path, sample: int) -> None:
+    from maptab.integrity import MAX_PROBLEMS, validate_dataset
+
+    try:
+        report = validate_dataset(root, sample=sample)
+    except (MaptabError, OSError) as exc:
+        fail(str(exc))
+    for p in report.problems:
+        console.print(p, markup=False, highlight=False, soft_wrap=True)
+    if report.problems:
+        more = " (stopped after the first ones)" if len(report.problems) >= MAX_PROBLEMS else ""
+        fail(f"{len(report.problems)} problem(s) found{more}")
+    console.print(
+        f"ok: {report.files} files match the manifest, {report.maps} maps, "
+        f"{report.records} records, {report.gold_checked} gold labels re-derived",
+        markup=False,
+        highlight=False,
+    )

@@ -8,6 +8,7 @@ from pathlib import Path
 from PIL import Image
 
 from maptab.errors import MaptabError
+from maptab.limits import MAX_RENDER_PIXELS, check_image_size, check_map_labels
 from maptab.network import Network
 from maptab.render.draw import to_image, to_svg
 from maptab.render.geometry import PlacedGeometry, Point
@@ -42,6 +43,7 @@ def place_map(network: Network, *, scale: float = 1.0) -> PlacedGeometry:
         raise RenderError(f"scale must be positive, got {scale}")
     if not network.vertices:
         raise RenderError(f"map {network.map_id!r} has no stations to draw")
+    check_map_labels(network)  # issue 10: a huge name would make text layout run for minutes
     build = metro_geometry if network.scenario == "metromap" else scenic_geometry
     return build(network, map_positions(network), scale=scale)
 
@@ -51,6 +53,8 @@ def render_map(network: Network, *, scale: float = 1.0, fmt: str = "png") -> Ren
     if fmt not in ("png", "svg"):
         raise RenderError(f"unknown image format {fmt!r}; expected 'png' or 'svg'")
     placed = place_map(network, scale=scale)
+    where = f"map {network.map_id!r} at scale {scale:g}"
+    check_image_size(placed.width, placed.height, where, MAX_RENDER_PIXELS)
     return RenderResult(to_image(placed), placed, to_svg(placed) if fmt == "svg" else None)
 
 

@@ -104,10 +104,12 @@ def write_report(
     overlays_per_group: int = 3,
     progress: bool = False,
     samples_per_run: int | None = 3_000,
+    verify: bool = True,
 ) -> ReportFiles:
     """Write the full report of ``run_dirs`` (the first is the baseline of the paired
     differences) into ``out_dir``; see the module docstring for the layout. The HTML browser
-    lists at most ``samples_per_run`` samples of each run (``None``: all).
+    lists at most ``samples_per_run`` samples of each run (``None``: all). ``verify`` checks
+    the dataset files read against their manifest (``--no-verify`` turns it off).
 
     Raises :class:`ReportError` (one line, naming the file) on an unreadable run folder.
     """
@@ -116,7 +118,7 @@ def write_report(
     from maptab.report.plots import write_plots
 
     out = Path(out_dir)
-    runs = load_runs(list(run_dirs))
+    runs = load_runs(list(run_dirs), verify=verify)
     tables = build_tables(runs)
     table_dir = out / "tables"
     table_dir.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,6 @@ the compared runs by appending the folder name).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,7 +20,8 @@ from typing import Any
 
 from maptab.dataset import Dataset, DatasetError
 from maptab.errors import MaptabError
-from maptab.schema import Prediction, read_jsonl
+from maptab.limits import read_json
+from maptab.schema import Prediction, RecordError, parse_prediction, read_jsonl_lines
 
 __all__ = ["OUTCOMES", "ReportError", "Run", "load_run", "load_runs", "outcome"]
 
@@ -42,6 +42,7 @@ class Run:
     summary: dict[str, Any]
     scores: list[dict[str, Any]]
     predictions: dict[str, Prediction] = field(default_factory=dict)
+    verify: bool = True
 
     @cached_property
     def by_id(self) -> dict[str, dict[str, Any]]:
@@ -69,7 +70,7 @@ class Run:
         if self.dataset_dir is None:
             return None
         try:
-            return Dataset(self.dataset_dir)
+            return Dataset(self.dataset_dir, verify=self.verify)
         except DatasetError:
             return None
 
@@ -88,10 +89,7 @@ def outcome(row: dict[str, Any]) -> str:
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReportError(f"{path}: cannot read JSON ({exc})") from None
+    data = read_json(path, error=ReportError)
     if not isinstance(data, dict):
         raise ReportError(f"{path}: expected a JSON object")
     return data
@@ -100,7 +98,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 def _read_rows(path: Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
     rows = []
     try:
-        for n, row in enumerate(read_jsonl(path), 1):
+        for n, row in read_jsonl_lines(path):
             if not isinstance(row, dict):
                 raise ReportError(f"{path}:{n}: expected a JSON object")
             for key in required:
@@ -114,11 +112,12 @@ def _read_rows(path: Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
     return rows
 
 
-def load_run(run_dir: str | Path) -> Run:
+def load_run(run_dir: str | Path, *, verify: bool = True) -> Run:
     """Read one scored run folder; raises :class:`ReportError` naming the file at fault.
 
     ``scores.jsonl`` is required (run ``maptab score RUN_DIR`` first); ``run.json``,
-    ``summary.json`` and ``predictions.jsonl`` are optional.
+    ``summary.json`` and ``predictions.jsonl`` are optional. ``verify`` checks the files
+    read from the run's dataset against its manifest (:class:`~maptab.dataset.Dataset`).
     """
     path = Path(run_dir)
     if not path.is_dir():
@@ -132,17 +131,23 @@ def load_run(run_dir: str | Path) -> Run:
     preds: dict[str, Prediction] = {}
     pred_path = path / "predictions.jsonl"
     if pred_path.is_file():
-        for row in _read_rows(pred_path, ("id",)):
-            preds[str(row["id"])] = Prediction.from_dict(row)  # last row wins, as in the store
+        for n, row in read_jsonl_lines(pred_path):
+            try:
+                pred = parse_prediction(row)
+            except RecordError as exc:
+                raise ReportError(f"{pred_path}:{n}: not a prediction row ({exc})") from None
+            preds[pred.id] = pred  # last row wins, as in the store
     name = info.get("model") or summary.get("model") or path.name
-    return Run(path, str(name), info, summary, scores, preds)
+    return Run(path, str(name), info, summary, scores, preds, verify)
 
 
-def load_runs(run_dirs: list[str | Path] | tuple[str | Path, ...]) -> list[Run]:
+def load_runs(
+    run_dirs: list[str | Path] | tuple[str | Path, ...], *, verify: bool = True
+) -> list[Run]:
     """:func:`load_run` for each folder, in order, with display names made unique."""
     if not run_dirs:
         raise ReportError("no run folders given")
-    runs = [load_run(d) for d in run_dirs]
+    runs = [load_run(d, verify=verify) for d in run_dirs]
     counts = Counter(r.name for r in runs)
     for r in runs:
         if counts[r.name] > 1:

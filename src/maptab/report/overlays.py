@@ -21,6 +21,8 @@ from typing import Any
 
 from PIL import Image
 
+from maptab.dataset import DatasetError
+from maptab.limits import open_image
 from maptab.network import Network
 from maptab.report.loader import Run, outcome
 from maptab.schema import RPQuery
@@ -166,7 +168,7 @@ def attach_map_pictures(runs: Sequence[Run], records: list[dict[str, Any]], out_
             made[key] = None
             if src is not None:
                 rel = f"images/map-{_hash('|'.join(key))}.png"
-                with Image.open(src) as picture:
+                with open_image(src, error=DatasetError) as picture:
                     _save(picture, out_dir / rel)
                 made[key] = rel
         if made[key]:

@@ -40,7 +40,7 @@ import random
 from dataclasses import asdict
 from typing import Any
 
-from maptab.build.qa import qa_answer
+from maptab.build.qa import qa_answer_of
 from maptab.build.reasonmap import plan_routes
 from maptab.costs import Weights, route_totals
 from maptab.dataset import Dataset
@@ -153,7 +153,7 @@ class _Baseline:
     def network(self, request: ChatRequest) -> Network:
         root = request.meta["dataset"]
         if root not in self._datasets:
-            self._datasets[root] = Dataset(root)
+            self._datasets[root] = Dataset(root, verify=request.meta.get("verify", True))
         return self._datasets[root].network(request.meta["map_id"])
 
     def cost_network(self, request: ChatRequest, category: RPCategory) -> Network:
@@ -245,16 +245,7 @@ class OracleProvider(_Baseline):
     def qa(self, request: ChatRequest, row: dict[str, Any]) -> str:
         if "params" not in row:  # written before QA params were stored: echo the label
             return answer_block(row["answer"])
-        q = QAQuery.from_dict(row)
-        net = self.network(request)
-        shown: dict[str, list[str]] = {}
-        for part, order in q.tables.items():
-            if part == "edges":
-                continue
-            if any(not 0 <= i < len(net.stations) for i in order):
-                raise ValueError(f"{q.id}: 'tables.{part}' has a row index out of range")
-            shown[part] = [net.stations[i] for i in order]
-        return answer_block(qa_answer(q.type, net, q.params, shown))
+        return answer_block(qa_answer_of(QAQuery.from_dict(row), self.network(request)))
 
     def reasonmap(self, net: Network, row: dict[str, Any], s: str, t: str) -> list[dict[str, Any]]:
         return [asdict(seg) for seg in plan_routes(net, s, t)[0]]

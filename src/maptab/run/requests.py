@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from maptab.dataset import TABLE_FILES, Dataset, DatasetError
-from maptab.schema import RP_BY_NAME, QAQuery, ReasonMapQuestion, RPQuery, read_jsonl
+from maptab.dataset import QUERY_FILES, TABLE_FILES, Dataset, DatasetError
+from maptab.limits import MAX_TABLE_BYTES, open_image, read_bytes
+from maptab.schema import RP_BY_NAME, QAQuery, ReasonMapQuestion, RPQuery
 from maptab.tables import split_lines
 
 Kind = Literal["rp", "qa", "reasonmap"]
@@ -73,13 +74,13 @@ class ImageSpec:
 
     def __post_init__(self) -> None:
         if self.mode not in ("fit", "stretch"):
-            raise ValueError(f"image mode must be 'fit' or 'stretch', not {self.mode!r}")
+            raise DatasetError(f"image mode must be 'fit' or 'stretch', not {self.mode!r}")
         if self.mode == "stretch" and (self.size is None or min(self.size) < 1):
-            raise ValueError("image mode 'stretch' needs a size WIDTHxHEIGHT")
+            raise DatasetError("image mode 'stretch' needs a size WIDTHxHEIGHT")
         if self.max_pixels < 1:
-            raise ValueError("the image pixel budget must be positive")
+            raise DatasetError("the image pixel budget must be positive")
         if self.format not in ("png", "jpeg"):
-            raise ValueError(f"image format must be 'png' or 'jpeg', not {self.format!r}")
+            raise DatasetError(f"image format must be 'png' or 'jpeg', not {self.format!r}")
 
     def target(self, width: int, height: int) -> tuple[int, int]:
         """The output size for a ``width × height`` source."""
@@ -122,7 +123,7 @@ class ImageEncoder:
         return url
 
     def _load(self, path: Path) -> str:
-        if not path.is_file():
+        if not path.exists():
             raise DatasetError(f"{path}: map image missing (render the dataset's maps first)")
         st = path.stat()
         mime = f"image/{self.spec.format}"
@@ -141,10 +142,10 @@ class ImageEncoder:
         return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
     def _encode(self, path: Path) -> bytes:
-        from PIL import Image, UnidentifiedImageError
+        from PIL import Image
 
-        try:
-            with Image.open(path) as im:
+        with open_image(path, error=DatasetError) as im:
+            try:
                 im.load()
                 size = self.spec.target(*im.size)
                 out = im if size == im.size else im.resize(size, Image.Resampling.LANCZOS)
@@ -154,8 +155,8 @@ class ImageEncoder:
                     out = out.convert("RGBA")
                 buf = io.BytesIO()
                 out.save(buf, format=self.spec.format.upper(), optimize=False)
-        except (UnidentifiedImageError, OSError) as exc:
-            raise DatasetError(f"{path}: not a readable image ({exc})") from None
+            except OSError as exc:
+                raise DatasetError(f"{path}: not a readable image ({exc})") from None
         return buf.getvalue()
 
 
@@ -168,11 +169,9 @@ class _Table:
 
 def read_table(path: Path) -> _Table:
     """A MapTab CSV as header + rows of raw cell strings (BOM tolerated, values untouched)."""
+    data = read_bytes(path, MAX_TABLE_BYTES, error=DatasetError)
     try:
-        with path.open(encoding="utf-8-sig", newline="") as fh:
-            rows = list(csv.reader(fh))
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: table missing") from None
+        rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
     except (UnicodeDecodeError, csv.Error) as exc:
         raise DatasetError(f"{path}: not a readable UTF-8 CSV ({exc})") from None
     if not rows:
@@ -271,29 +270,29 @@ def iter_samples(
     split: str | None = None,
     categories: Iterable[str] | None = None,
     limit: int | None = None,
+    verify: bool = True,
 ) -> Iterator[Sample]:
     """The samples of a dataset, in file order (``rp``, ``qa``, ``reasonmap``), filtered.
 
     ``categories`` mixes whole kinds (``rp``, ``qa``, ``reasonmap``), RP category names
     (``time``, ``map_mix``, …) and QA types (``qa:7``); a row is kept when any selector
-    matches. ``limit`` keeps the first N requests after filtering.
+    matches. ``limit`` keeps the first N requests after filtering. Each row is checked
+    against its schema as it is read (an error names file and line); with ``verify`` each
+    file is first checked against the manifest's hash.
     """
-    root = Dataset(dataset_dir).root
+    ds = Dataset(dataset_dir, verify=verify)
     kinds, rp_cats, qa_types = _parse_selectors(categories)
     any_sel = bool(kinds or rp_cats or qa_types)
-    files = [(k, root / f"{k}.jsonl") for k in KINDS]
-    if not any(p.is_file() for _, p in files):
-        raise DatasetError(f"{root}: no rp.jsonl, qa.jsonl or reasonmap.jsonl")
+    present = [k for k in KINDS if ds.has(QUERY_FILES[k])]
+    if not present:
+        raise DatasetError(f"{ds.root}: no rp.jsonl, qa.jsonl or reasonmap.jsonl")
     count = 0
-    for kind, path in files:
-        if not path.is_file():
-            continue
-        for n, row in enumerate(read_jsonl(path), 1):
-            record = _record(kind, row, path, n)
-            if split is not None and row.get("split") != split:
+    for kind in present:
+        for _, row, record in ds.records(kind):
+            if split is not None and record.split != split:
                 continue
-            picked = (kind == "rp" and row.get("category") in rp_cats) or (
-                kind == "qa" and row.get("type") in qa_types
+            picked = (isinstance(record, RPQuery) and record.category in rp_cats) or (
+                isinstance(record, QAQuery) and record.type in qa_types
             )
             if any_sel and kind not in kinds and not picked:
                 continue
@@ -301,27 +300,9 @@ def iter_samples(
             for v in variants:
                 if limit is not None and count >= limit:
                     return
-                sid = f"{row['id']}/{v}" if v else str(row["id"])
+                sid = f"{record.id}/{v}" if v else record.id
                 yield Sample(sid, kind, row, record, v)
                 count += 1
-
-
-_RECORDS = {"rp": RPQuery, "qa": QAQuery, "reasonmap": ReasonMapQuestion}
-
-
-def _record(kind: Kind, row: Any, path: Path, n: int) -> RPQuery | QAQuery | ReasonMapQuestion:
-    """The typed record of a JSONL row; a missing or mistyped field names file and line."""
-    if not isinstance(row, dict):
-        raise DatasetError(f"{path}:{n}: not a JSON object")
-    for key in ("id", "map_id"):
-        if not isinstance(row.get(key), str) or not row[key]:
-            raise DatasetError(f"{path}:{n}: field {key!r} missing or not a string")
-    cls = _RECORDS[kind]
-    try:
-        return cls.from_dict(row)
-    except TypeError as exc:
-        missing = str(exc).split("argument", 1)[-1].lstrip("s: ")
-        raise DatasetError(f"{path}:{n}: fields missing: {missing}") from None
 
 
 class RequestBuilder:
@@ -339,10 +320,11 @@ class RequestBuilder:
         image: ImageSpec | None = None,
         images: bool = True,
         cache_dir: Path | None = None,
+        verify: bool = True,
     ) -> None:
         if table_format not in ("csv", "json"):
-            raise ValueError(f"table format must be 'csv' or 'json', not {table_format!r}")
-        self.dataset = Dataset(dataset_dir)
+            raise DatasetError(f"table format must be 'csv' or 'json', not {table_format!r}")
+        self.dataset = Dataset(dataset_dir, verify=verify)
         self.root = self.dataset.root
         self.table_format = table_format
         self.images = images
@@ -359,16 +341,18 @@ class RequestBuilder:
     def table(self, map_id: str, kind: str) -> _Table:
         key = (map_id, kind)
         if key not in self._tables:
-            self._tables[key] = read_table(self.map_dir(map_id) / TABLE_FILES[kind])
+            self.map_dir(map_id)
+            self._tables[key] = read_table(self.dataset.table_path(map_id, kind))
         return self._tables[key]
 
     def request(self, sample: Sample) -> ChatRequest:
         """The chat request for one sample (see the module docstring for its layout)."""
         rec = sample.record
-        mdir = self.map_dir(sample.map_id)
+        self.map_dir(sample.map_id)
         meta: dict[str, Any] = {
             "map_id": sample.map_id,
             "dataset": str(self.root),
+            "verify": self.dataset.verify_files,
             "sample": sample.row,
         }
         keep: Sequence[str] | None = None
@@ -400,7 +384,13 @@ class RequestBuilder:
             body = table_text(tab, order=order, keep=keep, drop=drop, fmt=self.table_format)
             parts.append({"type": "text", "text": f"{TABLE_TITLES[name]} ({label}):\n{body}"})
         if "map" in inputs and self.images:
-            url = self.encoder.data_url(mdir / "image.png")
+            image = self.dataset.image_path(sample.map_id)
+            if image is None:
+                raise DatasetError(
+                    f"{self.root / 'maps' / sample.map_id / 'image.png'}: map image missing "
+                    "(render the dataset's maps first)"
+                )
+            url = self.encoder.data_url(image)
             parts.append({"type": "image_url", "image_url": {"url": url}})
         return ChatRequest(sample.id, sample.kind, [{"role": "user", "content": parts}], meta)
 
@@ -418,6 +408,7 @@ def build_requests(
     image_format: Literal["png", "jpeg"] = "png",
     images: bool = True,
     cache_dir: Path | None = None,
+    verify: bool = True,
 ) -> list[ChatRequest]:
     """All chat requests of a dataset (filtered as :func:`iter_samples` says).
 
@@ -426,7 +417,14 @@ def build_requests(
     """
     spec = ImageSpec(image_budget, image_mode, image_size, image_format)
     builder = RequestBuilder(
-        dataset_dir, table_format=table_format, image=spec, images=images, cache_dir=cache_dir
+        dataset_dir,
+        table_format=table_format,
+        image=spec,
+        images=images,
+        cache_dir=cache_dir,
+        verify=verify,
     )
-    samples = iter_samples(dataset_dir, split=split, categories=categories, limit=limit)
+    samples = iter_samples(
+        dataset_dir, split=split, categories=categories, limit=limit, verify=verify
+    )
     return [builder.request(s) for s in samples]

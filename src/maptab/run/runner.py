@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from maptab import __version__
 from maptab.dataset import DatasetError
+from maptab.limits import read_json
 from maptab.run.providers import Provider, ProviderError
 from maptab.run.requests import ImageSpec, RequestBuilder, Sample, iter_samples
 from maptab.run.store import PredictionStore, StoreError
@@ -72,6 +73,7 @@ def run(
     table_format: Literal["csv", "json"] = "csv",
     image: ImageSpec | None = None,
     spec: str | None = None,
+    verify: bool = True,
 ) -> RunSummary:
     """Run ``provider`` on the selected samples of ``dataset_dir`` into ``out_dir``.
 
@@ -93,6 +95,7 @@ def run(
             table_format=table_format,
             image=image,
             spec=spec,
+            verify=verify,
         )
     )
 
@@ -111,14 +114,17 @@ async def arun(
     table_format: Literal["csv", "json"] = "csv",
     image: ImageSpec | None = None,
     spec: str | None = None,
+    verify: bool = True,
 ) -> RunSummary:
     """:func:`run` inside a running event loop."""
     if concurrency < 1:
-        raise ValueError("--concurrency must be at least 1")
+        raise DatasetError("--concurrency must be at least 1")
     image = image or ImageSpec()
     out = Path(out_dir)
     cats = sorted(set(categories or ()))
-    samples = list(iter_samples(dataset_dir, split=split, categories=cats, limit=limit))
+    samples = list(
+        iter_samples(dataset_dir, split=split, categories=cats, limit=limit, verify=verify)
+    )
     if not samples:
         asked = f"split {split!r}" if split is not None else ""
         asked += (" and " if asked and cats else "") + (f"categories {cats}" if cats else "")
@@ -130,6 +136,7 @@ async def arun(
         image=image,
         images=provider.uses_images,
         cache_dir=out / ".cache" / "images",
+        verify=verify,
     )
     record = {
         "dataset": str(Path(dataset_dir).resolve()),
@@ -252,10 +259,9 @@ def _check_compatible(path: Path, record: dict[str, Any]) -> None:
     """A resumed run must ask the same thing of the same model."""
     if not path.is_file():
         return
-    try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise StoreError(f"{path}: not valid JSON ({exc.msg})") from None
+    old = read_json(path, error=StoreError)
+    if not isinstance(old, dict) or not isinstance(old.get("settings"), dict):
+        raise StoreError(f"{path}: not a run record (expected an object with 'settings')")
     a, b = _fingerprint(old), _fingerprint(record)
     for key in a:
         if a[key] != b[key]:

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from maptab.errors import MaptabError
-from maptab.schema import Prediction
+from maptab.limits import open_regular
+from maptab.schema import Prediction, check_fields
 
 PREDICTIONS = "predictions.jsonl"
 _FIELDS = fields(Prediction)
@@ -83,7 +84,8 @@ class PredictionStore:
     def _load(self) -> None:
         if not self.path.exists():
             return
-        data = self.path.read_bytes()
+        with open_regular(self.path, binary=True, error=StoreError) as fh:
+            data = fh.read()
         good = 0  # byte offset just past the last complete, valid row
         lines = data.split(b"\n")
         for n, raw in enumerate(lines, 1):
@@ -93,12 +95,14 @@ class PredictionStore:
             if raw.strip():
                 try:
                     row = json.loads(raw)
-                    if not isinstance(row, dict) or not isinstance(row.get("id"), str):
-                        raise ValueError("not a prediction row")
-                except ValueError as exc:
+                except (ValueError, RecursionError) as exc:
                     if n == len(lines) - 1 and not lines[-1]:
                         break  # the final line is garbage: cut it like a partial write
-                    raise StoreError(f"{self.path}:{n}: corrupt row ({exc})") from None
+                    why = "JSON nested too deeply" if isinstance(exc, RecursionError) else exc
+                    raise StoreError(f"{self.path}:{n}: corrupt row ({why})") from None
+                problem = check_fields(Prediction, row)
+                if problem:
+                    raise StoreError(f"{self.path}:{n}: not a prediction row ({problem})")
                 self.rows[row["id"]] = row
                 self.lines += 1
             good += len(raw) + 1

@@ -2,7 +2,8 @@
 
 Every function here is total: any string (empty, huge, binary-looking, any script) gives a
 result or ``None``, never an exception. ``None`` means *Output Format error*: the sample is
-scored wrong and counted apart.
+scored wrong and counted apart. A response longer than
+:data:`~maptab.limits.MAX_RESPONSE_CHARS` is not parsed at all: it is a format error.
 
 Pipeline for every answer kind:
 
@@ -31,6 +32,8 @@ import string
 import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass, field
+
+from maptab.limits import MAX_RESPONSE_CHARS
 
 __all__ = [
     "ParsedRoute",
@@ -61,6 +64,12 @@ _CLOSE_TAGS = tuple(c for _, c in _REASONING_TAGS)
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
+def _usable(text: object) -> bool:
+    """Whether ``text`` is a response to parse: a string of at most
+    :data:`~maptab.limits.MAX_RESPONSE_CHARS` characters (a longer one is a format error)."""
+    return isinstance(text, str) and len(text) <= MAX_RESPONSE_CHARS
+
+
 def _ascii_lower(text: str) -> str:
     """``text`` with A-Z lower-cased and nothing else changed: unlike ``str.lower`` it keeps
     every index (``"İ".lower()`` is two characters), so offsets found in it apply to
@@ -76,7 +85,7 @@ def strip_reasoning(text: str) -> str:
     tag with no closing tag after it drops the rest; a closing tag left over (servers that
     strip the opening tag, nested blocks) drops everything before it.
     """
-    if not isinstance(text, str):
+    if not _usable(text):
         return ""
     low = _ascii_lower(text)
     pieces: list[str] = []
@@ -335,7 +344,7 @@ def parse_route(text: str, vocabulary: Collection[str] | None = None) -> ParsedR
     line in which at least half of the stations are vocabulary names wins; failing that (or
     without a vocabulary) the last line with two or more stations.
     """
-    if not isinstance(text, str):
+    if not _usable(text):
         return None
     body = strip_reasoning(text)
     inner = tagged(body, "<route_begin>", "<route_end>")
@@ -390,7 +399,7 @@ def parse_answer(text: str) -> float | None:
     line that states a value. Within the text read: a lone number; else a yes/no word when
     no number is present; else the last number (thousands separators allowed).
     """
-    if not isinstance(text, str):
+    if not _usable(text):
         return None
     body = strip_reasoning(text)
     inner = tagged(body, "<answer_begin>", "<answer_end>")
@@ -420,7 +429,7 @@ _TOTAL_PATTERNS: dict[str, re.Pattern[str]] = {
 def parse_totals(text: str) -> dict[str, float]:
     """Reported totals (``Total_Time: 14.12`` …, any case, ``_`` or spaces) found in the
     answer part of a response; the last statement of each wins."""
-    if not isinstance(text, str):
+    if not _usable(text):
         return {}
     body = strip_reasoning(text)
     out: dict[str, float] = {}

@@ -30,8 +30,19 @@ import numpy as np
 
 from maptab.dataset import Dataset, DatasetError
 from maptab.errors import MaptabError
+from maptab.limits import MAX_RESULTS_BYTES, read_json
 from maptab.network import Network, table_name
-from maptab.schema import Prediction, QAQuery, ReasonMapQuestion, RPQuery, read_jsonl, write_jsonl
+from maptab.schema import (
+    Prediction,
+    QAQuery,
+    ReasonMapQuestion,
+    RecordError,
+    RPQuery,
+    parse_prediction,
+    read_jsonl,
+    read_jsonl_lines,
+    write_jsonl,
+)
 from maptab.score.errors import ERROR_TYPES
 from maptab.score.paper import (
     difficulty_score,
@@ -390,9 +401,9 @@ def load_scores(run_dir: str | Path) -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------- drivers
-def _open_dataset(dataset_dir: str | Path) -> Dataset:
+def _open_dataset(dataset_dir: str | Path, verify: bool = True) -> Dataset:
     try:
-        return Dataset(dataset_dir)
+        return Dataset(dataset_dir, verify=verify)
     except DatasetError as exc:
         raise ScoreError(str(exc)) from None
 
@@ -403,6 +414,7 @@ def score_predictions(
     *,
     progress: bool = False,
     selection: dict[str, Any] | None = None,
+    verify: bool = True,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Score ``predictions`` against the dataset at ``dataset_dir``.
 
@@ -410,15 +422,16 @@ def score_predictions(
     summary. ``selection`` (``split``, ``categories``, ``limit`` as a run recorded them) says
     which samples the run was asked to answer, so ``counts.missing`` counts only those; without
     it every sample of the dataset is expected. Raises :class:`ScoreError` for a prediction id
-    that is not in the dataset.
+    that is not in the dataset; with ``verify`` every dataset file read is first checked
+    against the manifest's hash (:class:`~maptab.dataset.Dataset`).
     """
-    ds = _open_dataset(dataset_dir)
+    ds = _open_dataset(dataset_dir, verify)
     try:
         rp = {q.id: q for q in ds.rp()}
         qa = {q.id: q for q in ds.qa()}
         rm = {q.id: q for q in ds.reasonmap()}
-    except (ValueError, TypeError) as exc:
-        raise ScoreError(f"{dataset_dir}: {exc}") from None
+    except DatasetError as exc:
+        raise ScoreError(str(exc)) from None
     maps = _Maps(ds)
     preds = list(predictions)
     rows: list[dict[str, Any]] = []
@@ -463,6 +476,7 @@ def score_predictions(
                 split=selection.get("split"),
                 categories=selection.get("categories") or None,
                 limit=selection.get("limit"),
+                verify=verify,
             )
         )
     else:
@@ -485,13 +499,13 @@ def load_predictions(run_dir: str | Path) -> list[Prediction]:
         raise ScoreError(f"{run_dir}: no predictions.jsonl")
     rows: dict[str, Prediction] = {}
     try:
-        for n, d in enumerate(read_jsonl(path), 1):
-            if not isinstance(d, dict) or not isinstance(d.get("id"), str):
-                raise ScoreError(f"{path}:{n}: a prediction row needs a string 'id'")
-            rows[d["id"]] = Prediction.from_dict(d)
-    except ScoreError:
-        raise
-    except (ValueError, TypeError) as exc:
+        for n, d in read_jsonl_lines(path):
+            try:
+                pred = parse_prediction(d)
+            except RecordError as exc:
+                raise ScoreError(f"{path}:{n}: not a prediction row ({exc})") from None
+            rows[pred.id] = pred
+    except RecordError as exc:
         raise ScoreError(str(exc)) from None
     return list(rows.values())
 
@@ -500,10 +514,7 @@ def _run_info(run_dir: Path) -> dict[str, Any]:
     path = run_dir / "run.json"
     if not path.is_file():
         raise ScoreError(f"{run_dir}: no run.json (pass --dataset to score external results)")
-    try:
-        info = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ScoreError(f"{path}: not valid JSON ({exc.msg})") from None
+    info = read_json(path, error=ScoreError)
     if not isinstance(info, dict) or not isinstance(info.get("dataset"), str):
         raise ScoreError(f"{path}: field 'dataset' (path of the dataset folder) is missing")
     return info
@@ -545,6 +556,7 @@ def score_run(
     dataset_dir: str | Path | None = None,
     predictions: list[Prediction] | None = None,
     progress: bool = True,
+    verify: bool = True,
 ) -> dict[str, Any]:
     """Score a run directory; writes ``scores.jsonl`` and ``summary.json``; returns the summary.
 
@@ -561,7 +573,9 @@ def score_run(
     if predictions is not None:
         _adopt(run, Path(dataset_dir), predictions, info)
     preds = predictions if predictions is not None else load_predictions(run)
-    rows, summary = score_predictions(dataset_dir, preds, progress=progress, selection=info)
+    rows, summary = score_predictions(
+        dataset_dir, preds, progress=progress, selection=info, verify=verify
+    )
     summary = _clean({"model": info.get("model"), "dataset": str(dataset_dir), **summary})
     write_scores(run, _clean(rows), summary)
     return summary
@@ -584,7 +598,9 @@ def _adopt(run: Path, dataset_dir: Path, preds: list[Prediction], info: dict[str
 
 
 # --------------------------------------------------------------------------- external results
-def load_external_results(path: str | Path, dataset_dir: str | Path) -> list[Prediction]:
+def load_external_results(
+    path: str | Path, dataset_dir: str | Path, *, verify: bool = True
+) -> list[Prediction]:
     """Predictions from another tool's results JSON, mapped to the dataset's sample ids.
 
     The file is a JSON list (or ``{"results": [...]}``) of MapTab-style samples, each with a
@@ -594,18 +610,18 @@ def load_external_results(path: str | Path, dataset_dir: str | Path) -> list[Pre
     error naming its position.
     """
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ScoreError(f"{p}: cannot read results JSON ({exc})") from None
+    data = read_json(p, limit=MAX_RESULTS_BYTES, error=ScoreError)
     if isinstance(data, dict):
         data = data.get("results")
     if not isinstance(data, list):
         raise ScoreError(f"{p}: expected a JSON list of samples (or {{'results': [...]}})")
-    ds = _open_dataset(dataset_dir)
-    rp, qa = ds.rp(), ds.qa()
+    ds = _open_dataset(dataset_dir, verify)
+    try:
+        rp, qa, rm = ds.rp(), ds.qa(), ds.reasonmap()
+    except DatasetError as exc:
+        raise ScoreError(str(exc)) from None
     kinds = {q.id: "rp" for q in rp} | {q.id: "qa" for q in qa}
-    kinds |= {f"{q.id}/{m}": "reasonmap" for q in ds.reasonmap() for m in ("short", "long")}
+    kinds |= {f"{q.id}/{m}": "reasonmap" for q in rm for m in ("short", "long")}
     by_question: dict[str, list[str]] = defaultdict(list)
     for q in [*rp, *qa]:
         by_question[q.question.strip()].append(q.id)

@@ -1,0 +1,194 @@
+"""``maptab validate DATASET``: a whole dataset checked end to end (issue 10; SPEC 7, 16).
+
+1. the manifest's shape (:func:`maptab.dataset.check_manifest`);
+2. every file against the manifest's SHA-256, no file missing, none unlisted, none leading
+   outside the folder (:meth:`maptab.dataset.Dataset.verify`);
+3. every map: ``network.json`` loads, and its Edge_tab / Vertex_tab pass the file, value
+   and consistency checks of :func:`maptab.validate.validate_tables` (no value ranges for
+   ReasonMap maps, which carry no attributes);
+4. every record of ``rp.jsonl``, ``qa.jsonl`` and ``reasonmap.jsonl`` against its schema
+   (:func:`maptab.schema.parse_record`), its ``map_id`` listed in the manifest and its
+   table row indices in range;
+5. gold labels re-derived on a seeded random sample: route-planning routes, station and
+   transfer counts and totals by the exact solver; QA answers from the stored parameters
+   (rows written before parameters were stored are skipped).
+   ReasonMap references are not re-derived (several plans can be equally right). Queries
+   the manifest lists under ``options.label_mismatches`` (an import's known differences)
+   are skipped.
+
+Each problem is one line naming the file (and line) at fault.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from maptab.dataset import QUERY_FILES, TABLE_FILES, Dataset, DatasetError
+from maptab.network import Network
+from maptab.schema import RP_BY_NAME, QAQuery, RecordError, RPQuery, parse_record, read_jsonl_lines
+
+MAX_PROBLEMS = 200
+"""Problems reported before the check stops (a broken file would otherwise list every row)."""
+
+
+@dataclass
+class DatasetReport:
+    """What :func:`validate_dataset` checked and the problems it found."""
+
+    files: int = 0
+    maps: int = 0
+    records: int = 0
+    gold_checked: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def add(self, problem: str) -> None:
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(problem)
+
+
+class _Reservoir:
+    """A uniform random sample of ``size`` items of a stream, in constant memory
+    (reservoir sampling, Algorithm R); the same seed and stream give the same sample."""
+
+    def __init__(self, size: int, rng: random.Random) -> None:
+        self.size, self.rng = size, rng
+        self.items: list[Any] = []
+        self.seen = 0
+
+    def offer(self, item: Any) -> None:
+        self.seen += 1
+        if len(self.items) < self.size:
+            self.items.append(item)
+        else:
+            j = self.rng.randrange(self.seen)
+            if j < self.size:
+                self.items[j] = item
+
+
+def validate_dataset(root: str | Path, *, sample: int = 200, seed: int = 0) -> DatasetReport:
+    """Check the dataset at ``root`` (module docstring); ``sample`` gold labels per kind are
+    re-derived. A manifest that cannot be read raises :class:`DatasetError`."""
+    ds = Dataset(root, verify=False)
+    report = DatasetReport(files=len(ds.files))
+    for problem in ds.verify():
+        report.add(f"{ds.root}/{problem}")
+    networks: dict[str, Network] = {}
+    rows: dict[str, int | None] = {}  # None: the map's tables are unreadable (reported)
+    for map_id in ds.maps:
+        report.maps += 1
+        rows.update({f"{map_id}/{k}": None for k in TABLE_FILES})
+        try:
+            networks[map_id] = ds.network(map_id)
+            rows.update(_check_tables(ds, map_id, report))
+        except DatasetError as exc:
+            report.add(str(exc))
+    skip = set(ds.manifest["options"].get("label_mismatches") or ())
+    rng = random.Random(seed)
+    picked = {"rp": _Reservoir(sample, rng), "qa": _Reservoir(sample, rng)}
+    for kind, name in QUERY_FILES.items():
+        if not ds.has(name):
+            continue
+        try:
+            for n, row in read_jsonl_lines(ds.file(name)):
+                report.records += 1
+                record = _check_record(ds, kind, row, rows, f"{ds.root / name}:{n}", report)
+                legacy = kind == "qa" and "params" not in row  # no parameters to re-derive from
+                if record is not None and kind in picked and not legacy and record.id not in skip:
+                    picked[kind].offer((f"{ds.root / name}:{n}", record))
+        except (DatasetError, RecordError) as exc:
+            report.add(str(exc))
+    for reservoir in picked.values():
+        for where, record in reservoir.items:
+            if record.map_id not in networks:
+                continue  # its network.json is broken, already reported
+            report.gold_checked += 1
+            problem = _gold_problem(record, networks[record.map_id])
+            if problem:
+                report.add(f"{where}: {problem}")
+    return report
+
+
+def _check_tables(ds: Dataset, map_id: str, report: DatasetReport) -> dict[str, int | None]:
+    """Validate the map's Edge_tab / Vertex_tab; returns ``{"<map>/<table>": rows}``."""
+    from maptab.run.requests import read_table
+    from maptab.validate import validate_tables
+
+    entry = ds.maps[map_id]
+    edges, vertices = ds.table_path(map_id, "edges"), ds.table_path(map_id, "vertices")
+    # ReasonMap maps carry no attributes (SPEC 14): their zeros are not SPEC 6 values
+    values = entry.source != "reasonmap"
+    for p in validate_tables(edges, vertices, entry.scenario, values=values):  # type: ignore[arg-type]
+        report.add(str(p))
+    return {f"{map_id}/{k}": len(read_table(ds.table_path(map_id, k)).rows) for k in TABLE_FILES}
+
+
+def _check_record(
+    ds: Dataset,
+    kind: str,
+    row: Any,
+    table_rows: dict[str, int | None],
+    where: str,
+    report: DatasetReport,
+) -> Any:
+    """The record of a row, or ``None`` after reporting its problem."""
+    try:
+        record = parse_record(kind, row)
+    except RecordError as exc:
+        report.add(f"{where}: {exc}")
+        return None
+    if record.map_id not in ds.maps:
+        report.add(f"{where}: map {record.map_id!r} is not in the manifest")
+        return None
+    for table, order in getattr(record, "tables", {}).items():
+        key = f"{record.map_id}/{table}"
+        count = table_rows.get(key)
+        if key not in table_rows:
+            report.add(f"{where}: field 'tables': unknown table {table!r}")
+        elif count is not None and any(not 0 <= i < count for i in order):
+            report.add(f"{where}: field 'tables.{table}': a row index is out of range")
+    return record
+
+
+def _gold_problem(record: RPQuery | QAQuery, network: Network) -> str | None:
+    """How the stored gold label of ``record`` differs from the re-derived one, if it does."""
+    from maptab.build.qa import QAError, qa_answer_of
+    from maptab.build.queries import gold_label
+    from maptab.costs import CostError
+    from maptab.tables import derive_mix
+
+    if isinstance(record, QAQuery):
+        try:
+            answer = qa_answer_of(record, network)
+        except QAError as exc:
+            return f"QA answer cannot be re-derived ({exc})"
+        return None if answer == record.answer else f"answer {record.answer} != {answer}"
+    category = RP_BY_NAME[record.category]
+    if not category.criteria_free and record.weights is None:
+        return f"criteria category {record.category!r} without weights"
+    mix = network.with_attributes(vertices=derive_mix(network))
+    try:
+        gold = gold_label(
+            network,
+            mix,
+            category,
+            record.source,
+            record.target,
+            record.weights,
+            cost_model=record.cost_model,
+        )
+    except CostError as exc:
+        return f"gold label cannot be re-derived ({exc})"
+    label = gold.label()
+    for key, stored in (
+        ("routes", record.routes),
+        ("route_vertex_numbers", record.route_vertex_numbers),
+        ("transfer_vertex_numbers", record.transfer_vertex_numbers),
+    ):
+        if label[key] != stored:
+            return f"{key} {stored} != re-derived {label[key]}"
+    if (gold.totals or None) != (record.totals or None):
+        return f"totals {record.totals} != re-derived {gold.totals}"
+    return None

@@ -1,0 +1,194 @@
+"""Explicit limits on what maptab reads, and the shared readers that enforce them (SPEC 16).
+
+Every file maptab reads from a user is finite and bounded: it must be a *regular* file (a
+FIFO or a device such as ``/dev/zero`` is refused before anything is read), and tables,
+JSON documents and images have a size cap. JSON nesting beyond the parser's recursion limit
+is an error, not a crash. The numbers are listed (and justified) in ``docs/limits.md``; each
+is far above what a MapTab- or ReasonMap-sized dataset needs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import warnings
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from maptab.errors import MaptabError
+
+if TYPE_CHECKING:
+    from maptab.network import Network
+
+MIB = 1024 * 1024
+
+MAX_TABLE_BYTES = 2 * MIB
+"""An Edge_tab / Vertex_tab / Mix_tab file (MapTab's largest is about 20 KB, a paper-preset
+map's about 46 KB; reading and checking 2 MiB takes a few seconds)."""
+
+MAX_JSON_BYTES = 64 * MIB
+"""A JSON document read whole: ``manifest.json``, ``network.json``, ``run.json``,
+``summary.json``, a MapTab release query file (a paper-preset manifest is 0.2 MB)."""
+
+MAX_RESULTS_BYTES = 1024 * MIB
+"""Another tool's results JSON (``maptab score --results``): 200,000 samples with their
+question and answer text come to a few hundred MB."""
+
+MAX_IMAGE_PIXELS = 160_000_000
+"""Width × height of a map image that is decoded (a paper-size map is 4,000 px on its long
+side, 16 Mpx; ReasonMap's largest, Dubai, is 9,934 × 14,044 = 140 Mpx). Pillow itself
+refuses images over about 179 Mpx as decompression bombs."""
+
+MAX_RENDER_PIXELS = 64_000_000
+"""Width × height of a map that maptab draws (8,000 × 8,000; a paper-size map is 16 Mpx)."""
+
+MAX_RENDER_SCALE = 4.0
+"""``maptab render --scale``: at most four times the paper-like size."""
+
+MAX_LABEL_CHARS = 200
+"""A station, spot or line name drawn on a map (the longest real one is under 60)."""
+
+MAX_RESPONSE_CHARS = 100_000
+"""A model's answer that is parsed; a longer one is scored as a format error (the papers'
+answers are at most 2,048 tokens, about 10,000 characters; reasoning is stored apart)."""
+
+
+class LimitError(MaptabError):
+    """An input that is not a regular file, or is over one of the limits above."""
+
+
+def _open_regular(path: Path, error: type[MaptabError]) -> tuple[int, os.stat_result]:
+    """An OS file descriptor of ``path``, opened without blocking and checked to be a
+    regular file (``O_NONBLOCK`` keeps a FIFO from hanging the ``open`` itself)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise error(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a folder, not a file") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read the file ({exc.strerror})") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO, device or socket"
+        raise error(f"{path}: is {kind}, not a regular file")
+    return fd, st
+
+
+def open_regular(
+    path: str | os.PathLike[str],
+    *,
+    binary: bool = False,
+    encoding: str = "utf-8",
+    error: type[MaptabError] = LimitError,
+) -> IO[Any]:
+    """``path`` opened for reading (text, or bytes with ``binary``), refused unless it is a
+    regular file."""
+    fd, _ = _open_regular(Path(path), error)
+    os.set_blocking(fd, True)
+    if binary:
+        return open(fd, "rb")  # noqa: SIM115 (the caller closes it)
+    return open(fd, encoding=encoding)  # noqa: SIM115
+
+
+def read_bytes(
+    path: str | os.PathLike[str], limit: int, *, error: type[MaptabError] = LimitError
+) -> bytes:
+    """The bytes of the regular file ``path``; over ``limit`` bytes is an error naming it."""
+    p = Path(path)
+    fd, st = _open_regular(p, error)
+    try:
+        if st.st_size > limit:
+            raise error(f"{p}: {st.st_size:,} bytes, over the limit of {limit:,} bytes")
+        os.set_blocking(fd, True)
+        with open(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # the file grew while it was read
+        raise error(f"{p}: over the limit of {limit:,} bytes")
+    return data
+
+
+def loads_json(
+    text: str | bytes, where: str | os.PathLike[str], *, error: type[MaptabError] = LimitError
+) -> Any:
+    """``json.loads`` with every failure (syntax, nesting too deep, an integer too long,
+    ``NaN``) as one ``error`` naming ``where``."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise error(f"{where}: JSON nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise error(f"{where}: not valid JSON ({exc})") from None
+
+
+def read_json(
+    path: str | os.PathLike[str],
+    *,
+    limit: int = MAX_JSON_BYTES,
+    error: type[MaptabError] = LimitError,
+) -> Any:
+    """The JSON document in the regular file ``path`` (UTF-8, a BOM tolerated)."""
+    data = read_bytes(path, limit, error=error)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not UTF-8 text (byte offset {exc.start})") from None
+    return loads_json(text, path, error=error)
+
+
+def check_image_size(
+    width: int, height: int, where: str | os.PathLike[str], limit: int = MAX_IMAGE_PIXELS
+) -> None:
+    """Refuse an image over ``limit`` pixels before its pixels are decoded or drawn."""
+    if width * height > limit:
+        raise LimitError(
+            f"{where}: image of {width}×{height} pixels is over the limit of {limit:,} pixels"
+        )
+
+
+def open_image(path: str | os.PathLike[str], *, error: type[MaptabError] = LimitError) -> Any:
+    """A lazily decoded ``PIL.Image`` of the regular file ``path``, its size checked against
+    :data:`MAX_IMAGE_PIXELS` (a decompression bomb is refused, not decoded)."""
+    from PIL import Image, UnidentifiedImageError
+
+    fd, _ = _open_regular(Path(path), error)
+    os.close(fd)
+    try:
+        with warnings.catch_warnings():  # the size is checked below, against our own limit
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            im = Image.open(path)
+    except Image.DecompressionBombError as exc:
+        raise error(f"{path}: image too large ({exc})") from None
+    except (UnidentifiedImageError, OSError) as exc:
+        raise error(f"{path}: not a readable image ({exc})") from None
+    try:
+        check_image_size(*im.size, path)
+    except LimitError as exc:
+        im.close()
+        raise error(str(exc)) from None
+    return im
+
+
+def check_label(text: str, what: str) -> None:
+    """Refuse a name to be drawn that is longer than :data:`MAX_LABEL_CHARS`."""
+    if len(text) > MAX_LABEL_CHARS:
+        raise LimitError(
+            f"{what} {text[:40]!r}… has {len(text):,} characters, over the limit of "
+            f"{MAX_LABEL_CHARS} for a label on a map"
+        )
+
+
+def check_map_labels(network: Network) -> None:
+    """:func:`check_label` for every station (or spot) and line name of ``network``, the
+    names the renderer draws; called where a map enters the renderer."""
+    noun = "station" if network.scenario == "metromap" else "spot"
+    for s in network.vertices:
+        check_label(network.label(s), noun)
+    for line in network.line_names:
+        check_label(line, "line")
