@@ -493,9 +493,9 @@ def test_messages_are_escaped_once():
         "--to",
         "B",
         "--weights",
-        "nan,0,0,1",
+        "[1],0,0,1",
     )
-    assert "[nan, 0.0, 0.0, 1.0]" in err and "\\[" not in err
+    assert "'[1]'" in err and "\\[" not in err
 
 
 def test_the_cli_catches_maptab_errors_only(tmp_path, monkeypatch):
