@@ -88,6 +88,10 @@ class RPQuery:
     of ``routes[0]`` (criteria categories only). ``tables`` gives, per table shown
     (``edges``/``vertices``/``mix``), the row indices of the map's CSV in the order shown to
     the model (per-sample shuffle, SPEC 5). ``repetition`` is FR/PR/NR (criteria only).
+    ``route_count`` is the exact number of optimal routes, of which ``routes`` lists the
+    first ones (``truncated`` when it lists fewer; ``None`` in records that do not say,
+    e.g. imported MapTab labels, whose lists are complete). Scoring never needs the full
+    list (docs/scoring.md, docs/cost-model.md).
     """
 
     id: str
@@ -110,6 +114,8 @@ class RPQuery:
     report_totals: bool = False
     cost_model: str = "additive"
     tables: dict[str, list[int]] = field(default_factory=dict)
+    route_count: int | None = None
+    truncated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d = _shallow(self)
