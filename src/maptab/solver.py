@@ -163,6 +163,10 @@ class Solution:
 
     routes: list[Route]
     count: int
+    method: str = "walks"
+    """How the answer was found: ``walks`` (tied state walks, all listed), ``counted`` (tied
+    walks listed in part, the rest counted), ``best-first`` (exact simple-path search, where
+    no optimal walk is simple or the ties may revisit stations), ``enumerated`` (``mean``)."""
 
     @property
     def truncated(self) -> bool:
@@ -384,7 +388,7 @@ class Solver:
             return Solution(routes[:max_routes], len(routes))
         query = f"fewest stations from {self._query(s, t)}"
         count = self._count_dag(s, t, succ, zero, [0.0] * self.n_states, 0.0, query)
-        return Solution(routes[:max_routes], count)
+        return Solution(routes[:max_routes], count, "counted")
 
     def _query(self, s: int, t: int, weights: Weights | None = None) -> str:
         """How an error names a query: ``'A' to 'B'`` (and the weights)."""
@@ -462,7 +466,7 @@ class Solver:
             succ = self._tight_dag(s, t, fwd, dist, h, walk_best + slack)
             if succ is not None:
                 count = self._count_dag(s, t, succ, costs, h, walk_best, query)
-                return Solution(routes[:max_routes], count)
+                return Solution(routes[:max_routes], count, "counted")
         else:
             h = self._reverse_distances(t, rev)
         # every optimal walk revisits a station, or the ties may: search simple paths
@@ -472,7 +476,7 @@ class Solver:
             found.append((cost, p, marks))
         best = min(c for c, _, _ in found)
         routes = _routes(self.table, [f for f in found if within(f[0], best)])
-        return Solution(routes[:max_routes], len(routes))
+        return Solution(routes[:max_routes], len(routes), "best-first")
 
     def _distances(
         self, s: int, t: int, weights: Weights, fwd: list, dest: float = 0.0
@@ -851,7 +855,7 @@ class Solver:
         walk([s], {s})
         best = min(c for c, _, _ in found)
         routes = _routes(self.table, [f for f in found if within(f[0], best)])
-        return Solution(routes[:max_routes], len(routes))
+        return Solution(routes[:max_routes], len(routes), "enumerated")
 
 
 # --------------------------------------------------------------------------- module functions
