@@ -558,11 +558,15 @@ def test_search_limit_names_the_query():
     lines = {"A": ["P", "X", "Y"], "B": ["Y", "X", "Q"]}
     vattrs = {"X": (0.5, 0, 0.5, 0.8, 15.0), "Y": (0.5, 0, 0.5, 0.8, 1.0)}
     solver = Solver(metro(lines, vertex_attrs=vattrs), max_expansions=1)
-    with pytest.raises(SearchLimit, match=r"'P' to 'Q', weights \[1, 0, 0, 0\].*1 search"):
+    with pytest.raises(
+        SearchLimit, match=r"^route search 'P' to 'Q', weights \[1, 0, 0, 0\]: .* 1 "
+    ):
         solver.solve("P", "Q", T)
-    grid = Solver(travel_grid(6), max_expansions=3)
-    grid.candidates = 0
-    with pytest.raises(SearchLimit, match="counting routes 'G0_0' to 'G5_5'"):
-        grid.solve("G0_0", "G5_5", T)
+    grid = Solver(travel_grid(6), max_expansions=30)
+    grid.candidates = 0  # list one route, count the rest: 36 stations, 1 summary each
+    with pytest.raises(SearchLimit, match="^counting routes 'G0_0' to 'G5_5'"):
+        grid.solve("G0_0", "G5_5", T, max_routes=1)
+    grid.max_expansions = 60
+    assert grid.solve("G0_0", "G5_5", T, max_routes=1).count == math.comb(10, 5)
     with pytest.raises(SearchLimit, match="mean model, max_detour 2"):
         Solver(travel_grid(4), max_expansions=50).solve("G0_0", "G3_3", T, model="mean")

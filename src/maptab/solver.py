@@ -69,9 +69,9 @@ from maptab.tables import ATTRIBUTE_OF_COLUMN
 class SearchLimit(CostError):
     """An exact route search that would take longer than its expansion limit allows."""
 
-    def __init__(self, query: str, limit: int) -> None:
+    def __init__(self, what: str, limit: int) -> None:
         super().__init__(
-            f"route search {query}: no exact answer within {limit:,} search expansions "
+            f"{what}: no exact answer within {limit:,} search steps "
             "(raise Solver.max_expansions to search further)"
         )
 
@@ -391,9 +391,10 @@ class Solver:
         return Solution(routes[:max_routes], count, "counted")
 
     def _query(self, s: int, t: int, weights: Weights | None = None) -> str:
-        """How an error names a query: ``'A' to 'B'`` (and the weights)."""
+        """How an error names a query: ``'A' to 'B'`` (on map …, and the weights)."""
         names = self.table.stations
-        text = f"{names[s]!r} to {names[t]!r}"
+        where = f" on map {self.network.map_id!r}" if self.network.map_id else ""
+        text = f"{names[s]!r} to {names[t]!r}{where}"
         return text if weights is None else f"{text}, weights {weights.as_list()}"
 
     # ------------------------------------------------------------------ criteria-based
@@ -790,7 +791,7 @@ class Solver:
                 continue
             expansions += 1
             if expansions > limit:
-                raise SearchLimit(query, limit)
+                raise SearchLimit(f"route search {query}", limit)
             here = (u, parent)
             nxt: dict[int, dict[int, float]] = {}
             for x, gx in g.items():
@@ -834,7 +835,7 @@ class Solver:
         def tick(k: int) -> None:
             steps[0] += k
             if steps[0] > self.max_expansions:
-                raise SearchLimit(query, self.max_expansions)
+                raise SearchLimit(f"route search {query}", self.max_expansions)
 
         def walk(path: list[int], on: set[int]) -> None:
             tick(1)
