@@ -470,9 +470,11 @@ class Solver:
                 return Solution(routes[:max_routes], count, "counted")
         else:
             h = self._reverse_distances(t, rev)
-        # every optimal walk revisits a station, or the ties may: search simple paths
+        # every optimal walk revisits a station, or the ties may: search simple paths, with
+        # the best candidate (a simple route, exactly costed) as the first incumbent
+        incumbent = min((c for c, _, _ in found), default=math.inf) - dest
         found = []
-        for p in self._best_first(s, t, fwd, h, dest, query):
+        for p in self._best_first(s, t, fwd, h, dest, query, incumbent):
             cost, marks = optimal_assignments(self.table, costs, p)
             found.append((cost, p, marks))
         best = min(c for c, _, _ in found)
@@ -749,7 +751,14 @@ class Solver:
         return h
 
     def _best_first(
-        self, s: int, t: int, fwd: list, h: list[float], dest: float, query: str
+        self,
+        s: int,
+        t: int,
+        fwd: list,
+        h: list[float],
+        dest: float,
+        query: str,
+        incumbent: float = math.inf,
     ) -> list[list[int]]:
         """Every simple path whose cost is within :func:`_slack` of the simple-path optimum
         (exact A* over partial simple paths; used when no optimal walk is simple).
@@ -762,8 +771,9 @@ class Solver:
         ``f``, so the first complete path to leave it is optimal (every prefix of an optimal
         path has ``f <= S`` and leaves before it), and the search goes on until ``f``
         exceeds the optimum ``S`` by the slack, collecting every near-optimal path; each is
-        then scored exactly by the caller. Stops with :class:`SearchLimit` after
-        :attr:`max_expansions` expansions.
+        then scored exactly by the caller. ``incumbent``, the cost (without ``dest``) of some
+        simple route, bounds ``S`` from above: children beyond it plus the slack are never
+        queued. Stops with :class:`SearchLimit` after :attr:`max_expansions` expansions.
         """
         station_of = self.station_of
         limit = self.max_expansions
@@ -772,6 +782,7 @@ class Solver:
             (h[s], next(counter), s, 1 << s, {s: 0.0}, None)
         ]
         found: list[list[int]] = []
+        ceiling = incumbent + _slack(incumbent + dest) if incumbent < math.inf else math.inf
         stop = math.inf
         expansions = 0
         pop, push = heapq.heappop, heapq.heappush
@@ -806,7 +817,7 @@ class Solver:
                         row[y] = gx + c
             for v, row in nxt.items():
                 fv = min(gy + h[y] for y, gy in row.items())
-                if fv <= stop and fv < math.inf:
+                if fv <= min(stop, ceiling) and fv < math.inf:
                     push(heap, (fv, next(counter), v, mask | 1 << v, row, here))
         return found
 
