@@ -520,7 +520,7 @@ def test_equal_cost_grid_ties_are_counted_not_listed(k):
     net = travel_grid(k)
     corner = f"G{k - 1}_{k - 1}"
     expected = math.comb(2 * k - 2, k - 1)
-    got = Solver(net).solve("G0_0", corner, T)
+    got = Solver(net).solve("G0_0", corner, T, max_routes=100)
     assert got.count == expected
     assert len(got.routes) == min(expected, 100) and got.truncated == (expected > 100)
     assert all(r.vertex_count == 2 * k - 1 for r in got.routes)
@@ -549,7 +549,7 @@ def test_metro_grid_counts_match_brute_force(k, weights):
 def test_metro_grid_without_weights_counts_markings_at_scale():
     # 10×10 lines grid, corner to corner, fewest stations: every monotone staircase is
     # minimal and has one marking (a transfer at each turn, one line per row and column)
-    got = Solver(metro_grid(10)).solve("M0_0", "M9_9")
+    got = Solver(metro_grid(10)).solve("M0_0", "M9_9", max_routes=100)
     assert got.count == math.comb(18, 9) and len(got.routes) == 100 and got.truncated
     assert all(r.transfer_count == len({ln for ln in r.lines}) - 1 for r in got.routes)
 

@@ -133,8 +133,10 @@ def _slack(j: float) -> float:
     return 3 * (REL_TOL * abs(j) + 1e-12)
 
 
-MAX_ROUTES = 100
-"""Default number of optimal routes listed per query (all are counted, see :class:`Solution`)."""
+MAX_ROUTES = 5000
+"""Default number of optimal routes listed per query (all are counted, see :class:`Solution`):
+above the largest tie count of the ``paper`` preset (``benchmarks/bench_gold.py``), so its
+gold labels list every optimal route, as MapTab's do."""
 
 
 def _topological_order(s: int, succ: dict[int, list[int]]) -> list[int]:
@@ -293,8 +295,9 @@ class Solver:
     # ------------------------------------------------------------------ helpers
     def _candidate_cap(self, max_routes: int) -> int:
         """How many candidate paths a query lists before it counts the rest instead: at
-        least ``max_routes``, and :attr:`candidates` (default ``max(4 · max_routes, 64)``)."""
-        more = self.candidates if self.candidates is not None else max(4 * max_routes, 64)
+        least ``max_routes``, and :attr:`candidates` (default ``max_routes + 64``; nearly
+        every candidate is optimal)."""
+        more = self.candidates if self.candidates is not None else max_routes + 64
         return max(max_routes, more)
 
     def _index(self, name: str) -> int:
@@ -457,22 +460,22 @@ class Solver:
         for p in paths:
             cost, marks = optimal_assignments(self.table, costs, p)
             found.append((cost, p, marks))
-        query = self._query(s, t, weights)
-        if found and within(min(c for c, _, _ in found), walk_best + dest):
-            best = min(c for c, _, _ in found)
+        best = min((c for c, _, _ in found), default=math.inf)
+        simple_optimum = within(best, walk_best + dest)
+        if simple_optimum:
             routes = _routes(self.table, [f for f in found if within(f[0], best)])
             if complete:
                 return Solution(routes[:max_routes], len(routes))
-            h = self._reverse_distances(t, rev)
+        query = self._query(s, t, weights)
+        h = self._reverse_distances(t, rev)
+        if simple_optimum:
             succ = self._tight_dag(s, t, fwd, dist, h, walk_best + slack)
             if succ is not None:
                 count = self._count_dag(s, t, succ, costs, h, walk_best, query)
                 return Solution(routes[:max_routes], count, "counted")
-        else:
-            h = self._reverse_distances(t, rev)
         # every optimal walk revisits a station, or the ties may: search simple paths, with
         # the best candidate (a simple route, exactly costed) as the first incumbent
-        incumbent = min((c for c, _, _ in found), default=math.inf) - dest
+        incumbent = best - dest
         found = []
         for p in self._best_first(s, t, fwd, h, dest, query, incumbent):
             cost, marks = optimal_assignments(self.table, costs, p)
