@@ -170,7 +170,7 @@ def bench_grids(sizes: list[int]) -> bool:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    ap.add_argument("--pairs-per-map", type=int, default=6, help="sample size (not --full)")
+    ap.add_argument("--pairs-per-map", type=int, default=3, help="sample size (not --full)")
     ap.add_argument("--full", action="store_true", help="every map's real OD-pair quota")
     ap.add_argument("--no-grids", action="store_true")
     args = ap.parse_args(argv)
