@@ -30,12 +30,20 @@ revisit a station through a line change (ride a shared track one stop on line A,
 to line B where the transfer is cheap, ride back) and be strictly cheaper than every simple
 path. Every simple path is a walk, so the walk optimum ``D`` is a lower bound; if some
 candidate is within the tolerance of ``D``, the simple optima are among the candidates.
-Otherwise the solver falls back, for that query only, to an exact
-branch-and-bound search over simple paths (depth first, per-prefix line-assignment DP,
-pruned with the exact walk cost-to-go from a reverse Dijkstra, an admissible bound).
+Otherwise the solver answers that query with an exact best-first (A*) search over partial
+simple paths (:meth:`Solver._best_first`: per-prefix line-assignment DP, keyed by the exact
+walk cost-to-go of a reverse Dijkstra, an admissible and consistent bound; the proof is in
+docs/cost-model.md).
+
+Ties are counted, not necessarily listed (:class:`Solution`): past ``max_routes + 64``
+candidates the exact number of optimal routes comes from a dynamic programme over the
+acyclic graph of near-optimal arcs (:meth:`Solver._count_dag`), with exact integers.
 
 The ``mean`` model is not additive; its candidates are the simple paths with at most
 ``shortest + max_detour`` stations, enumerated exactly with a hop-distance bound.
+
+Every search of one query is bounded (:attr:`Solver.max_expansions` steps); past it the query
+fails with :class:`SearchLimit`, a one-line error naming the stations and weights.
 """
 
 from __future__ import annotations
