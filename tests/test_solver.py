@@ -332,12 +332,13 @@ def endpoints(net: Network, data) -> tuple[str, str]:
     return s, t
 
 
+any_network = st.one_of(metro_networks(), detour_networks(), travel_networks())
 PROPS = settings(max_examples=70, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @PROPS
 @given(
-    net=st.one_of(metro_networks(), detour_networks(), travel_networks()),
+    net=any_network,
     weights=weight_vectors,
     items=st.sampled_from(["edge_vertex", "vertex"]),
     data=st.data(),
@@ -355,7 +356,7 @@ def test_additive_matches_brute_force(net, weights, items, data):
 
 @PROPS
 @given(
-    net=st.one_of(metro_networks(), detour_networks(), travel_networks()),
+    net=any_network,
     weights=weight_vectors,
     detour=st.integers(0, 2),
     data=st.data(),
@@ -368,7 +369,7 @@ def test_mean_matches_brute_force(net, weights, detour, data):
 
 
 @PROPS
-@given(net=st.one_of(metro_networks(), detour_networks(), travel_networks()), data=st.data())
+@given(net=any_network, data=st.data())
 def test_criteria_free_matches_brute_force(net, data):
     s, t = endpoints(net, data)
     got = fewest_stations(net, s, t)
@@ -456,7 +457,7 @@ def best_first_reference(net: Network, s: str, t: str, weights, items: str) -> l
 
 @PROPS
 @given(
-    net=st.one_of(metro_networks(), detour_networks(), travel_networks()),
+    net=any_network,
     weights=weight_vectors,
     items=st.sampled_from(["edge_vertex", "vertex"]),
     data=st.data(),
@@ -469,7 +470,7 @@ def test_best_first_search_matches_brute_force(net, weights, items, data):
 
 @PROPS
 @given(
-    net=st.one_of(metro_networks(), detour_networks(), travel_networks()),
+    net=any_network,
     weights=st.one_of(st.none(), weight_vectors),
     items=st.sampled_from(["edge_vertex", "vertex"]),
     max_routes=st.integers(1, 3),
