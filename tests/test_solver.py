@@ -138,6 +138,7 @@ def test_optimal_walk_revisiting_a_station_falls_back_to_exact_simple_search():
         for p in solver._tied_simple_paths(s, t, dist, rev, _slack(walk_best), 64)[0]
     )
     [r] = solver.optimal_routes("P", "Q", T)
+    assert solver.solve("P", "Q", T).method == "best-first"
     assert r.format() == "P-X(transfer)-Q"
     assert r.cost == pytest.approx((1 + 0.5 + 2 + 2 + 15) / 3)
     assert formats(brute_force_routes(net, "P", "Q", T)) == ["P-X(transfer)-Q"]
