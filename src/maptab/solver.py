@@ -141,7 +141,7 @@ def _slack(j: float) -> float:
     return 3 * (REL_TOL * abs(j) + 1e-12)
 
 
-MAX_ROUTES = 5000
+MAX_ROUTES = 10_000
 """Default number of optimal routes listed per query (all are counted, see :class:`Solution`):
 above the largest tie count of the ``paper`` preset (``benchmarks/bench_gold.py``), so its
 gold labels list every optimal route, as MapTab's do."""
