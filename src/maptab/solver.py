@@ -664,14 +664,13 @@ class Solver:
         tol_units, slack_units = 65536, 3 * 65536
         hops, state_of, line_of = self.table.hops, self._state_of, self._line_of
         edge, leave, transfer = costs.edge, costs.leave, costs.transfer
-        lines = self.table.network.edges
         travel = self.network.scenario == "travelmap"
 
         def units(x: int, y: int, c: float) -> int:
             return round((c + h[y] - h[x]) / unit)
 
         def step(u: int, v: int, runs: tuple) -> tuple:
-            opts = [(lines[k].line, k) for _line, k in hops[(u, v)]]
+            opts = hops[(u, v)]
             out: dict[tuple, list[int]] = {}
 
             def add(open_: dict[int, int], transfers: int, count: int) -> None:
