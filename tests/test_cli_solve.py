@@ -69,6 +69,8 @@ def test_criteria_free_json_has_no_totals(tables):
         "routes": ["E-B(transfer)-C-D"],
         "route_vertex_numbers": [4],
         "transfer_vertex_numbers": [1],
+        "route_count": 1,
+        "truncated": False,
         "cost": 4.0,
     }
 
@@ -208,3 +210,32 @@ def test_long_routes_are_not_wrapped(tmp_path):
         )
         assert res.exit_code == 0, res.output
         assert f"1: {route}" in res.output.splitlines()  # one whole line, far beyond 80 columns
+
+
+def test_ties_are_counted_and_the_list_capped(tmp_path):
+    """A 6×6 grid of equal edges: C(10, 5) = 252 fewest-station routes corner to corner."""
+    k = 6
+    rows = ["Edge,Line,Time,Price,Comfort Level,Reliability"]
+    for i in range(k):
+        for j in range(k):
+            if j + 1 < k:
+                rows.append(f"G{i}_{j}-G{i}_{j + 1},R{i},2,0.5,0.5,0")
+            if i + 1 < k:
+                rows.append(f"G{i}_{j}-G{i + 1}_{j},C{j},2,0.5,0.5,0")
+    verts = ["Vertex,Line,Time,Price,Comfort Level,Reliability,Transfer Time"]
+    verts += [f"G{i}_{j},R{i};C{j},1,0,0.5,0.8,5" for i in range(k) for j in range(k)]
+    e, v = tmp_path / "e.csv", tmp_path / "v.csv"
+    e.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    v.write_text("\n".join(verts) + "\n", encoding="utf-8")
+    args = ["solve", "--edges", str(e), "--vertices", str(v), "--from", "G0_0", "--to", "G5_5"]
+    res = run(*args, "--weights", "0,0,1,0", "--max-routes", "3", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    # comfort only: transfers are free, each staircase is one route, all tie
+    assert out["route_count"] == 252 and out["truncated"] is True
+    assert len(out["routes"]) == 3 == len(out["route_vertex_numbers"])
+    res = run(*args, "--max-routes", "2")
+    assert res.exit_code == 0, res.output
+    assert "252 optimal route(s), the first 2 listed" in res.output
+    res = run(*args, "--max-routes", "0")
+    assert res.exit_code != 0

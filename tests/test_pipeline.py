@@ -122,6 +122,7 @@ def test_gold_labels_equal_brute_force(tiny: Path) -> None:
         assert q.routes == [r.format() for r in ref], q.id
         assert q.route_vertex_numbers == [r.vertex_count for r in ref]
         assert q.transfer_vertex_numbers == [r.transfer_count for r in ref]
+        assert q.route_count == len(ref) and q.truncated is False
         checked += 1
     assert checked == len(ds.rp()) > 0
 

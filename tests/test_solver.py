@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from maptab.costs import CostError, Weights, optimal_assignments, route_cost
+from maptab.costs import CostError, Weights, optimal_assignments, route_cost, within
 from maptab.network import Edge, Network, Vertex
 from maptab.solver import (
     Route,
+    SearchLimit,
     Solver,
     UnknownStation,
+    _routes,
     _slack,
     brute_force_routes,
     fewest_stations,
@@ -131,9 +135,10 @@ def test_optimal_walk_revisiting_a_station_falls_back_to_exact_simple_search():
     walk_best = min(dist[x] for x in solver._states_at[t])
     assert all(  # every walk within the tolerance of the optimum is non-simple
         optimal_assignments(solver.table, solver.table.weighted(T), p)[0] > walk_best + 1e-6
-        for p in solver._tied_simple_paths(s, t, dist, rev, _slack(walk_best))
+        for p in solver._tied_simple_paths(s, t, dist, rev, _slack(walk_best), 64)[0]
     )
     [r] = solver.optimal_routes("P", "Q", T)
+    assert solver.solve("P", "Q", T).method == "best-first"
     assert r.format() == "P-X(transfer)-Q"
     assert r.cost == pytest.approx((1 + 0.5 + 2 + 2 + 15) / 3)
     assert formats(brute_force_routes(net, "P", "Q", T)) == ["P-X(transfer)-Q"]
@@ -328,12 +333,13 @@ def endpoints(net: Network, data) -> tuple[str, str]:
     return s, t
 
 
+any_network = st.one_of(metro_networks(), detour_networks(), travel_networks())
 PROPS = settings(max_examples=70, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @PROPS
 @given(
-    net=st.one_of(metro_networks(), detour_networks(), travel_networks()),
+    net=any_network,
     weights=weight_vectors,
     items=st.sampled_from(["edge_vertex", "vertex"]),
     data=st.data(),
@@ -351,7 +357,7 @@ def test_additive_matches_brute_force(net, weights, items, data):
 
 @PROPS
 @given(
-    net=st.one_of(metro_networks(), detour_networks(), travel_networks()),
+    net=any_network,
     weights=weight_vectors,
     detour=st.integers(0, 2),
     data=st.data(),
@@ -364,7 +370,7 @@ def test_mean_matches_brute_force(net, weights, detour, data):
 
 
 @PROPS
-@given(net=st.one_of(metro_networks(), detour_networks(), travel_networks()), data=st.data())
+@given(net=any_network, data=st.data())
 def test_criteria_free_matches_brute_force(net, data):
     s, t = endpoints(net, data)
     got = fewest_stations(net, s, t)
@@ -430,3 +436,139 @@ def test_near_tie_is_measured_against_the_optimum_not_the_partial_distance():
     assert [r.stations[:3] for r in got] == [("S", "A", "C0"), ("S", "B", "C0")]
     assert got[1].cost - got[0].cost == pytest.approx(1e-8, rel=1e-3)
     assert_same_gold(net, got, brute_force_routes(net, "S", "C24", w), w, "edge_vertex", "additive")
+
+
+# --------------------------------------------------------------------------- counts and search
+def best_first_reference(net: Network, s: str, t: str, weights, items: str) -> list[str]:
+    """The best-first simple-path search run on any query (not only where the solver needs
+    it), its candidates scored exactly: the optimal route strings."""
+    solver = Solver(net, items=items)
+    fwd, rev, costs = solver._arcs(weights)
+    si, ti = solver.table.index[s], solver.table.index[t]
+    h = solver._reverse_distances(ti, rev)
+    if h[si] == math.inf:
+        return []
+    scored = []
+    for p in solver._best_first(si, ti, fwd, h, costs.dest[ti], "test"):
+        cost, marks = optimal_assignments(solver.table, costs, p)
+        scored.append((cost, p, marks))
+    best = min(c for c, _, _ in scored)
+    return formats(_routes(solver.table, [f for f in scored if within(f[0], best)]))
+
+
+@PROPS
+@given(
+    net=any_network,
+    weights=weight_vectors,
+    items=st.sampled_from(["edge_vertex", "vertex"]),
+    data=st.data(),
+)
+def test_best_first_search_matches_brute_force(net, weights, items, data):
+    s, t = endpoints(net, data)
+    ref = brute_force_routes(net, s, t, weights, items=items)
+    assert best_first_reference(net, s, t, weights, items) == formats(ref)
+
+
+@PROPS
+@given(
+    net=any_network,
+    weights=st.one_of(st.none(), weight_vectors),
+    items=st.sampled_from(["edge_vertex", "vertex"]),
+    max_routes=st.integers(1, 3),
+    candidates=st.sampled_from([None, 0, 1, 2]),
+    data=st.data(),
+)
+def test_counts_match_brute_force(net, weights, items, max_routes, candidates, data):
+    """Counted ties equal the brute-force number of routes, also when the solver lists only a
+    few candidates and counts the rest (``candidates`` 0-2 forces the counting programme)."""
+    s, t = endpoints(net, data)
+    items = items if weights is not None else "edge_vertex"
+    solver = Solver(net, items=items)
+    solver.candidates = candidates
+    got = solver.solve(s, t, weights, max_routes=max_routes)
+    ref = brute_force_routes(net, s, t, weights, items=items)
+    assert got.count == len(ref)
+    assert len(got.routes) == min(max_routes, len(ref))
+    assert got.truncated == (len(ref) > max_routes)
+    assert set(formats(got.routes)) <= set(formats(ref))
+
+
+@PROPS
+@given(net=detour_networks(), weights=weight_vectors, data=st.data())
+def test_mean_counts_match_brute_force(net, weights, data):
+    s, t = endpoints(net, data)
+    got = Solver(net).solve(s, t, weights, model="mean", max_routes=1)
+    ref = brute_force_routes(net, s, t, weights, model="mean")
+    assert got.count == len(ref) and len(got.routes) == min(1, len(ref))
+
+
+def travel_grid(k: int) -> Network:
+    """A k×k travelmap grid, every spot and edge alike: corner to corner, every monotone
+    staircase ties, C(2k−2, k−1) optimal routes."""
+    names = {(i, j): f"G{i}_{j}" for i in range(k) for j in range(k)}
+    vertices = {n: Vertex(n, (), 20.0, 10.0, 3.0, 0.5) for n in names.values()}
+    edges = [
+        Edge(names[(i, j)], names[(i + di, j + dj)], None, 10.0, 10.0, 3.0, 0.5)
+        for i in range(k)
+        for j in range(k)
+        for di, dj in ((0, 1), (1, 0))
+        if i + di < k and j + dj < k
+    ]
+    return Network("travelmap", vertices, edges)
+
+
+@pytest.mark.parametrize("k", [2, 5, 12, 30])
+def test_equal_cost_grid_ties_are_counted_not_listed(k):
+    net = travel_grid(k)
+    corner = f"G{k - 1}_{k - 1}"
+    expected = math.comb(2 * k - 2, k - 1)
+    got = Solver(net).solve("G0_0", corner, T, max_routes=100)
+    assert got.count == expected
+    assert len(got.routes) == min(expected, 100) and got.truncated == (expected > 100)
+    assert all(r.vertex_count == 2 * k - 1 for r in got.routes)
+    free = Solver(net).solve("G0_0", corner, max_routes=5)
+    assert free.count == expected and len(free.routes) == min(5, expected)
+
+
+def metro_grid(k: int) -> Network:
+    """A k×k metro grid: one line per row and per column, equal attributes."""
+    rows = {f"R{i}": [f"M{i}_{j}" for j in range(k)] for i in range(k)}
+    cols = {f"C{j}": [f"M{i}_{j}" for i in range(k)] for j in range(k)}
+    return metro({**rows, **cols})
+
+
+@pytest.mark.parametrize("k", [3, 4])
+@pytest.mark.parametrize("weights", [None, C, T])
+def test_metro_grid_counts_match_brute_force(k, weights):
+    net = metro_grid(k)
+    solver = Solver(net)
+    solver.candidates = 0
+    got = solver.solve("M0_0", f"M{k - 1}_{k - 1}", weights, max_routes=2)
+    ref = brute_force_routes(net, "M0_0", f"M{k - 1}_{k - 1}", weights)
+    assert got.count == len(ref) and got.truncated == (len(ref) > 2)
+
+
+def test_metro_grid_without_weights_counts_markings_at_scale():
+    # 10×10 lines grid, corner to corner, fewest stations: every monotone staircase is
+    # minimal and has one marking (a transfer at each turn, one line per row and column)
+    got = Solver(metro_grid(10)).solve("M0_0", "M9_9", max_routes=100)
+    assert got.count == math.comb(18, 9) and len(got.routes) == 100 and got.truncated
+    assert all(r.transfer_count == len({ln for ln in r.lines}) - 1 for r in got.routes)
+
+
+def test_search_limit_names_the_query():
+    lines = {"A": ["P", "X", "Y"], "B": ["Y", "X", "Q"]}
+    vattrs = {"X": (0.5, 0, 0.5, 0.8, 15.0), "Y": (0.5, 0, 0.5, 0.8, 1.0)}
+    solver = Solver(metro(lines, vertex_attrs=vattrs), max_expansions=1)
+    with pytest.raises(
+        SearchLimit, match=r"^route search 'P' to 'Q', weights \[1, 0, 0, 0\]: .* 1 "
+    ):
+        solver.solve("P", "Q", T)
+    grid = Solver(travel_grid(6), max_expansions=30)
+    grid.candidates = 0  # list one route, count the rest: 36 stations, 1 summary each
+    with pytest.raises(SearchLimit, match="^counting routes 'G0_0' to 'G5_5'"):
+        grid.solve("G0_0", "G5_5", T, max_routes=1)
+    grid.max_expansions = 60
+    assert grid.solve("G0_0", "G5_5", T, max_routes=1).count == math.comb(10, 5)
+    with pytest.raises(SearchLimit, match="mean model, max_detour 2"):
+        Solver(travel_grid(4), max_expansions=50).solve("G0_0", "G3_3", T, model="mean")

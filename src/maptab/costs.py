@@ -269,6 +269,24 @@ class Marking:
     transfers: tuple[int, ...]  # positions in the route (1 … k-2) where a transfer happens
 
 
+def _cost_dp(k: int, opts: list, ec: list, leave: list, step) -> tuple[list, list]:
+    """Forward and backward optimal costs per hop option of one route (layered DP)."""
+    fwd = [[leave[0] + c for c in ec[0]]]
+    for h in range(1, k):
+        prev = fwd[-1]
+        fwd.append(
+            [min(prev[a] + step(h, a, b) for a in range(len(prev))) for b in range(len(opts[h]))]
+        )
+    bwd: list[list[float]] = [[0.0] * len(opts[k - 1])]
+    for h in range(k - 1, 0, -1):
+        nxt = bwd[0]
+        bwd.insert(
+            0,
+            [min(step(h, a, b) + nxt[b] for b in range(len(nxt))) for a in range(len(opts[h - 1]))],
+        )
+    return fwd, bwd
+
+
 def optimal_assignments(
     table: CostTable, costs: WeightedCosts, path: Sequence[int]
 ) -> tuple[float, list[Marking]]:
@@ -302,23 +320,20 @@ def optimal_assignments(
     def step(h: int, a: int, b: int) -> float:  # cost of entering hop h option b from option a
         return leave[h] + ec[h][b] + (tr[h] if lines[h - 1][a] != lines[h][b] else 0.0)
 
-    fwd = [[leave[0] + c for c in ec[0]]]
-    for h in range(1, k):
-        prev = fwd[-1]
-        fwd.append(
-            [min(prev[a] + step(h, a, b) for a in range(len(prev))) for b in range(len(opts[h]))]
-        )
-    bwd: list[list[float]] = [[0.0] * len(opts[k - 1])]
-    for h in range(k - 1, 0, -1):
-        nxt = bwd[0]
-        bwd.insert(
-            0,
-            [min(step(h, a, b) + nxt[b] for b in range(len(nxt))) for a in range(len(opts[h - 1]))],
-        )
-    best = min(fwd[-1])
+    if not any(leave) and not any(tr) and not any(map(any, ec)):
+        # all costs zero (criteria-free): every assignment is J-optimal, every step tight
+        fwd = bwd = [[0.0] * len(o) for o in opts]
 
-    def tight(h: int, a: int, b: int) -> bool:
-        return within(fwd[h - 1][a] + step(h, a, b) + bwd[h][b], best)
+        def tight(h: int, a: int, b: int) -> bool:
+            return True
+
+    else:
+        fwd, bwd = _cost_dp(k, opts, ec, leave, step)
+
+        def tight(h: int, a: int, b: int) -> bool:
+            return within(fwd[h - 1][a] + step(h, a, b) + bwd[h][b], best)
+
+    best = min(fwd[-1])
 
     # fewest transfers over J-tight transitions (integer DP, forward and backward)
     inf = math.inf

@@ -97,6 +97,10 @@ class RPQuery:
     ``release_rank`` is the rank field of a record imported from a MapTab release (metromap
     ``shortest_route_vertex_numbers_rank``, travelmap ``qdi_rank``), kept verbatim so the
     record can be exported back; maptab never computes it (``docs/import-export.md``).
+    ``route_count`` is the exact number of optimal routes, of which ``routes`` lists the
+    first ones (``truncated`` when it lists fewer; ``None`` in records that do not say,
+    e.g. imported MapTab labels, whose lists are complete). Scoring never needs the full
+    list (docs/scoring.md, docs/cost-model.md).
     """
 
     id: str
@@ -120,6 +124,8 @@ class RPQuery:
     cost_model: str = "additive"
     tables: dict[str, list[int]] = field(default_factory=dict)
     release_rank: int | None = None
+    route_count: int | None = None
+    truncated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d = _shallow(self)

@@ -30,12 +30,20 @@ revisit a station through a line change (ride a shared track one stop on line A,
 to line B where the transfer is cheap, ride back) and be strictly cheaper than every simple
 path. Every simple path is a walk, so the walk optimum ``D`` is a lower bound; if some
 candidate is within the tolerance of ``D``, the simple optima are among the candidates.
-Otherwise the solver falls back, for that query only, to an exact
-branch-and-bound search over simple paths (depth first, per-prefix line-assignment DP,
-pruned with the exact walk cost-to-go from a reverse Dijkstra, an admissible bound).
+Otherwise the solver answers that query with an exact best-first (A*) search over partial
+simple paths (:meth:`Solver._best_first`: per-prefix line-assignment DP, keyed by the exact
+walk cost-to-go of a reverse Dijkstra, an admissible and consistent bound; the proof is in
+docs/cost-model.md).
+
+Ties are counted, not necessarily listed (:class:`Solution`): past ``max_routes + 64``
+candidates the exact number of optimal routes comes from a dynamic programme over the
+acyclic graph of near-optimal arcs (:meth:`Solver._count_dag`), with exact integers.
 
 The ``mean`` model is not additive; its candidates are the simple paths with at most
 ``shortest + max_detour`` stations, enumerated exactly with a hop-distance bound.
+
+Every search of one query is bounded (:attr:`Solver.max_expansions` steps); past it the query
+fails with :class:`SearchLimit`, a one-line error naming the stations and weights.
 """
 
 from __future__ import annotations
@@ -64,6 +72,16 @@ from maptab.costs import (
 )
 from maptab.network import Network
 from maptab.tables import ATTRIBUTE_OF_COLUMN
+
+
+class SearchLimit(CostError):
+    """An exact route search that would take longer than its expansion limit allows."""
+
+    def __init__(self, what: str, limit: int) -> None:
+        super().__init__(
+            f"{what}: no exact answer within {limit:,} search steps "
+            "(raise Solver.max_expansions to search further)"
+        )
 
 
 class UnknownStation(CostError):
@@ -123,6 +141,54 @@ def _slack(j: float) -> float:
     return 3 * (REL_TOL * abs(j) + 1e-12)
 
 
+MAX_ROUTES = 10_000
+"""Default number of optimal routes listed per query (all are counted, see :class:`Solution`):
+above the largest tie count of the ``paper`` preset (``benchmarks/bench_gold.py``), so its
+gold labels list every optimal route, as MapTab's do."""
+
+
+def _topological_order(s: int, succ: dict[int, list[int]]) -> list[int]:
+    """The stations reachable from ``s`` in the acyclic graph ``succ``, each before its
+    successors (iterative depth-first search)."""
+    order: list[int] = []
+    seen = {s}
+    stack = [(s, iter(succ.get(s, ())))]
+    while stack:
+        u, it = stack[-1]
+        for v in it:
+            if v not in seen:
+                seen.add(v)
+                stack.append((v, iter(succ.get(v, ()))))
+                break
+        else:
+            stack.pop()
+            order.append(u)
+    return order[::-1]
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The optimal routes of one query: ``count`` of them in all (exact), ``routes`` the
+    first ones listed (sorted by cost, then route string; at most the ``max_routes`` asked)."""
+
+    routes: list[Route]
+    count: int
+    method: str = "walks"
+    """How the answer was found: ``walks`` (tied state walks, all listed), ``counted`` (tied
+    walks listed in part, the rest counted), ``best-first`` (exact simple-path search, where
+    no optimal walk is simple or the ties may revisit stations), ``enumerated`` (``mean``)."""
+
+    @property
+    def truncated(self) -> bool:
+        """More optimal routes exist than are listed."""
+        return self.count > len(self.routes)
+
+
+MAX_EXPANSIONS = 200_000
+"""Default cap on the node expansions of one exact search (best-first simple-path search,
+tie counting, ``mean``-model enumeration); beyond it the query fails with
+:class:`SearchLimit` instead of running for minutes."""
+
 _COLUMNS = ("Time", "Price", "Comfort Level", "Reliability")
 
 
@@ -168,14 +234,23 @@ class Solver:
     ``network.with_attributes(vertices=derive_mix(network))``). Per weight vector the arc
     costs are one matrix product, cached, so many queries on one map are cheap; a source
     queried again under the same weights reuses a cached shortest-path tree
-    (``cache_size`` trees, 0 disables it).
+    (``cache_size`` trees, 0 disables it). ``max_expansions`` bounds every exact search of
+    one query (:class:`SearchLimit` beyond it); ``candidates`` (attribute) is how many
+    candidate paths are listed before the rest are counted (``None``: the default).
     """
 
     def __init__(
-        self, network: Network, *, items: str = "edge_vertex", cache_size: int = 512
+        self,
+        network: Network,
+        *,
+        items: str = "edge_vertex",
+        cache_size: int = 512,
+        max_expansions: int = MAX_EXPANSIONS,
     ) -> None:
         _check_items(items)
         self.cache_size = cache_size
+        self.max_expansions = max_expansions
+        self.candidates: int | None = None
         self._trees: dict[tuple[float, ...], list[float]] = {}
         self._seen: dict[tuple[float, ...], None] = {}
         self.network = network
@@ -204,6 +279,8 @@ class Solver:
                     station_of.append(b)
                     line_in.append(line)
         self.station_of = station_of
+        self._state_of = state_of
+        self._line_of = line_in if not travel else [None] * n
         self.n_states = len(station_of)
         self._states_at: list[list[int]] = [[] for _ in range(n)]
         for x, u in enumerate(station_of):
@@ -224,6 +301,13 @@ class Solver:
         self._cache: dict[tuple[float, ...], tuple[list, list, WeightedCosts]] = {}
 
     # ------------------------------------------------------------------ helpers
+    def _candidate_cap(self, max_routes: int) -> int:
+        """How many candidate paths a query lists before it counts the rest instead: at
+        least ``max_routes``, and :attr:`candidates` (default ``max_routes + 64``; nearly
+        every candidate is optimal)."""
+        more = self.candidates if self.candidates is not None else max_routes + 64
+        return max(max_routes, more)
+
     def _index(self, name: str) -> int:
         key = self.network.resolve(name)
         if key is None:
@@ -275,33 +359,54 @@ class Solver:
 
     # ------------------------------------------------------------------ criteria-free
     def fewest_stations(self, source: str, target: str) -> list[Route]:
-        """All routes with the fewest stations, marked with minimum-transfer assignments."""
-        s, t = self._endpoints(source, target)
+        """The listed routes of :meth:`solve` without weights (fewest stations)."""
+        return self.solve(source, target).routes
+
+    def _fewest(self, s: int, t: int, max_routes: int) -> Solution:
+        """Fewest-station routes: the paths of the hop-distance DAG (every one is simple,
+        the distance to ``t`` falls by one per hop), marked with minimum-transfer
+        assignments; counted by :meth:`_count_dag` when there are too many to list."""
         dist = self._hops_from(t)
         n = len(dist)
         if dist[s] == n:
-            return []
+            return Solution([], 0)
         adj = self._nbrs
+        succ = {u: [v for v in adj[u] if dist[v] == dist[u] - 1] for u in range(n)}
+        cap = self._candidate_cap(max_routes)
         paths: list[list[int]] = []
 
-        def walk(path: list[int]) -> None:
+        def walk(path: list[int]) -> bool:
             u = path[-1]
             if u == t:
                 paths.append(list(path))
-                return
-            for v in adj[u]:
-                if dist[v] == dist[u] - 1:
-                    path.append(v)
-                    walk(path)
-                    path.pop()
+                return len(paths) <= cap
+            for v in succ[u]:
+                path.append(v)
+                going = walk(path)
+                path.pop()
+                if not going:
+                    return False
+            return True
 
-        walk([s])
+        complete = walk([s])
         zero = self.table.weighted(None)
         found = []
-        for p in paths:
+        for p in paths[:cap]:
             _, marks = optimal_assignments(self.table, zero, p)
             found.append((float(len(p)), p, marks))
-        return _routes(self.table, found)
+        routes = _routes(self.table, found)
+        if complete:
+            return Solution(routes[:max_routes], len(routes))
+        query = f"fewest stations from {self._query(s, t)}"
+        count = self._count_dag(s, t, succ, zero, [0.0] * self.n_states, 0.0, query)
+        return Solution(routes[:max_routes], count, "counted")
+
+    def _query(self, s: int, t: int, weights: Weights | None = None) -> str:
+        """How an error names a query: ``'A' to 'B'`` (on map …, and the weights)."""
+        names = self.table.stations
+        where = f" on map {self.network.map_id!r}" if self.network.map_id else ""
+        text = f"{names[s]!r} to {names[t]!r}{where}"
+        return text if weights is None else f"{text}, weights {weights.as_list()}"
 
     # ------------------------------------------------------------------ criteria-based
     def optimal_routes(
@@ -312,31 +417,80 @@ class Solver:
         *,
         model: str = "additive",
         max_detour: int = 2,
+        max_routes: int | None = None,
     ) -> list[Route]:
-        """All optimal routes for ``weights`` under ``model`` (see module docstring)."""
+        """The listed optimal routes of :meth:`solve` (see module docstring)."""
+        return self.solve(
+            source, target, weights, model=model, max_detour=max_detour, max_routes=max_routes
+        ).routes
+
+    def solve(
+        self,
+        source: str,
+        target: str,
+        weights: Weights | None = None,
+        *,
+        model: str = "additive",
+        max_detour: int = 2,
+        max_routes: int | None = None,
+    ) -> Solution:
+        """Every optimal route, counted exactly, the first ``max_routes`` listed.
+
+        ``weights=None``: the criteria-free gold (fewest stations). ``max_routes`` defaults
+        to :data:`MAX_ROUTES`. Raises :class:`SearchLimit` when an exact answer would need
+        more than :attr:`max_expansions` search steps.
+        """
         if model not in MODELS:
             raise CostError(f"unknown cost model {model!r}; expected one of {MODELS}")
+        cap = MAX_ROUTES if max_routes is None else max_routes
+        if cap < 1:
+            raise CostError(f"max_routes must be at least 1, got {cap}")
         s, t = self._endpoints(source, target)
+        if weights is None:
+            return self._fewest(s, t, cap)
         if model == "mean":
-            return self._mean(s, t, weights, max_detour)
+            return self._mean(s, t, weights, max_detour, cap)
+        return self._additive(s, t, weights, cap)
+
+    def _additive(self, s: int, t: int, weights: Weights, max_routes: int) -> Solution:
+        """Additive model: tied walks first, exact best-first search when no optimal walk is
+        simple, dynamic-programming count when the ties are too many to list."""
         fwd, rev, costs = self._arcs(weights)
-        dist = self._distances(s, t, weights, fwd, costs.dest[t])
+        dest = costs.dest[t]
+        dist = self._distances(s, t, weights, fwd, dest)
         walk_best = min(dist[x] for x in self._states_at[t])
         if walk_best == math.inf:
-            return []
-        walk_best += costs.dest[t]
+            return Solution([], 0)
+        slack = _slack(walk_best + dest)
+        cap = self._candidate_cap(max_routes)
+        paths, complete = self._tied_simple_paths(s, t, dist, rev, slack, cap)
         found = []
-        for p in self._tied_simple_paths(s, t, dist, rev, _slack(walk_best)):
+        for p in paths:
             cost, marks = optimal_assignments(self.table, costs, p)
             found.append((cost, p, marks))
-        if not found or not within(min(c for c, _, _ in found), walk_best):
-            # every optimal walk revisits a station: search the simple paths themselves
-            found = []
-            for p in self._branch_and_bound(s, t, fwd, rev):
-                cost, marks = optimal_assignments(self.table, costs, p)
-                found.append((cost, p, marks))
+        best = min((c for c, _, _ in found), default=math.inf)
+        simple_optimum = within(best, walk_best + dest)
+        if simple_optimum:
+            routes = _routes(self.table, [f for f in found if within(f[0], best)])
+            if complete:
+                return Solution(routes[:max_routes], len(routes))
+        query = self._query(s, t, weights)
+        h = self._reverse_distances(t, rev)
+        if simple_optimum:
+            succ = self._tight_dag(s, t, fwd, dist, h, walk_best + slack)
+            if succ is not None:
+                count = self._count_dag(s, t, succ, costs, h, walk_best, query)
+                return Solution(routes[:max_routes], count, "counted")
+        # every optimal walk revisits a station, or the ties may: search simple paths, with
+        # the best candidate (a simple route, exactly costed) as the first incumbent
+        incumbent = best - dest
+        found = []
+        for p in self._best_first(s, t, fwd, h, dest, query, incumbent):
+            cost, marks = optimal_assignments(self.table, costs, p)
+            found.append((cost, p, marks))
         best = min(c for c, _, _ in found)
-        return _routes(self.table, [f for f in found if within(f[0], best)])
+        routes = _routes(self.table, [f for f in found if within(f[0], best)])
+        return Solution(routes[:max_routes], len(routes), "best-first")
 
     def _distances(
         self, s: int, t: int, weights: Weights, fwd: list, dest: float = 0.0
@@ -390,21 +544,26 @@ class Solver:
         return dist
 
     def _tied_simple_paths(
-        self, s: int, t: int, dist: list[float], rev: list, slack: float
-    ) -> list[list[int]]:
+        self, s: int, t: int, dist: list[float], rev: list, slack: float, cap: int
+    ) -> tuple[list[list[int]], bool]:
         """Simple station paths of the state walks to ``t`` whose every arc is tight within
-        ``slack`` (``dist[y] + c <= dist[x] + slack``).
+        ``slack`` (``dist[y] + c <= dist[x] + slack``), and whether that list is complete.
 
         A walk that costs at most ``optimum + slack`` has every arc tight within ``slack``
         (its prefix to ``y`` costs at least ``dist[y]``, its rest at least the cost-to-go of
         ``x``), so every such simple path is returned; some returned paths may cost more.
+        The backtrack stops (incomplete) after ``cap`` paths or :attr:`max_expansions` steps.
         """
         station_of = self.station_of
         best = min(dist[x] for x in self._states_at[t])
         targets = [x for x in self._states_at[t] if dist[x] <= best + slack]
         paths: list[list[int]] = []
+        budget = [self.max_expansions]
 
-        def back(states: list[int], seq: list[int]) -> None:
+        def back(states: list[int], seq: list[int]) -> bool:
+            budget[0] -= 1
+            if budget[0] < 0:
+                return False
             by_station: dict[int, list[int]] = {}
             for x in states:
                 dx = dist[x] + slack
@@ -415,79 +574,295 @@ class Solver:
                 if u == s:
                     if s in ys:
                         paths.append([s, *reversed(seq)])
+                        if len(paths) > cap:
+                            return False
                     continue
                 if u in seq:
                     continue
                 seq.append(u)
-                back(list(dict.fromkeys(ys)), seq)
+                going = back(list(dict.fromkeys(ys)), seq)
                 seq.pop()
+                if not going:
+                    return False
+            return True
 
-        back(targets, [t])
-        return paths
+        complete = back(targets, [t])
+        return paths[:cap], complete
 
-    def _branch_and_bound(self, s: int, t: int, fwd: list, rev: list) -> list[list[int]]:
-        """Exact search for all optimal simple paths (used when no optimal walk is simple)."""
+    def _tight_dag(
+        self, s: int, t: int, fwd: list, dist: list[float], h: list[float], bound: float
+    ) -> dict[int, list[int]] | None:
+        """The station graph of the arcs on near-optimal walks, or ``None`` if it has a cycle.
+
+        Station ``u → v`` is kept when some state arc ``x → y`` between them lies on a walk of
+        cost at most ``bound`` (``dist[x] + c + h[y] <= bound``); arcs into ``s`` and out of
+        ``t`` are left out (no simple route uses them). When this graph is acyclic, every walk
+        in it visits each station at most once, so every near-optimal walk is a simple route.
+        """
         station_of = self.station_of
-        # h: exact walk cost-to-go to any target state (reverse Dijkstra), a lower bound
+        succ: dict[int, set[int]] = {}
+        for x, dx in enumerate(dist):
+            u = station_of[x]
+            if dx > bound or u == t or (u == s and x != s):
+                continue
+            for y, c in fwd[x]:
+                v = station_of[y]
+                if v != s and dx + c + h[y] <= bound:
+                    succ.setdefault(u, set()).add(v)
+        # Kahn's algorithm over the part reachable from s
+        seen, stack = {s}, [s]
+        while stack:
+            for v in succ.get(stack.pop(), ()):
+                if v not in seen:
+                    seen.add(v)
+                    stack.append(v)
+        indeg = dict.fromkeys(seen, 0)
+        for u in seen:
+            for v in succ.get(u, ()):
+                indeg[v] += 1
+        ready = [u for u in seen if indeg[u] == 0]
+        done = 0
+        while ready:
+            u = ready.pop()
+            done += 1
+            for v in succ.get(u, ()):
+                indeg[v] -= 1
+                if indeg[v] == 0:
+                    ready.append(v)
+        if done < len(seen):
+            return None
+        return {u: sorted(succ.get(u, ())) for u in seen}
+
+    def _count_dag(
+        self,
+        s: int,
+        t: int,
+        succ: dict[int, list[int]],
+        costs: WeightedCosts,
+        h: list[float],
+        base: float,
+        query: str,
+    ) -> int:
+        """Exact number of optimal routes (simple path × marking) among the paths of the
+        acyclic station graph ``succ`` from ``s`` to ``t``, without listing them.
+
+        Dynamic programme over path prefixes in topological order. A prefix is summarised by
+        its *runs*: one run per set of transfer stations so far, holding the lines that can
+        still carry the open segment (since the last transfer) and, per line, the excess
+        ``g + h − base`` of the cheapest such assignment, in integer units of 2⁻¹⁶ of the tie
+        tolerance (``base``: the walk optimum; ``h``: admissible cost-to-go). Runs whose every
+        excess is above the slack are dropped; among runs with equal lines and excesses only
+        the fewest transfers can ever become a marking, so only those are kept, with their
+        multiplicity. Prefixes with the same summary have the same completions, so the
+        programme counts prefixes per (station, summary) with exact integers. At ``t`` a
+        path's cost is its least run; it is optimal within the tolerance of the best path,
+        and its markings are its near-optimal runs with the fewest transfers (as in
+        :func:`maptab.costs.optimal_assignments`).
+        """
+        tol = REL_TOL * abs(base + costs.dest[t]) + 1e-12
+        unit = tol / 65536
+        tol_units, slack_units = 65536, 3 * 65536
+        hops, state_of, line_of = self.table.hops, self._state_of, self._line_of
+        edge, leave, transfer = costs.edge, costs.leave, costs.transfer
+        travel = self.network.scenario == "travelmap"
+
+        def units(x: int, y: int, c: float) -> int:
+            return round((c + h[y] - h[x]) / unit)
+
+        def step(u: int, v: int, runs: tuple) -> tuple:
+            opts = hops[(u, v)]
+            out: dict[tuple, list[int]] = {}
+
+            def add(open_: dict[int, int], transfers: int, count: int) -> None:
+                key = tuple(sorted(open_.items()))
+                cur = out.get(key)
+                if cur is None or transfers < cur[0]:
+                    out[key] = [transfers, count]
+                elif transfers == cur[0]:
+                    cur[1] += count
+
+            def keep(into: dict[int, int], y: int, ex: int) -> None:
+                if ex <= slack_units and ex < into.get(y, slack_units + 1):
+                    into[y] = ex
+
+            for open_, transfers, count in runs:
+                ride: dict[int, int] = {}
+                change: dict[int, int] = {}
+                for x, ex in open_:
+                    for line2, k in opts:
+                        y = state_of[(v, line2)]
+                        if x == s:  # the first hop: no transfer
+                            keep(ride, y, ex + units(x, y, leave[u] + edge[k]))
+                            continue
+                        if line2 == line_of[x]:
+                            keep(ride, y, ex + units(x, y, leave[u] + edge[k]))
+                        if not travel:
+                            keep(change, y, ex + units(x, y, leave[u] + edge[k] + transfer[u]))
+                if ride:
+                    add(ride, transfers, count)
+                if change:
+                    add(change, transfers + 1, count)
+            return tuple(sorted((k, tr, c) for k, (tr, c) in out.items()))
+
+        order = _topological_order(s, succ)
+        table: dict[int, dict[tuple, int]] = {u: {} for u in order}
+        table[s][((((s, 0),), 0, 1),)] = 1
+        summaries = 0
+        for u in order:
+            if u == t:
+                continue
+            here = table.pop(u)
+            for runs, n_prefixes in here.items():
+                for v in succ.get(u, ()):
+                    new = step(u, v, runs)
+                    if not new:
+                        continue
+                    row = table[v]
+                    if new not in row:
+                        summaries += 1
+                        if summaries > self.max_expansions:
+                            raise SearchLimit(f"counting routes {query}", self.max_expansions)
+                    row[new] = row.get(new, 0) + n_prefixes
+        finals = table.get(t, {})
+        if not finals:
+            return 0
+        cost_of = {runs: min(min(ex for _, ex in o) for o, _, _ in runs) for runs in finals}
+        best = min(cost_of.values())
+        total = 0
+        for runs, n_paths in finals.items():
+            cost = cost_of[runs]
+            if cost > best + tol_units:
+                continue
+            tied = [(tr, c) for o, tr, c in runs if min(ex for _, ex in o) <= cost + tol_units]
+            fewest = min(tr for tr, _ in tied)
+            total += n_paths * sum(c for tr, c in tied if tr == fewest)
+        return total
+
+    def _reverse_distances(self, t: int, rev: list) -> list[float]:
+        """Exact walk cost-to-go of every state to any state of station ``t`` (reverse
+        Dijkstra on the state graph; ``inf`` when ``t`` is unreachable). A lower bound on the
+        rest of every simple path, and consistent: ``h[x] <= c + h[y]`` for every arc."""
         h = [math.inf] * self.n_states
         heap = []
         for x in self._states_at[t]:
             h[x] = 0.0
             heap.append((0.0, x))
         heapq.heapify(heap)
+        pop, push = heapq.heappop, heapq.heappush
         while heap:
-            d, x = heapq.heappop(heap)
+            d, x = pop(heap)
             if d > h[x]:
                 continue
             for y, c in rev[x]:
-                if d + c < h[y]:
-                    h[y] = d + c
-                    heapq.heappush(heap, (d + c, y))
-        found: list[tuple[float, list[int]]] = []
-        best = [math.inf]
+                nd = d + c
+                if nd < h[y]:
+                    h[y] = nd
+                    push(heap, (nd, y))
+        return h
 
-        def expand(g: dict[int, float], path: list[int]) -> None:
+    def _best_first(
+        self,
+        s: int,
+        t: int,
+        fwd: list,
+        h: list[float],
+        dest: float,
+        query: str,
+        incumbent: float = math.inf,
+    ) -> list[list[int]]:
+        """Every simple path whose cost is within :func:`_slack` of the simple-path optimum
+        (exact A* over partial simple paths; used when no optimal walk is simple).
+
+        A search node is a simple station path ``s … u`` with, per state ``x`` at ``u``, the
+        least cost ``g[x]`` of a line assignment of the path ending in ``x`` (a per-prefix
+        dynamic programme). Its key ``f = min_x g[x] + h[x]`` is a lower bound on every
+        simple completion (``h``: :meth:`_reverse_distances`), and ``f`` never decreases
+        from a node to its children (``h`` is consistent). Nodes leave the heap in order of
+        ``f``, so the first complete path to leave it is optimal (every prefix of an optimal
+        path has ``f <= S`` and leaves before it), and the search goes on until ``f``
+        exceeds the optimum ``S`` by the slack, collecting every near-optimal path; each is
+        then scored exactly by the caller. ``incumbent``, the cost (without ``dest``) of some
+        simple route, bounds ``S`` from above: children beyond it plus the slack are never
+        queued. Stops with :class:`SearchLimit` after :attr:`max_expansions` expansions.
+        """
+        station_of = self.station_of
+        limit = self.max_expansions
+        counter = itertools.count()
+        heap: list[tuple[float, int, int, int, dict[int, float], tuple | None]] = [
+            (h[s], next(counter), s, 1 << s, {s: 0.0}, None)
+        ]
+        found: list[list[int]] = []
+        ceiling = incumbent + _slack(incumbent + dest) if incumbent < math.inf else math.inf
+        stop = math.inf
+        expansions = 0
+        pop, push = heapq.heappop, heapq.heappush
+        while heap:
+            f, _, u, mask, g, parent = pop(heap)
+            if f > stop:
+                break
+            if u == t:
+                if stop == math.inf:
+                    stop = f + _slack(f + dest)
+                path = [u]
+                node = parent
+                while node is not None:
+                    path.append(node[0])
+                    node = node[1]
+                found.append(path[::-1])
+                continue
+            expansions += 1
+            if expansions > limit:
+                raise SearchLimit(f"route search {query}", limit)
+            here = (u, parent)
             nxt: dict[int, dict[int, float]] = {}
             for x, gx in g.items():
                 for y, c in fwd[x]:
                     v = station_of[y]
-                    if v in path:
+                    if mask >> v & 1:
                         continue
-                    row = nxt.setdefault(v, {})
-                    if gx + c < row.get(y, math.inf):
+                    row = nxt.get(v)
+                    if row is None:
+                        nxt[v] = {y: gx + c}
+                    elif gx + c < row.get(y, math.inf):
                         row[y] = gx + c
-            ranked = sorted(
-                (min(gy + h[y] for y, gy in row.items()), v, row) for v, row in nxt.items()
-            )
-            for lb, v, row in ranked:
-                if not within(lb, best[0]):
-                    break
-                if v == t:
-                    found.append((lb, [*path, v]))
-                    best[0] = min(best[0], lb)
-                    continue
-                path.append(v)
-                expand(row, path)
-                path.pop()
+            for v, row in nxt.items():
+                fv = min(gy + h[y] for y, gy in row.items())
+                if fv <= min(stop, ceiling) and fv < math.inf:
+                    push(heap, (fv, next(counter), v, mask | 1 << v, row, here))
+        return found
 
-        expand({s: 0.0}, [s])
-        return [p for c, p in found if within(c, best[0])]
+    def _mean(self, s: int, t: int, weights: Weights, max_detour: int, max_routes: int) -> Solution:
+        """``mean`` model: exact over simple paths with ≤ shortest + max_detour stations.
 
-    def _mean(self, s: int, t: int, weights: Weights, max_detour: int) -> list[Route]:
-        """``mean`` model: exact over simple paths with ≤ shortest + max_detour stations."""
+        Enumerates those paths (depth first, pruned by hop distance to ``t``) and scores each
+        line assignment; every candidate is visited, so the count is exact. The number of
+        paths grows like ``branching ** max_detour`` per shortest path, so the search stops
+        with :class:`SearchLimit` after :attr:`max_expansions` steps (scored assignments
+        included).
+        """
         if max_detour < 0:
             raise CostError(f"max_detour must be non-negative, got {max_detour}")
         dist = self._hops_from(t)
         n = len(dist)
         if dist[s] == n:
-            return []
+            return Solution([], 0)
         limit = dist[s] + 1 + max_detour  # stations
         adj = self._nbrs
+        hops = self.table.hops
         found = []
+        steps = [0]
+        query = f"{self._query(s, t, weights)}, mean model, max_detour {max_detour}"
+
+        def tick(k: int) -> None:
+            steps[0] += k
+            if steps[0] > self.max_expansions:
+                raise SearchLimit(f"route search {query}", self.max_expansions)
 
         def walk(path: list[int], on: set[int]) -> None:
+            tick(1)
             u = path[-1]
             if u == t:
+                tick(math.prod(len(hops[(a, b)]) for a, b in itertools.pairwise(path)))
                 cost, marks = mean_assignments(self.table, weights, path)
                 found.append((cost, list(path), marks))
                 return
@@ -501,7 +876,8 @@ class Solver:
 
         walk([s], {s})
         best = min(c for c, _, _ in found)
-        return _routes(self.table, [f for f in found if within(f[0], best)])
+        routes = _routes(self.table, [f for f in found if within(f[0], best)])
+        return Solution(routes[:max_routes], len(routes), "enumerated")
 
 
 # --------------------------------------------------------------------------- module functions
@@ -526,13 +902,36 @@ def _solver(network: Network, items: str) -> Solver:
     return solver
 
 
-def fewest_stations(network: Network, source: str, target: str) -> list[Route]:
-    """All fewest-station routes from ``source`` to ``target`` (criteria-free gold, SPEC 4).
+def solve_routes(
+    network: Network,
+    source: str,
+    target: str,
+    weights: Weights | None = None,
+    *,
+    items: str = "edge_vertex",
+    model: str = "additive",
+    max_detour: int = 2,
+    max_routes: int | None = None,
+) -> Solution:
+    """Every optimal route from ``source`` to ``target`` (SPEC 4): exact count, first
+    ``max_routes`` (default :data:`MAX_ROUTES`) listed, sorted by cost then route string.
 
-    Names may be table names or display labels; raises :class:`UnknownStation`. Returns
-    ``[]`` when the two stations are not connected.
+    ``weights=None``: criteria-free gold (fewest stations). ``items="vertex"`` scores vertex
+    items only (Map+Mix_tab; pass the Mix_tab network); ``model="mean"`` uses SPEC 3's
+    alternative model over simple paths with at most ``shortest + max_detour`` stations.
+    Names may be table names or display labels (:class:`UnknownStation` otherwise). No
+    route (count 0) when the stations are not connected.
     """
-    return _solver(network, "edge_vertex").fewest_stations(source, target)
+    return _solver(network, items).solve(
+        source, target, weights, model=model, max_detour=max_detour, max_routes=max_routes
+    )
+
+
+def fewest_stations(
+    network: Network, source: str, target: str, *, max_routes: int | None = None
+) -> list[Route]:
+    """The listed fewest-station routes of :func:`solve_routes` (criteria-free gold)."""
+    return solve_routes(network, source, target, max_routes=max_routes).routes
 
 
 def optimal_routes(
@@ -544,16 +943,19 @@ def optimal_routes(
     items: str = "edge_vertex",
     model: str = "additive",
     max_detour: int = 2,
+    max_routes: int | None = None,
 ) -> list[Route]:
-    """All optimal routes for ``weights`` (criteria-based gold, SPEC 4), sorted by cost.
-
-    ``items="vertex"`` scores vertex items only (Map+Mix_tab; pass the Mix_tab network);
-    ``model="mean"`` uses SPEC 3's alternative model over simple paths with at most
-    ``shortest + max_detour`` stations. Returns ``[]`` when the stations are not connected.
-    """
-    return _solver(network, items).optimal_routes(
-        source, target, weights, model=model, max_detour=max_detour
-    )
+    """The listed optimal routes of :func:`solve_routes` for ``weights`` (criteria gold)."""
+    return solve_routes(
+        network,
+        source,
+        target,
+        weights,
+        items=items,
+        model=model,
+        max_detour=max_detour,
+        max_routes=max_routes,
+    ).routes
 
 
 def brute_force_routes(

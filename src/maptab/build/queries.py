@@ -20,7 +20,7 @@ import numpy as np
 from maptab.costs import Weights, route_totals
 from maptab.network import Network, hop_distances
 from maptab.schema import CRITERIA, RP_CATEGORIES, RPCategory
-from maptab.solver import Route, fewest_stations, optimal_routes
+from maptab.solver import Route, Solution, solve_routes
 
 MIN_ROUTE_STATIONS = 3
 
@@ -61,29 +61,46 @@ def sample_pairs(network: Network, count: int, rng: np.random.Generator) -> list
     return [pairs[i] for i in order]
 
 
-def repetition_class(optimal: list[Route], shortest: list[Route]) -> str:
+def repetition_class(
+    optimal: list[Route], shortest: list[Route], shortest_count: int | None = None
+) -> str:
     """FR / PR / NR (SPEC 9): is an optimal route among the criteria-free (min-hop) routes?
 
-    FR: it is the unique shortest path; PR: it is one of several; NR: none of them.
+    FR: it is the unique shortest path; PR: it is one of several; NR: none of them. The
+    min-hop routes are all the simple paths with the fewest stations, so an optimal route is
+    among them exactly when it has that many stations. ``shortest_count`` is the exact
+    number of min-hop routes when ``shortest`` is a capped list (more than listed: PR). With
+    a capped ``optimal`` list the answer is read from the listed routes (see
+    docs/cost-model.md: the default cap does not bind on the ``paper`` preset).
     """
-    shortest_paths = {r.stations for r in shortest}
-    if not any(r.stations in shortest_paths for r in optimal):
+    fewest = shortest[0].vertex_count
+    if not any(r.vertex_count == fewest for r in optimal):
         return "NR"
-    return "FR" if len(shortest_paths) == 1 else "PR"
+    unique = len({r.stations for r in shortest}) == 1
+    return "FR" if unique and (shortest_count or 0) <= len(shortest) else "PR"
 
 
 @dataclass(frozen=True, slots=True)
 class Gold:
-    """Gold label of one query: reference routes and, for criteria queries, totals."""
+    """Gold label of one query: the listed reference routes, the exact number of optimal
+    routes (``count``; more than listed when the list was capped) and, for criteria
+    queries, the totals of ``routes[0]``."""
 
     routes: list[Route]
     totals: dict[str, float] | None
+    count: int
+
+    @classmethod
+    def of(cls, solution: Solution, totals: dict[str, float] | None = None) -> Gold:
+        return cls(solution.routes, totals, solution.count)
 
     def label(self) -> dict[str, object]:
         return {
             "routes": [r.format() for r in self.routes],
             "route_vertex_numbers": [r.vertex_count for r in self.routes],
             "transfer_vertex_numbers": [r.transfer_count for r in self.routes],
+            "route_count": self.count,
+            "truncated": self.count > len(self.routes),
         }
 
 
@@ -97,15 +114,16 @@ def gold_label(
     *,
     cost_model: str = "additive",
 ) -> Gold:
-    """Exact gold routes (and totals of ``routes[0]``) for one query (SPEC 3–4)."""
+    """Exact gold routes (and totals of ``routes[0]``) for one query (SPEC 3–4): every
+    optimal route counted, the first :data:`maptab.solver.MAX_ROUTES` listed."""
     if category.criteria_free:
-        return Gold(fewest_stations(network, source, target), None)
+        return Gold.of(solve_routes(network, source, target))
     net = mix_network if category.items == "vertex" else network
     w = Weights(*weights)  # type: ignore[misc]
-    routes = optimal_routes(net, source, target, w, items=category.items, model=cost_model)
-    best = routes[0]
+    solution = solve_routes(net, source, target, w, items=category.items, model=cost_model)
+    best = solution.routes[0]
     totals = route_totals(net, best.stations, best.lines, items=category.items).as_label()
-    return Gold(routes, totals)
+    return Gold.of(solution, totals)
 
 
 def od_queries(
@@ -120,16 +138,21 @@ def od_queries(
     """The 12 (category, weights, gold, repetition class) tuples of one OD pair."""
     triple = normalised_weights([int(x) for x in rng.integers(1, 10, size=3)])
     quad = normalised_weights([int(x) for x in rng.integers(1, 10, size=4)])
-    shortest: list[Route] | None = None
+    shortest: Gold | None = None
     for category in RP_CATEGORIES:
         if category.criteria_free:
             if shortest is None:
-                shortest = fewest_stations(network, source, target)
-            yield category, None, Gold(shortest, None), None
+                shortest = Gold.of(solve_routes(network, source, target))
+            yield category, None, shortest, None
         else:
             weights = category_weights(category, triple, quad)
             gold = gold_label(
                 network, mix_network, category, source, target, weights, cost_model=cost_model
             )
             assert shortest is not None  # criteria-free categories come first in the registry
-            yield category, weights, gold, repetition_class(gold.routes, shortest)
+            yield (
+                category,
+                weights,
+                gold,
+                repetition_class(gold.routes, shortest.routes, shortest.count),
+            )

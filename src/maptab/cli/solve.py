@@ -14,17 +14,21 @@ from maptab.cli.app import app, console, fail
 from maptab.costs import MODELS, Weights, route_totals
 from maptab.errors import MaptabError
 from maptab.network import SCENARIOS
-from maptab.solver import Route, fewest_stations, optimal_routes
+from maptab.solver import MAX_ROUTES, Solution, solve_routes
 from maptab.tables import derive_mix, read_network
 from maptab.validate import validate_tables
 
 
-def _payload(routes: list[Route], totals: dict[str, float] | None) -> dict[str, object]:
-    """The ``--json`` object, with MapTab label names."""
+def _payload(solution: Solution, totals: dict[str, float] | None) -> dict[str, object]:
+    """The ``--json`` object, with MapTab label names, the exact ``route_count`` and
+    ``truncated`` (more optimal routes than listed)."""
+    routes = solution.routes
     out: dict[str, object] = {
         "routes": [r.format() for r in routes],
         "route_vertex_numbers": [r.vertex_count for r in routes],
         "transfer_vertex_numbers": [r.transfer_count for r in routes],
+        "route_count": solution.count,
+        "truncated": solution.truncated,
         "cost": routes[0].cost,
     }
     if totals is not None:
@@ -58,14 +62,21 @@ def solve(
         str | None,
         typer.Option(help="metromap or travelmap; default: a Line column means metromap."),
     ] = None,
+    max_routes: Annotated[
+        int,
+        typer.Option(
+            min=1, help="List at most this many optimal routes (all are counted: route_count)."
+        ),
+    ] = MAX_ROUTES,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Print every optimal route from --from to --to with its totals.
 
     Without --weights: all routes with the fewest stations, each with its minimum-transfer
     marks. With --weights: all routes of minimum cost J (ties within 1e-9), marked with
-    their J-optimal, fewest-transfer line assignment. Tables that `maptab validate` rejects
-    are refused in every mode.
+    their J-optimal, fewest-transfer line assignment. Ties are counted exactly; the first
+    --max-routes of them are listed. Tables that `maptab validate` rejects are refused in
+    every mode.
     """
     if scenario is not None and scenario not in SCENARIOS:
         fail(f"unknown scenario {scenario!r}; use metromap or travelmap")
@@ -84,12 +95,17 @@ def solve(
         if mix:
             network = network.with_attributes(vertices=derive_mix(network))
             items = "vertex"
-        if w is None:
-            routes = fewest_stations(network, source, target)
-        else:
-            routes = optimal_routes(
-                network, source, target, w, items=items, model=model, max_detour=max_detour
-            )
+        solution = solve_routes(
+            network,
+            source,
+            target,
+            w,
+            items=items,
+            model=model,
+            max_detour=max_detour,
+            max_routes=max_routes,
+        )
+        routes = solution.routes
         if not routes:
             fail(f"no route from {source} to {target}: they are not connected")
         totals = [
@@ -98,15 +114,16 @@ def solve(
     except MaptabError as exc:
         fail(str(exc))
     if as_json:
-        payload = _payload(routes, totals[0] if w is not None else None)
+        payload = _payload(solution, totals[0] if w is not None else None)
         console.print_json(json.dumps(payload, ensure_ascii=False))
         return
     title = "fewest stations"
     if w is not None:
         title = f"{model} model, weights {','.join(f'{x:.6g}' for x in w.as_list())}"
+    shown = f", the first {len(routes)} listed" if solution.truncated else ""
     console.print(
-        f"[bold]{escape(source)} → {escape(target)}[/]: {len(routes)} optimal route(s), {title}"
-        + (" (Mix_tab, vertex items)" if mix else ""),
+        f"[bold]{escape(source)} → {escape(target)}[/]: {solution.count:,} optimal route(s)"
+        f"{shown}, {title}" + (" (Mix_tab, vertex items)" if mix else ""),
         soft_wrap=True,
     )
     # the route is printed whole on its own line (a table column would wrap it into pieces)
