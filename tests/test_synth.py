@@ -101,13 +101,20 @@ def check_metro(net: Network, spec: MetroSpec) -> None:
     for host, line in net.meta["shared_segments"]:
         host_pairs = {frozenset((e.u, e.v)) for e in net.line_edges(host)}
         assert host_pairs & {frozenset((e.u, e.v)) for e in net.line_edges(line)}
-    # geometry: distinct grid points, every edge one octilinear unit step
+    # geometry: distinct grid points, every edge an octilinear run of 1-3 grid units
+    # that passes no other station
     pos = net.positions
     assert set(pos) == set(net.vertices)
     assert len(set(pos.values())) == len(pos)
+    taken = set(pos.values())
     for e in net.edges:
-        dx, dy = pos[e.v][0] - pos[e.u][0], pos[e.v][1] - pos[e.u][1]
-        assert {abs(dx), abs(dy)} <= {0.0, 1.0} and (dx, dy) != (0.0, 0.0)
+        (ux, uy), (vx, vy) = pos[e.u], pos[e.v]
+        dx, dy = vx - ux, vy - uy
+        assert dx == int(dx) and dy == int(dy) and (dx, dy) != (0.0, 0.0)
+        assert dx == 0 or dy == 0 or abs(dx) == abs(dy)
+        k = int(max(abs(dx), abs(dy)))
+        assert 1 <= k <= 3 if e.line not in set(net.meta["loop_lines"]) else k == 1
+        assert not any((ux + i * dx / k, uy + i * dy / k) in taken for i in range(1, k))
     colors = net.meta["line_colors"]
     assert set(colors) == set(lines) and all(
         re.fullmatch(r"#[0-9a-f]{6}", c) for c in colors.values()
@@ -169,7 +176,7 @@ def check_scenic(net: Network, spec: ScenicSpec) -> None:
 # ---------------------------------------------------------------- strategies
 @st.composite
 def metro_specs(draw, max_lines: int = 7, max_stations: int = 120) -> MetroSpec:
-    n_lines = draw(st.integers(2, max_lines))
+    n_lines = draw(st.integers(1, max_lines))
     loops = draw(st.integers(0, min(2, n_lines - 1)))
     free = n_lines - 1 - loops
     shared = draw(st.integers(0, min(3, free)))
@@ -213,7 +220,13 @@ def test_metro_invariants_large(spec, seed):
 
 
 def test_metro_extremes():
-    for spec in (MetroSpec(25, 450, 2, 2, 3, "zh"), MetroSpec(2, 15), MetroSpec(2, 15, 1, 1, 0)):
+    for spec in (
+        MetroSpec(25, 450, 2, 2, 3, "zh"),
+        MetroSpec(2, 15),
+        MetroSpec(2, 15, 1, 1, 0),
+        MetroSpec(1, 15),
+        MetroSpec(1, 60, branches=1),
+    ):
         check_metro(synth_metro(spec, 7), spec)
 
 
@@ -238,7 +251,7 @@ def test_metro_hyphenated_names_keep_labels():
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"n_lines": 1, "n_stations": 20},
+        {"n_lines": 0, "n_stations": 20},
         {"n_lines": 26, "n_stations": 200},
         {"n_lines": 3, "n_stations": 14},
         {"n_lines": 3, "n_stations": 451},
