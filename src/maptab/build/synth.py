@@ -99,7 +99,7 @@ MAX_DIAMETER = 46
 MAX_AVG_HOPS = 17.0
 _COMPACT_TRIES = 8
 #: Grid units between neighbouring stations of a line, and their probabilities.
-_SPACING: dict[int, float] = {1: 0.40, 2: 0.35, 3: 0.25}
+_SPACING: dict[int, float] = {1: 0.30, 2: 0.40, 3: 0.30}
 
 
 class SynthError(MaptabError):
