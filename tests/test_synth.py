@@ -385,3 +385,33 @@ def test_every_line_has_at_least_three_stations_even_on_a_tight_spec() -> None:
     net = synth_metro(spec, 7, "m")
     check_metro(net, spec)
     assert min(len(net.line_edges(line)) for line in net.line_names) >= 2
+
+
+# ---------------------------------------------------------------- shapes (issue 13)
+def test_generated_shapes_match_real_networks_within_tolerances():
+    """A small preset (30 + 30 maps, the three sizes in turn) against the issue's targets,
+    with room for the sampling noise of 30 maps (the paper preset's figures are in
+    docs/synthesis.md)."""
+    from maptab.build.pipeline import Preset, synthesize_maps
+    from maptab.describe import network_figures, summarize_networks
+
+    nets = synthesize_maps(Preset("shape", 30, 30, 150, 150), seed=5)
+    metro = summarize_networks([network_figures(n) for n in nets if n.scenario == "metromap"])
+    scenic = summarize_networks([network_figures(n) for n in nets if n.scenario == "travelmap"])
+    assert metro["tied_pair_share"] <= 0.15
+    assert 3 <= metro["lines_median"] <= 5 and 0.05 <= metro["maps_le_2_lines"] <= 0.35
+    assert metro["maps_avg_hops_over_17"] <= 0.05
+    assert metro["route_stations_p90"] <= 25 and metro["route_stations_max"] <= 50
+    assert 0.9 <= metro["transfers_mean"] <= 1.5 and 0.2 <= metro["transfers_zero_share"] <= 0.45
+    assert scenic["dead_end_share"] <= 0.12 and scenic["one_path_share"] <= 0.10
+    assert scenic["simple_paths_median"] >= 8
+
+
+def test_single_line_maps_are_sampled():
+    rng = np.random.default_rng(2)
+    specs = [sample_metro_spec(rng, "small") for _ in range(300)]
+    ones = [s for s in specs if s.n_lines == 1]
+    assert 0.05 <= len(ones) / len(specs) <= 0.2
+    assert all(15 <= s.n_stations <= 40 and s.loop_lines == 0 for s in ones)
+    net = synth_metro(ones[0], 1)
+    check_metro(net, ones[0])

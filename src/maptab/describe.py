@@ -119,11 +119,8 @@ def _from_source(
 
 
 def count_simple_paths(graph: dict[str, set[str]], s: str, t: str, cap: int = PATH_CAP) -> int:
-    """Simple ``s``–``t`` paths, counted up to ``cap`` (depth first; stops at ``cap``).
-
-    Only stations that can still reach ``t`` without passing ``s`` are entered: a
-    pre-pass keeps the search inside the part of the graph the paths can use.
-    """
+    """Simple ``s``–``t`` paths, counted up to ``cap`` (an iterative depth-first search
+    over simple paths from ``s`` that stops as soon as ``cap`` have reached ``t``)."""
     if s == t:
         return 1
     found = 0

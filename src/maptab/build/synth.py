@@ -1,37 +1,45 @@
-"""Synthetic networks with geometry: metro systems and scenic areas (SPEC 1; issue 3 item 1).
+"""Synthetic networks with geometry: metro systems and scenic areas (SPEC 1; issues 3, 13).
 
 **Metro systems** (:func:`synth_metro`) are grown on an octilinear grid. Every station sits
-on an integer grid point (one grid unit between neighbouring stations; x to the right,
-y downward as in an image) and every edge is one step in one of the eight compass
-directions, so lines run horizontally, vertically or diagonally and bend by 45°. Lines are
-added one at a time:
+on an integer grid point (x to the right, y downward as in an image) and every edge is a
+straight run of 1–3 grid units (:data:`_SPACING`) in one of the eight compass directions,
+so lines run horizontally, vertically or diagonally and bend by 45°. Because station
+spacing varies, the station count of a route is not its grid length, and geometrically
+equal detours rarely have equally many stations: tied fewest-stations routes stay at the
+level of real networks (issue 13). Lines are added one at a time:
 
 * line 0 is a path grown in both directions from the origin;
-* every later line passes through an existing station (its *anchor*, which becomes a
-  transfer station), so the network is connected by construction; a *shared-segment* line
-  instead runs along 1–3 consecutive edges of an earlier line (parallel edges with
-  different lines) and then leaves it;
-* a *loop line* is an axis-aligned rectangle with 45° chamfered corners through an
-  existing station; its first and last station coincide (SPEC 1);
+* every later line passes through an existing station near the middle of the network (its
+  *anchor*, which becomes a transfer station), so the network is connected by construction
+  and shortest paths stay short; a *shared-segment* line instead runs along 1–3
+  consecutive edges of an earlier line (parallel edges with different lines) and then
+  leaves it;
+* a *loop line* is an axis-aligned rectangle with 45° chamfered corners (unit steps) through
+  an existing station; its first and last station coincide (SPEC 1);
 * a *branched line* forks at an inner station into a second arm (the line's edges form a
   tree, which :meth:`Network.line_stations` walks depth first).
 
 A step may land on another line's station (a further transfer) but never on its own line
-(lines stay simple) and never along an existing edge except inside a requested shared
-segment, so ``shared_segments`` counts exactly the shared runs. Stations are never
-placed on the same point. The station count is exact: each line gets a budget of new
-stations, unused budget is spent by extending line ends. An attempt that cannot meet the
-spec (a walk boxed in, no room for a loop) is redrawn from the same generator, so the
-result is still a pure function of ``(spec, seed)``.
+(lines stay simple), never along an existing edge except inside a requested shared
+segment (so ``shared_segments`` counts exactly the shared runs), and never along another
+line's track; it may cross another line's track between stations (no interchange there).
+Stations are never placed on the same point or on track. The station count is exact: each
+line gets a budget of new stations, unused budget is spent by extending line ends evenly.
+An attempt that cannot meet the spec (a walk boxed in, no room for a loop) is redrawn from
+the same generator, and of up to twenty grown networks the first whose shortest paths are
+within real ranges (:func:`_hop_excess`) is kept, so the result is still a pure function
+of ``(spec, seed)``.
 
 **Scenic areas** (:func:`synth_scenic`) place spots with a minimum spacing, join them by
 the Euclidean minimum spanning tree of their Delaunay triangulation (planar: no crossing
-roads), add ``extra_edges`` short Delaunay edges (each closes one independent cycle), then
-attach ``spurs`` dead-end paths of 1–3 spots pointing outward. Some maps carry time or
-distance annotations on part of their edges; every edge has a rendering mode (walk/drive).
+roads), add ``extra_edges`` short Delaunay edges (each closes one independent cycle;
+chords at the tree's leaves first, so few dead ends remain), then attach ``spurs``
+dead-end paths of 1–3 spots pointing outward. Some maps carry time or distance
+annotations on part of their edges; every edge has a rendering mode (walk/drive).
 
 The language mix and the size presets of :func:`sample_metro_spec` /
-:func:`sample_scenic_spec` are documented in ``docs/synthesis.md``.
+:func:`sample_scenic_spec` (fitted to real networks) are documented in
+``docs/synthesis.md``.
 """
 
 from __future__ import annotations
@@ -97,7 +105,7 @@ _DIRS: tuple[tuple[int, int], ...] = (
 _MAX_ATTEMPTS = 60
 MAX_DIAMETER = 46
 MAX_AVG_HOPS = 17.0
-_COMPACT_TRIES = 8
+_COMPACT_TRIES = 20
 #: Grid units between neighbouring stations of a line, and their probabilities.
 _SPACING: dict[int, float] = {1: 0.30, 2: 0.40, 3: 0.30}
 
@@ -236,7 +244,7 @@ _METRO_LINES: dict[str, dict[int, float]] = {
 _METRO_STATIONS: dict[str, tuple[tuple[float, float], tuple[int, int]]] = {
     "small": ((10.0, 22.0), (15, 60)),
     "medium": ((16.0, 26.0), (50, 160)),
-    "large": ((16.0, 24.0), (100, 400)),
+    "large": ((14.0, 22.0), (100, 380)),
 }
 _SCENIC_SIZES: dict[str, tuple[int, int]] = {
     "small": (10, 17),
