@@ -73,10 +73,13 @@ def _fmt(value: Any, name: str) -> str:
     return str(value)
 
 
-def _table(figures: dict[str, Any], reference: dict[str, Any] | None) -> list[Table]:
+def _tables(figures: dict[str, Any], reference: dict[str, Any] | None) -> list[Table | str]:
+    """One table per scenario; with a reference, its value and a numbered source per row,
+    the sources listed below the tables."""
     from maptab.describe import flatten
 
-    tables = []
+    out: list[Table | str] = []
+    sources: dict[str, int] = {}
     for scenario, section in figures["scenarios"].items():
         flat = flatten(section)
         ref = (reference or {}).get(scenario, {})
@@ -85,17 +88,20 @@ def _table(figures: dict[str, Any], reference: dict[str, Any] | None) -> list[Ta
         table.add_column("this", justify="right")
         if reference is not None:
             table.add_column("reference", justify="right")
-            table.add_column("source")
+            table.add_column("src", justify="right")
         for name in SHOWN[scenario]:
             if name not in flat and name not in ref:
                 continue
             row = [name, _fmt(flat.get(name), name)]
             if reference is not None:
                 entry = ref.get(name, {})
-                row += [_fmt(entry.get("value"), name), escape(entry.get("source", ""))]
+                source = entry.get("source")
+                tag = f"[{sources.setdefault(source, len(sources) + 1)}]" if source else ""
+                row += [_fmt(entry.get("value"), name), tag]
             table.add_row(*row)
-        tables.append(table)
-    return tables
+        out.append(table)
+    out += [f"[{n}] {escape(source)}" for source, n in sources.items()]
+    return out
 
 
 @app.command()
@@ -151,8 +157,8 @@ def stats(
     if as_json:
         console.print_json(data=figures)
         return
-    for table in _table(figures, ref):
-        console.print(table)
+    for item in _tables(figures, ref):
+        console.print(item, highlight=False, soft_wrap=isinstance(item, str))
 
 
 def _reasonmap_networks(folder: Path) -> list:
