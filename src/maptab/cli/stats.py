@@ -16,6 +16,14 @@ from maptab.cli.progress import track
 from maptab.errors import MaptabError
 
 #: Figures shown in the table (the JSON has all of them), per scenario.
+_QUERIES = (
+    "gold.repetition.FR",
+    "gold.repetition.PR",
+    "gold.repetition.NR",
+    "gold.gold_tied_share",
+    "baselines.shortest.weighted",
+    "baselines.random.criteria_free",
+)
 SHOWN = {
     "metromap": (
         "networks.maps",
@@ -34,12 +42,7 @@ SHOWN = {
         "networks.tied_pair_share",
         "networks.transfers_mean",
         "networks.transfers_zero_share",
-        "gold.repetition.FR",
-        "gold.repetition.PR",
-        "gold.repetition.NR",
-        "gold.gold_tied_share",
-        "baselines.shortest.weighted",
-        "baselines.random.criteria_free",
+        *_QUERIES,
     ),
     "travelmap": (
         "networks.maps",
@@ -51,12 +54,7 @@ SHOWN = {
         "networks.avg_hops_median",
         "networks.route_stations_p90",
         "networks.tied_pair_share",
-        "gold.repetition.FR",
-        "gold.repetition.PR",
-        "gold.repetition.NR",
-        "gold.gold_tied_share",
-        "baselines.shortest.weighted",
-        "baselines.random.criteria_free",
+        *_QUERIES,
     ),
 }
 
