@@ -415,3 +415,13 @@ def test_single_line_maps_are_sampled():
     assert all(15 <= s.n_stations <= 40 and s.loop_lines == 0 for s in ones)
     net = synth_metro(ones[0], 1)
     check_metro(net, ones[0])
+    # a single-line map gets its RP and QA queries like any other (no transfer anywhere)
+    from maptab.build.attributes import synthesize_attributes
+    from maptab.build.pipeline import qa_queries_for_map, rp_queries_for_map
+    from maptab.dataset import MapEntry
+
+    net = synthesize_attributes(net, 1)
+    entry = MapEntry("one", "metromap", "easy", "test")
+    rp = rp_queries_for_map(net, entry, 5, 1)
+    assert len(rp) == 60 and all(n == 0 for q in rp for n in q.transfer_vertex_numbers)
+    assert len(qa_queries_for_map(net, entry, 1)) == 12
