@@ -4,12 +4,15 @@ hand, gold-label shares on hand-made rows, the baselines against ``maptab run`` 
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from maptab.build.pipeline import build_benchmark
@@ -223,3 +226,50 @@ def test_cli_errors_are_one_line(tmp_path: Path):
     assert "Traceback" not in result.output
     result = runner.invoke(app, ["stats"])
     assert result.exit_code == 1 and "DATASET" in result.output
+
+
+# ---------------------------------------------------------------- against the solver
+@settings(max_examples=15, deadline=None)
+@given(
+    st.integers(1, 4),
+    st.integers(15, 40),
+    st.integers(0, 2**32 - 1),
+)
+def test_pair_figures_equal_the_solver(n_lines, n_stations, seed):
+    """Ties and fewest transfers per pair equal what the exact solver's criteria-free
+    routes say (every fewest-stations route with its fewest-transfer marking)."""
+    from maptab.build.synth import MetroSpec, synth_metro
+    from maptab.solver import fewest_stations
+
+    net = synth_metro(MetroSpec(n_lines, max(n_stations, 3 + 2 * n_lines)), seed)
+    f = network_figures(net)
+    tied, transfers = 0, Counter()
+    stations = net.stations
+    for i, s in enumerate(stations):
+        for t in stations[i + 1 :]:
+            routes = fewest_stations(net, s, t)
+            if len(routes[0].stations) < 3:
+                continue
+            tied += len({r.stations for r in routes}) > 1
+            transfers[min(r.transfer_count for r in routes)] += 1
+    assert f.tied_pairs == tied and f.transfers == transfers
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sets(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=14))
+def test_simple_path_count_equals_brute_force(pairs):
+    edges = [(f"s{a}", f"s{b}") for a, b in pairs if a != b]
+    assume(edges)
+    graph = Network.from_edges(edges).simple_graph()
+    nodes = sorted(graph)
+
+    def brute(s: str, t: str) -> int:
+        total = 0
+        for k in range(len(nodes) - 1):
+            for middle in itertools.permutations([n for n in nodes if n not in (s, t)], k):
+                seq = [s, *middle, t]
+                total += all(b in graph[a] for a, b in zip(seq, seq[1:], strict=False))
+        return total
+
+    for s, t in itertools.combinations(nodes, 2):
+        assert count_simple_paths(graph, s, t, cap=10**6) == brute(s, t)
