@@ -273,3 +273,15 @@ def test_simple_path_count_equals_brute_force(pairs):
 
     for s, t in itertools.combinations(nodes, 2):
         assert count_simple_paths(graph, s, t, cap=10**6) == brute(s, t)
+
+
+def test_a_malformed_reference_is_a_one_line_error(mini: Path, tmp_path: Path):
+    runner = CliRunner()
+    for text in ("[1, 2]", "{not json", '{"metromap": {"x": 3}}'):
+        bad = tmp_path / "ref.json"
+        bad.write_text(text, "utf-8")
+        result = runner.invoke(
+            app, ["stats", str(mini), "--compare", "--reference", str(bad), "--no-progress"]
+        )
+        assert result.exit_code == 1 and "ref.json" in result.output, result.output
+        assert "Traceback" not in result.output

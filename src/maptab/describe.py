@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from maptab.build.queries import MIN_ROUTE_STATIONS
+from maptab.errors import MaptabError
 from maptab.network import Network, connected_components, hop_distances
 
 MIN_HOPS = MIN_ROUTE_STATIONS - 1
@@ -464,7 +465,21 @@ def load_reference(path: Any = None) -> dict[str, Any]:
         from pathlib import Path
 
         text = Path(path).read_text(encoding="utf-8")
-    return json.loads(text)
+    where = path or "maptab/data/reference_stats.json"
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MaptabError(f"{where}: not valid JSON ({exc.msg})") from None
+    ok = isinstance(data, dict) and all(
+        isinstance(section, dict)
+        and all(isinstance(e, dict) and "value" in e for e in section.values())
+        for section in data.values()
+    )
+    if not ok:
+        raise MaptabError(
+            f'{where}: expected {{scenario: {{figure: {{"value": …, "source": …}}}}}}'
+        )
+    return data
 
 
 def flatten(figures: dict[str, Any], prefix: str = "") -> dict[str, Any]:
