@@ -149,6 +149,19 @@ class Stroke:
 
 
 @dataclass(slots=True)
+class Shape:
+    """A scenery shape drawn under the network (water, park, pictogram, street, compass…):
+    ``kind`` is ``polygon``, ``polyline``, ``ellipse`` (``points`` = two corners) or ``rect``."""
+
+    kind: str
+    points: list[Point]
+    fill: str | None = None
+    outline: str | None = None
+    width: float = 1.0
+    dash: tuple[float, float] | None = None
+
+
+@dataclass(slots=True)
 class LegendEntry:
     """One legend row: a swatch drawn like the strokes it explains, and its text."""
 
@@ -176,6 +189,15 @@ class PlacedGeometry:
     edge_paths: dict[tuple[str, str], list[Point]] = field(default_factory=dict)
     #: stations whose label could not be placed clear of every obstacle
     crowded: list[str] = field(default_factory=list)
+    #: the render style (:mod:`maptab.render.style`) and what it added: scenery under the
+    #: network, scenery texts (street names, compass letter), second-language station labels,
+    #: a background texture seed
+    style: str = "clean"
+    scenery: list[Shape] = field(default_factory=list)
+    scenery_over: list[Shape] = field(default_factory=list)
+    scenery_labels: list[LabelBox] = field(default_factory=list)
+    secondary: dict[str, LabelBox] = field(default_factory=dict)
+    texture: int | None = None
 
     def lines_drawn(self) -> set[str]:
         """Line names (metro) or edge names (scenic) with at least one stroke."""
@@ -184,6 +206,7 @@ class PlacedGeometry:
     def all_labels(self) -> list[LabelBox]:
         """Station labels, edge annotations, legend texts and the title."""
         out = [*self.labels.values(), *self.annotations.values()]
+        out += [*self.secondary.values(), *self.scenery_labels]
         out += [e.label for e in self.legend]
         if self.title is not None:
             out.append(self.title)

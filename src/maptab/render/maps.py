@@ -13,7 +13,9 @@ from maptab.render.draw import to_image, to_svg
 from maptab.render.geometry import PlacedGeometry, Point
 from maptab.render.layout import layout_network
 from maptab.render.metro import metro_geometry
+from maptab.render.scenery import decorate
 from maptab.render.scenic import scenic_geometry
+from maptab.render.style import style_of, target_size
 
 
 class RenderError(MaptabError):
@@ -36,21 +38,39 @@ def map_positions(network: Network) -> dict[str, Point]:
     return layout_network(network)
 
 
-def place_map(network: Network, *, scale: float = 1.0) -> PlacedGeometry:
-    """The placed geometry of a map, without painting it."""
+def place_map(network: Network, *, scale: float = 1.0, style: str | None = None) -> PlacedGeometry:
+    """The placed geometry of a map, without painting it.
+
+    ``style`` (``clean``, ``realistic``, ``hard``; default ``network.meta["render_style"]``,
+    else clean) is described in :mod:`maptab.render.style`. A style with a paper-like size
+    scales the drawing to fit the map's target size, then grows the canvas to it.
+    """
     if scale <= 0:
         raise RenderError(f"scale must be positive, got {scale}")
     if not network.vertices:
         raise RenderError(f"map {network.map_id!r} has no stations to draw")
+    st = style_of(network, style)
     build = metro_geometry if network.scenario == "metromap" else scenic_geometry
-    return build(network, map_positions(network), scale=scale)
+    positions = map_positions(network)
+    placed = build(network, positions, scale=scale, style=st)
+    if st.paper_size:
+        tw, th = target_size(network)
+        f = min(tw / placed.width, th / placed.height)
+        if abs(f - 1) > 0.03:
+            scale *= f
+            placed = build(network, positions, scale=scale, style=st)
+    if not st.plain:
+        decorate(placed, network, st, scale)
+    return placed
 
 
-def render_map(network: Network, *, scale: float = 1.0, fmt: str = "png") -> RenderResult:
+def render_map(
+    network: Network, *, scale: float = 1.0, fmt: str = "png", style: str | None = None
+) -> RenderResult:
     """Render a metromap or travelmap; ``fmt="svg"`` also fills :attr:`RenderResult.svg`."""
     if fmt not in ("png", "svg"):
         raise RenderError(f"unknown image format {fmt!r}; expected 'png' or 'svg'")
-    placed = place_map(network, scale=scale)
+    placed = place_map(network, scale=scale, style=style)
     return RenderResult(to_image(placed), placed, to_svg(placed) if fmt == "svg" else None)
 
 

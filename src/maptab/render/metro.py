@@ -50,6 +50,7 @@ from maptab.render.labels import (
     preferred_sides,
     record_station_labels,
 )
+from maptab.render.style import CLEAN, Style, line_looks, size_factors, station_texts
 from maptab.render.text import measure
 
 EDGE_PX = 150.0
@@ -136,9 +137,14 @@ def trails(pairs: list[tuple[str, str]]) -> list[list[str]]:
 
 
 def metro_geometry(
-    network: Network, positions: dict[str, Point], *, scale: float = 1.0
+    network: Network,
+    positions: dict[str, Point],
+    *,
+    scale: float = 1.0,
+    style: Style = CLEAN,
 ) -> PlacedGeometry:
-    """Place every line, station, label and legend entry of a metromap (module docstring)."""
+    """Place every line, station, label and legend entry of a metromap (module docstring);
+    ``style`` chooses label texts, label sizes and line looks (:mod:`maptab.render.style`)."""
     line_order = {line: i for i, line in enumerate(network.line_names)}
     pair_lines: dict[tuple[str, str], list[str]] = defaultdict(list)
     for e in network.edges:
@@ -151,7 +157,7 @@ def metro_geometry(
     dense = density_edge_px(positions, pair_lines, STATION_AREA_PX * scale**2)
     edge_px = min(longest, max(MIN_EDGE_PX * scale, dense))
     while True:
-        placed = _place_metro(network, positions, pair_lines, edge_px, scale)
+        placed = _place_metro(network, positions, pair_lines, edge_px, scale, style)
         if not placed.crowded or edge_px >= longest:
             return placed
         edge_px = min(longest, edge_px * RETRY_GROWTH)
@@ -173,6 +179,7 @@ def _place_metro(
     pair_lines: dict[tuple[str, str], list[str]],
     edge_px: float,
     scale: float,
+    style: Style,
 ) -> PlacedGeometry:
     lw = LINE_WIDTH * scale
     spacing = lw * 1.2
@@ -208,13 +215,14 @@ def _place_metro(
         pts = offset_polyline(placed.edge_paths[key], offsets[(*key, line)])
         return pts if key == (a, b) else pts[::-1]
 
+    looks = line_looks(colors) if style.distinct_lines else {}
     for line in network.line_names:
         pairs = list(dict.fromkeys(pair_key(e.u, e.v) for e in network.line_edges(line)))
         for seq in trails(pairs):
             pts: list[Point] = []
             for a, b in zip(seq, seq[1:], strict=False):
                 pts.extend(line_path(line, a, b))
-            placed.strokes.append(Stroke(line, dedupe(pts), colors[line], lw))
+            placed.strokes.append(_line_stroke(line, dedupe(pts), colors[line], lw, looks))
 
     # stations
     station_lines: dict[str, set[str]] = {s: set(v.lines) for s, v in network.vertices.items()}
@@ -239,7 +247,7 @@ def _place_metro(
     legend_top = frame.margin * 1.5 + frame.map_height
     placer = Placer.for_image(width, height, placed.stations.values(), placed.strokes)
     placer.pad = 2.0 * scale
-    _place_legend(placed, placer, legend_block, colors, legend_top, frame, scale)
+    _place_legend(placed, placer, legend_block, colors, legend_top, frame, scale, looks)
 
     # labels: transfers and termini first, then the rest in table order
     degree = {s: len(network.neighbours(s)) for s in network.vertices}
@@ -248,9 +256,27 @@ def _place_metro(
         key=lambda s: (-len(station_lines[s]), degree[s] != 1, 0),
     )
     size = round(FONT_PX * scale)
-    slots = {s: _station_label(network, placed, placer, s, size, lang, px) for s in order}
+    texts = station_texts(network, style)
+    factor = size_factors(network, style)
+    slots = {
+        s: _station_label(network, placed, placer, s, round(size * factor[s]), lang, px, texts[s])
+        for s in order
+    }
     record_station_labels(placer, slots, placed)
     return placed
+
+
+def _line_stroke(
+    line: str,
+    pts: list[Point],
+    color: str,
+    lw: float,
+    looks: dict[str, tuple[tuple[float, float] | None, float]],
+) -> Stroke:
+    """A line's stroke in its look (dash and width factor; plain when it has none)."""
+    dash, wf = looks.get(line, (None, 1.0))
+    d = (dash[0] * lw, dash[1] * lw) if dash else None
+    return Stroke(line, pts, color, lw * wf, d)
 
 
 def _lang(network: Network) -> str | None:
@@ -277,6 +303,7 @@ def _place_legend(
     top: float,
     frame: Frame,
     scale: float,
+    looks: dict[str, tuple[tuple[float, float] | None, float]],
 ) -> None:
     row_h = LEGEND_FONT_PX * scale * 1.8
     x, y = frame.margin, top
@@ -285,7 +312,9 @@ def _place_legend(
         if x + w > placed.width - frame.margin and x > frame.margin:
             x, y = frame.margin, y + row_h
         mid = y + row_h / 2
-        swatch = Stroke(line, [(x, mid), (x + 56 * scale, mid)], color, placed.line_width)
+        swatch = _line_stroke(
+            line, [(x, mid), (x + 56 * scale, mid)], color, placed.line_width, looks
+        )
         add_legend_entry(placed, placer, swatch, block, x + 70 * scale, mid)
         x += w
 
@@ -298,13 +327,13 @@ def _station_label(
     size: int,
     lang: str | None,
     px: dict[str, Point],
+    text: str,
 ) -> LabelSlot:
     """Place one station label: 16 boxes around the mark, then 16 in a smaller font."""
     mark = placed.stations[station]
     center = mark.center
     sides = preferred_sides(center, (px[n] for n in network.neighbours(station)))
     gap = mark.radius + mark.outline / 2 + 3.0 * (size / FONT_PX)
-    text = network.label(station)
     tiers = []
     for font, factors in ((size, (1.0, 1.8)), (max(9, round(size * 0.8)), (1.0, 2.2))):
         block = measure(text, font, lang)

@@ -38,7 +38,7 @@ from maptab.errors import MaptabError
 from maptab.network import Network
 from maptab.render.geometry import PlacedGeometry
 
-MAX_PIXELS = 16_000_000
+MAX_PIXELS = 8_000_000
 TILE_PX = 1600
 OVERLAP_PX = 320
 THRESHOLD = 0.8

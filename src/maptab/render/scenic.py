@@ -34,6 +34,7 @@ from maptab.render.labels import (
     record_station_labels,
 )
 from maptab.render.metro import pair_key
+from maptab.render.style import CLEAN, Style, size_factors, station_texts
 from maptab.render.text import measure
 
 EDGE_PX = 220.0
@@ -69,9 +70,14 @@ def annotation_text(note: object) -> str:
 
 
 def scenic_geometry(
-    network: Network, positions: dict[str, Point], *, scale: float = 1.0
+    network: Network,
+    positions: dict[str, Point],
+    *,
+    scale: float = 1.0,
+    style: Style = CLEAN,
 ) -> PlacedGeometry:
-    """Place every spot, path, annotation and spot name of a travelmap (module docstring)."""
+    """Place every spot, path, annotation and spot name of a travelmap (module docstring);
+    ``style`` chooses label texts and sizes (:mod:`maptab.render.style`)."""
     lang = str(network.meta.get("language") or "") or None
     modes = dict(network.meta.get("modes") or {})
     notes = dict(network.meta.get("annotations") or {})
@@ -134,10 +140,12 @@ def scenic_geometry(
         placed.annotations[e.name] = LabelBox(e.name, block, box, "annotation", frame=color)
 
     size = round(FONT_PX * scale)
+    texts = station_texts(network, style)
+    factor = size_factors(network, style)
     slots = {}
     for s in network.vertices:
         mark = placed.stations[s]
-        block = measure(network.label(s), size, lang)
+        block = measure(texts[s], round(size * factor[s]), lang)
         sides = preferred_sides(mark.center, (px[n] for n in network.neighbours(s)))
         gap = mark.radius + mark.outline + 3 * scale + placer.pad
         boxes = around_point(mark.center, gap, block, sides)
