@@ -12,9 +12,9 @@ from maptab.network import Network
 from maptab.render.draw import to_image, to_svg
 from maptab.render.geometry import PlacedGeometry, Point
 from maptab.render.layout import layout_network
-from maptab.render.metro import metro_geometry
+from maptab.render.metro import metro_extent, metro_geometry
 from maptab.render.scenery import decorate
-from maptab.render.scenic import scenic_geometry
+from maptab.render.scenic import scenic_extent, scenic_geometry
 from maptab.render.style import style_of, target_size
 
 
@@ -50,15 +50,17 @@ def place_map(network: Network, *, scale: float = 1.0, style: str | None = None)
     if not network.vertices:
         raise RenderError(f"map {network.map_id!r} has no stations to draw")
     st = style_of(network, style)
-    build = metro_geometry if network.scenario == "metromap" else scenic_geometry
+    metro = network.scenario == "metromap"
+    build = metro_geometry if metro else scenic_geometry
     positions = map_positions(network)
+    tw, th = target_size(network)
+    if st.paper_size:  # one placement, at the scale that fits the target size
+        w, h = (metro_extent if metro else scenic_extent)(network, positions, 1.0)
+        scale *= min(tw / w, th / h)
     placed = build(network, positions, scale=scale, style=st)
-    if st.paper_size:
-        tw, th = target_size(network)
-        f = min(tw / placed.width, th / placed.height)
-        if abs(f - 1) > 0.03:
-            scale *= f
-            placed = build(network, positions, scale=scale, style=st)
+    over = max(placed.width / tw, placed.height / th)
+    if st.paper_size and over > 1.1:  # crowding retries grew it: place once more, smaller
+        placed = build(network, positions, scale=scale / over, style=st)
     if not st.plain:
         decorate(placed, network, st, scale)
     return placed

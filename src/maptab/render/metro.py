@@ -145,6 +145,18 @@ def metro_geometry(
 ) -> PlacedGeometry:
     """Place every line, station, label and legend entry of a metromap (module docstring);
     ``style`` chooses label texts, label sizes and line looks (:mod:`maptab.render.style`)."""
+    pair_lines = _pair_lines(network)
+    longest = EDGE_PX * scale
+    edge_px = _start_edge_px(positions, pair_lines, scale)
+    while True:
+        placed = _place_metro(network, positions, pair_lines, edge_px, scale, style)
+        if not placed.crowded or edge_px >= longest:
+            return placed
+        edge_px = min(longest, edge_px * RETRY_GROWTH)
+
+
+def _pair_lines(network: Network) -> dict[tuple[str, str], list[str]]:
+    """The lines on each station pair, in line order."""
     line_order = {line: i for i, line in enumerate(network.line_names)}
     pair_lines: dict[tuple[str, str], list[str]] = defaultdict(list)
     for e in network.edges:
@@ -153,14 +165,39 @@ def metro_geometry(
             pair_lines[key].append(str(e.line))
     for lines in pair_lines.values():
         lines.sort(key=line_order.__getitem__)
-    longest = EDGE_PX * scale
+    return pair_lines
+
+
+def _start_edge_px(
+    positions: dict[str, Point], pair_lines: dict[tuple[str, str], list[str]], scale: float
+) -> float:
     dense = density_edge_px(positions, pair_lines, STATION_AREA_PX * scale**2)
-    edge_px = min(longest, max(MIN_EDGE_PX * scale, dense))
-    while True:
-        placed = _place_metro(network, positions, pair_lines, edge_px, scale, style)
-        if not placed.crowded or edge_px >= longest:
-            return placed
-        edge_px = min(longest, edge_px * RETRY_GROWTH)
+    return min(EDGE_PX * scale, max(MIN_EDGE_PX * scale, dense))
+
+
+def _frame(
+    positions: dict[str, Point],
+    pair_lines: dict[tuple[str, str], list[str]],
+    edge_px: float,
+    scale: float,
+) -> Frame:
+    return fit_frame(
+        positions,
+        pair_lines,
+        edge_px=edge_px,
+        min_gap_px=5.0 * LINE_WIDTH * scale,
+        margin=140 * scale,
+        max_side=9000 * scale,
+    )
+
+
+def metro_extent(network: Network, positions: dict[str, Point], scale: float) -> Point:
+    """The image size a metromap gets at ``scale`` before any crowding retry (map, margins and
+    one legend row): what :func:`maptab.render.maps.place_map` fits to a target size."""
+    pair_lines = _pair_lines(network)
+    frame = _frame(positions, pair_lines, _start_edge_px(positions, pair_lines, scale), scale)
+    legend = LEGEND_FONT_PX * scale * 1.8 + 40 * scale
+    return frame.map_width + 2 * frame.margin, frame.map_height + 2 * frame.margin + legend
 
 
 def side_of(a: Point, b: Point) -> int:
@@ -185,14 +222,7 @@ def _place_metro(
     spacing = lw * 1.2
     lang = _lang(network)
     colors = line_colors(network)
-    frame = fit_frame(
-        positions,
-        pair_lines,
-        edge_px=edge_px,
-        min_gap_px=5.0 * lw,
-        margin=140 * scale,
-        max_side=9000 * scale,
-    )
+    frame = _frame(positions, pair_lines, edge_px, scale)
     px = {s: frame(positions[s]) for s in network.vertices}
     legend_block = [measure(str(line), round(LEGEND_FONT_PX * scale), lang) for line in colors]
     widest = max((120 * scale + b.width for b in legend_block), default=0.0)

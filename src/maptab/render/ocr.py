@@ -139,7 +139,7 @@ def similarity(a: str, b: str) -> float:
     return m.ratio()
 
 
-def _ratio_at_least(na: str, nb: str, threshold: float) -> bool:
+def ratio_at_least(na: str, nb: str, threshold: float) -> bool:
     if not na or not nb:
         return False
     if 2 * min(len(na), len(nb)) / (len(na) + len(nb)) < threshold:
@@ -200,7 +200,7 @@ def _distance(p: tuple[float, float], box: Box) -> float:
 
 def _matches(name: str, cand: str, threshold: float) -> bool:
     nn, nc = normalise(name), normalise(cand)
-    if _ratio_at_least(nn, nc, threshold):
+    if ratio_at_least(nn, nc, threshold):
         return True
     return len(nn) >= 3 and len(nc) > len(nn) and nn in nc
 

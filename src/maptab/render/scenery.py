@@ -18,13 +18,14 @@ so a map always comes out the same.
 from __future__ import annotations
 
 import math
+import random
 
 import numpy as np
 
 from maptab.network import Network
 from maptab.render.geometry import Box, LabelBox, PlacedGeometry, Point, Shape
 from maptab.render.labels import Placer
-from maptab.render.ocr import similarity
+from maptab.render.ocr import normalise, ratio_at_least
 from maptab.render.style import Style, bilingual, rng_for, romanise, target_size
 from maptab.render.text import measure
 
@@ -108,16 +109,16 @@ def add_secondary_labels(
     return n
 
 
-def _walk(rng: np.random.Generator, w: float, h: float, steps: int) -> list[Point]:
+def _walk(rng: random.Random, w: float, h: float, steps: int) -> list[Point]:
     """An octilinear-ish path across the canvas, from one side to the opposite."""
     if rng.random() < 0.5:
         pts = [(0.0, float(rng.uniform(0.1, 0.9)) * h)]
         for i in range(1, steps + 1):
-            pts.append((w * i / steps, pts[-1][1] + float(rng.normal(0, h / (2 * steps)))))
+            pts.append((w * i / steps, pts[-1][1] + rng.gauss(0, h / (2 * steps))))
     else:
         pts = [(float(rng.uniform(0.1, 0.9)) * w, 0.0)]
         for i in range(1, steps + 1):
-            pts.append((pts[-1][0] + float(rng.normal(0, w / (2 * steps))), h * i / steps))
+            pts.append((pts[-1][0] + rng.gauss(0, w / (2 * steps)), h * i / steps))
     return pts
 
 
@@ -150,20 +151,22 @@ def _pictogram(kind: int, x: float, y: float, r: float) -> list[Shape]:
     return [Shape("polygon", star, "#E0A526", "#9A6B00", 1.0)]
 
 
-def _street_names(network: Network, count: int, rng: np.random.Generator) -> list[str]:
+def _street_names(network: Network, count: int, rng: random.Random) -> list[str]:
     """Street names in the map's language that no station name resembles."""
     from maptab.build.names import LANGUAGES, station_names
 
     lang = str(network.meta.get("language") or "en")
     lang = lang if lang in LANGUAGES else "en"
     try:
-        pool = station_names(count * 3, lang, rng, taken=network.vertices)
+        seeded = np.random.default_rng(rng.getrandbits(32))
+        pool = station_names(count * 3, lang, seeded, taken=network.vertices)
     except ValueError:
         return []
-    labels = [network.label(s) for s in network.vertices]
+    labels = [normalise(network.label(s)) for s in network.vertices]
     out = []
     for name in pool:
-        if all(similarity(name, lab) < 0.6 for lab in labels):
+        n = normalise(name)
+        if not any(ratio_at_least(n, lab, 0.6) for lab in labels):
             out.append(name)
         if len(out) == count:
             break
@@ -181,13 +184,13 @@ def add_scenery(
     step = max(w, h) / (10 + 4 * k)
     for i in range(1, int(w / step) + 1):
         if rng.random() < 0.6:
-            y0, y1 = sorted(rng.uniform(0, h, 2))
+            y0, y1 = sorted((rng.uniform(0, h), rng.uniform(0, h)))
             placed.scenery.append(
                 Shape("polyline", [(i * step, y0), (i * step, y1)], None, STREET, 0.35 * lw)
             )
     for j in range(1, int(h / step) + 1):
         if rng.random() < 0.6:
-            x0, x1 = sorted(rng.uniform(0, w, 2))
+            x0, x1 = sorted((rng.uniform(0, w), rng.uniform(0, w)))
             placed.scenery.append(
                 Shape("polyline", [(x0, j * step), (x1, j * step)], None, STREET, 0.35 * lw)
             )
@@ -313,4 +316,4 @@ def decorate(placed: PlacedGeometry, network: Network, style: Style, scale: floa
     if style.scenery > 0:
         add_scenery(placed, network, placer, style, scale)
     if style.texture and placed.scenario == "travelmap":
-        placed.texture = int(rng_for(network, "texture").integers(1 << 31))
+        placed.texture = rng_for(network, "texture").getrandbits(31)

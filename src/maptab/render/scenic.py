@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from maptab.network import Edge, Network
 from maptab.render.geometry import (
     Box,
+    Frame,
     LabelBox,
     PlacedGeometry,
     Point,
@@ -81,15 +82,7 @@ def scenic_geometry(
     lang = str(network.meta.get("language") or "") or None
     modes = dict(network.meta.get("modes") or {})
     notes = dict(network.meta.get("annotations") or {})
-    pairs = [pair_key(e.u, e.v) for e in network.edges]
-    frame = fit_frame(
-        positions,
-        pairs,
-        edge_px=EDGE_PX * scale,
-        min_gap_px=9 * SPOT_RADIUS * scale,
-        margin=150 * scale,
-        max_side=9000 * scale,
-    )
+    frame = _frame(network, positions, scale)
     px = {s: frame(positions[s]) for s in network.vertices}
     used_modes = list(dict.fromkeys(_lookup(modes, e) for e in network.edges))
     used_modes = [m if m in STYLES else None for m in used_modes]
@@ -153,6 +146,24 @@ def scenic_geometry(
         slots[s] = place_label(placer, s, [[(box, block) for box in boxes]])
     record_station_labels(placer, slots, placed)
     return placed
+
+
+def _frame(network: Network, positions: dict[str, Point], scale: float) -> Frame:
+    pairs = [pair_key(e.u, e.v) for e in network.edges]
+    return fit_frame(
+        positions,
+        pairs,
+        edge_px=EDGE_PX * scale,
+        min_gap_px=9 * SPOT_RADIUS * scale,
+        margin=150 * scale,
+        max_side=9000 * scale,
+    )
+
+
+def scenic_extent(network: Network, positions: dict[str, Point], scale: float) -> Point:
+    """The image size a travelmap gets at ``scale`` (map, margins, legend band)."""
+    frame = _frame(network, positions, scale)
+    return frame.map_width + 2 * frame.margin, frame.map_height + 2 * frame.margin + 60 * scale
 
 
 def _legend(

@@ -24,11 +24,10 @@
 from __future__ import annotations
 
 import difflib
+import random
 import re
 import zlib
 from dataclasses import dataclass
-
-import numpy as np
 
 from maptab.errors import MaptabError
 from maptab.network import Network
@@ -106,10 +105,11 @@ def style_of(network: Network, name: str | None = None) -> Style:
     return get_style(name if name is not None else network.meta.get("render_style"))  # type: ignore[arg-type]
 
 
-def rng_for(network: Network, purpose: str) -> np.random.Generator:
-    """A generator seeded by the map id and ``purpose``: the same map draws the same way."""
-    seed = zlib.crc32(f"{network.map_id}|{sorted(network.vertices)[:3]}|{purpose}".encode())
-    return np.random.default_rng(seed)
+def rng_for(network: Network, purpose: str) -> random.Random:
+    """A generator seeded by the map id, its first stations and ``purpose``: the same map
+    draws the same way every time."""
+    seed = zlib.crc32(f"{network.map_id}|{list(network.vertices)[:3]}|{purpose}".encode())
+    return random.Random(seed)
 
 
 def unit(network: Network, purpose: str) -> float:
@@ -213,7 +213,7 @@ def station_texts(network: Network, style: Style) -> dict[str, str]:
     lang = str(network.meta.get("language") or "") or None
     share = lo + (hi - lo) * unit(network, "variant-share")
     want = round(share * len(texts))
-    order = list(rng_for(network, "variant-order").permutation(len(texts)))
+    order = rng_for(network, "variant-order").sample(range(len(texts)), len(texts))
     names = list(texts)
     done = 0
     for i in order:
@@ -228,10 +228,17 @@ def station_texts(network: Network, style: Style) -> dict[str, str]:
 
 
 def size_factors(network: Network, style: Style) -> dict[str, float]:
-    """A font-size factor per station, uniform in :attr:`Style.size_jitter`."""
+    """A font-size factor per station from :attr:`Style.size_jitter`: transfer stations get the
+    top of the range, others one of four levels drawn per station (few distinct sizes, as on
+    printed maps, which also keeps font loading cheap)."""
     lo, hi = style.size_jitter
-    draws = rng_for(network, "size").uniform(lo, hi, len(network.vertices))
-    return {s: float(f) for s, f in zip(network.vertices, draws, strict=True)}
+    if lo == hi:
+        return dict.fromkeys(network.vertices, lo)
+    levels = [lo + (hi - lo) * i / 4 for i in range(4)]
+    rng = rng_for(network, "size")
+    return {
+        s: hi if v.is_transfer else levels[rng.randrange(4)] for s, v in network.vertices.items()
+    }
 
 
 # ------------------------------------------------------------------------- bilingual labels
@@ -492,5 +499,5 @@ def indistinct_pairs(
 def target_size(network: Network) -> tuple[float, float]:
     """The paper-like image size of this map: the scenario's average, each side ±10%."""
     w, h = TARGET_SIZE[network.scenario]
-    r = rng_for(network, "size-target").uniform(0.9, 1.1, 2)
-    return w * float(r[0]), h * float(r[1])
+    rng = rng_for(network, "size-target")
+    return w * rng.uniform(0.9, 1.1), h * rng.uniform(0.9, 1.1)
