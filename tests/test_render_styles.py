@@ -174,3 +174,20 @@ def test_many_line_maps_have_no_indistinct_lines():
         if delta_e(by_line[a][0], by_line[b][0]) < 15 and by_line[a][1:] == by_line[b][1:]
     ]
     assert len(lines) >= 2 and pairs == []
+
+
+def test_legibility_check_sees_second_lines_and_scenery_texts():
+    net = next(
+        n
+        for n in (sample_metro(40, lang="zh", seed=s) for s in range(20))
+        if bilingual(n, STYLES["realistic"])
+    )
+    placed = place_map(net, style="realistic")
+    assert check_legibility(placed, net) == []
+    s, second = next(iter(placed.secondary.items()))
+    other = next(t for t in net.vertices if t != s)
+    second.box = placed.labels[other].box  # a second line on another station's label
+    assert any("secondary label" in p and "overlaps" in p for p in check_legibility(placed, net))
+    street = placed.scenery_labels[0]
+    street.box = street.box.__class__(-50, -50, street.box.x1 - street.box.x0 - 50, 0)
+    assert any("scenery label" in p and "runs off" in p for p in check_legibility(placed, net))

@@ -322,16 +322,21 @@ def read_image(
     return out
 
 
-def station_labels(network: Network, placed: PlacedGeometry | None = None) -> list[StationLabel]:
-    """The stations of ``network`` to look for; with ``placed`` (the geometry the image was
-    painted from) also the label text actually drawn and each station's drawn position."""
+def station_labels(
+    network: Network, placed: PlacedGeometry | None = None, *, drawn_text: bool = False
+) -> list[StationLabel]:
+    """The stations of ``network`` to look for, by table and display name (and the name
+    without a station word). With ``placed`` (the geometry the image was painted from) each
+    station also gets its drawn position; ``drawn_text`` adds the label text actually drawn
+    (a style's display variant). Off by default, so generated maps are measured like real
+    ones, whose drawn texts nobody lists."""
     out = []
     for s in network.vertices:
         names = [network.label(s), s]
         pos = None
         if placed is not None:
             lab = placed.labels.get(s)
-            if lab is not None:
+            if drawn_text and lab is not None:
                 names.insert(0, lab.block.text)
             mark = placed.stations.get(s)
             pos = mark.center if mark is not None else None
