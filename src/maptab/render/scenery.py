@@ -73,6 +73,13 @@ def _placer(placed: PlacedGeometry, pad: float) -> Placer:
     placer.pad = pad
     for lab in placed.all_labels():
         placer.block(lab.box.inflate(pad), ("label", lab.owner))
+    for entry in placed.legend:  # keep pictograms and texts off the legend swatches
+        (x0, y0), (x1, y1) = entry.swatch.points[0], entry.swatch.points[-1]
+        half = entry.swatch.width
+        placer.block(
+            Box(min(x0, x1), min(y0, y1) - half, max(x0, x1), max(y0, y1) + half),
+            ("legend", entry.name),
+        )
     return placer
 
 

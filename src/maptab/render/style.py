@@ -280,6 +280,7 @@ _CYR_LATIN = [
     "ya",
 ]
 _CYR = {c: ("" if t == "-" else t) for c, t in zip(_CYR_LETTERS, _CYR_LATIN, strict=True)}
+_CYR.update({"і": "i", "ї": "yi", "є": "ye", "ґ": "g"})  # Ukrainian letters
 _GREEK = dict(
     zip(
         "αβγδεζηθικλμνξοπρσςτυφχψω",
@@ -423,17 +424,21 @@ def romanise(text: str, lang: str | None) -> str | None:
         return "".join(syllables).capitalize() if syllables else None
     if lang == "ko":
         return _romanise_hangul(text.removesuffix("역")).capitalize()
-    if lang == "ru":
+    if lang in ("ru", "uk"):
         return _table_translit(text, _CYR)
     if lang == "el":
         return _table_translit(text, _GREEK)
     return None
 
 
+#: Languages :func:`romanise` can give a second line for.
+ROMANISED = ("zh", "ko", "ru", "uk", "el")
+
+
 def bilingual(network: Network, style: Style) -> bool:
     """Whether this map gets second-language labels (a per-map draw among romanisable maps)."""
     lang = str(network.meta.get("language") or "") or None
-    if style.bilingual_share <= 0 or lang not in ("zh", "ko", "ru", "el"):
+    if style.bilingual_share <= 0 or lang not in ROMANISED:
         return False
     return unit(network, "bilingual") < style.bilingual_share
 
