@@ -82,12 +82,30 @@ def test_location_error_uses_the_nearest_matching_text():
     assert r.false_detections == 1  # the far copy matched nothing it was used for
 
 
-def test_tiles_cover_the_image_with_overlap():
-    ts = tiles(4000, 1000, tile=1600, overlap=320)
-    assert ts[0] == (0, 0, 1600, 1000) and ts[-1][2] == 4000
-    for a, b in zip(ts, ts[1:], strict=False):
-        assert a[2] - b[0] >= 320
-    assert tiles(500, 400) == [(0, 0, 500, 400)]
+def test_tiles_overlap_and_their_cores_partition_the_image():
+    for w, h in ((4000, 1000), (1670, 1921), (500, 400), (1601, 3203)):
+        ts = tiles(w, h, tile=1600, overlap=320)
+        for (x0, y0, x1, y1), (c0, d0, c1, d1) in ts:
+            assert 0 <= x0 <= c0 < c1 <= x1 <= w and 0 <= y0 <= d0 < d1 <= y1 <= h
+        area = sum((c1 - c0) * (d1 - d0) for _, (c0, d0, c1, d1) in ts)
+        assert area == pytest.approx(w * h)  # cores cover the image exactly once
+        xs = sorted({t[0] for t, _ in ts})
+        assert all(b - a <= 1600 - 320 for a, b in zip(xs, xs[1:], strict=False))
+    assert [t for t, _ in tiles(500, 400)] == [(0, 0, 500, 400)]
+
+
+def test_text_in_an_overlap_is_read_once():
+    calls = []
+    lefts = [0, 70]  # the two tiles of a 1670-px-wide image start at x = 0 and x = 70
+
+    def engine(arr, use_cls=False):  # a fake engine: one word at x = 900 of the full image
+        x = 900 - lefts[len(calls)]
+        calls.append(arr.shape)
+        return [[[[x, 50], [x + 60, 50], [x + 60, 70], [x, 70]], "Word", 0.9]], None
+
+    dets = read_image(Image.new("RGB", (1670, 600), "white"), engine=engine)
+    assert len(calls) == 2 and [d.text for d in dets] == ["Word"]
+    assert dets[0].box == (900, 50, 960, 70)
 
 
 def _small_map() -> Network:

@@ -261,32 +261,34 @@ def ocr_available() -> bool:
     return True
 
 
-def tiles(width: int, height: int, tile: int = TILE_PX, overlap: int = OVERLAP_PX) -> list[Box]:
-    """Overlapping tiles covering ``width × height``: boxes ``(x0, y0, x1, y1)``."""
+def _starts(n: int, tile: int, step: int) -> list[int]:
+    if n <= tile:
+        return [0]
+    return sorted({*range(0, n - tile, step), n - tile})
+
+
+def _cores(starts: list[int], n: int, tile: int) -> list[tuple[float, float]]:
+    """Each tile's own span along one axis: overlaps are split at their middle."""
+    cuts = [(s + tile + nxt) / 2 for s, nxt in zip(starts, starts[1:], strict=False)]
+    return list(zip([0.0, *cuts], [*cuts, float(n)], strict=True))
+
+
+def tiles(
+    width: int, height: int, tile: int = TILE_PX, overlap: int = OVERLAP_PX
+) -> list[tuple[Box, Box]]:
+    """Overlapping tiles covering ``width × height``, each with its *core*: the cores partition
+    the image, and a detection belongs to the tile whose core holds its centre."""
     step = max(1, tile - overlap)
-
-    def starts(n: int) -> list[int]:
-        if n <= tile:
-            return [0]
-        xs = list(range(0, n - tile, step)) + [n - tile]
-        return sorted(set(xs))
-
+    xs, ys = _starts(width, tile, step), _starts(height, tile, step)
+    cx, cy = _cores(xs, width, tile), _cores(ys, height, tile)
     return [
-        (x, y, min(x + tile, width), min(y + tile, height))
-        for y in starts(height)
-        for x in starts(width)
+        (
+            (x, y, min(x + tile, width), min(y + tile, height)),
+            (cx[i][0], cy[j][0], cx[i][1], cy[j][1]),
+        )
+        for j, y in enumerate(ys)
+        for i, x in enumerate(xs)
     ]
-
-
-def _core(t: Box, width: int, height: int, overlap: int) -> Box:
-    """The part of a tile that owns detections: half the overlap trimmed off inner edges."""
-    m = overlap / 2
-    return (
-        t[0] + (m if t[0] > 0 else 0),
-        t[1] + (m if t[1] > 0 else 0),
-        t[2] - (m if t[2] < width else 0),
-        t[3] - (m if t[3] < height else 0),
-    )
 
 
 def read_image(
@@ -307,8 +309,7 @@ def read_image(
     if f < 1.0:
         img = img.resize((max(1, round(img.width * f)), max(1, round(img.height * f))))
     out: list[Detection] = []
-    for t in tiles(img.width, img.height, tile, overlap):
-        core = _core(t, img.width, img.height, overlap)
+    for t, core in tiles(img.width, img.height, tile, overlap):
         arr = np.asarray(img.crop(t))[:, :, ::-1]  # RapidOCR takes OpenCV's BGR order
         result, _ = run(arr, use_cls=False)  # type: ignore[misc]
         for quad, text, score in result or []:
