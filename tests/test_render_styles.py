@@ -191,3 +191,24 @@ def test_legibility_check_sees_second_lines_and_scenery_texts():
     street = placed.scenery_labels[0]
     street.box = street.box.__class__(-50, -50, street.box.x1 - street.box.x0 - 50, 0)
     assert any("scenery label" in p and "runs off" in p for p in check_legibility(placed, net))
+
+
+def test_build_passes_the_style_to_the_renderer(tmp_path):
+    import json
+
+    from PIL import Image
+
+    from maptab.build.pipeline import PRESETS, Preset, build_benchmark
+
+    assert PRESETS["paper"].map_style == "realistic" and PRESETS["mini"].map_style == "clean"
+    tiny = Preset("tiny", 1, 1, 4, 4, q_min=2, sizes=("small",))
+    manifest = build_benchmark(tmp_path / "ds", preset=tiny, seed=3, map_style="hard")
+    assert manifest["options"]["map_style"] == "hard"
+    for folder in sorted((tmp_path / "ds" / "maps").iterdir()):
+        net = Network.from_dict(json.loads((folder / "network.json").read_text("utf-8")))
+        assert net.meta["render_style"] == "hard"
+        placed = place_map(net)  # the recorded style: the geometry the image was painted from
+        assert placed.style == "hard"
+        assert Image.open(folder / "image.png").size == (placed.width, placed.height)
+    with pytest.raises(StyleError):
+        build_benchmark(tmp_path / "bad", preset=tiny, seed=3, map_style="fancy")
