@@ -172,3 +172,20 @@ def test_real_cleveland_image_is_read_partly():
     assert r.stations == len(net.vertices)
     assert 0.5 <= r.recall < 0.9, r.to_dict()
     assert "Hopkins Airport" in r.missing  # "Cleveland Hopkins International Airport" on the map
+
+
+@needs_ocr
+def test_realistic_style_reads_harder_than_clean():
+    from maptab.build.synth import MetroSpec, synth_metro
+
+    net = synth_metro(MetroSpec(4, 36, language="en"), 11, "ocr-style")
+    recall = {}
+    for style in ("clean", "realistic"):
+        result = render_map(net, style=style)
+        dets = read_image(result.image)
+        recall[style] = measure(dets, station_labels(net, result.placed)).recall
+        # the drawn variants are what the map shows: given them, the reader finds the labels
+        drawn = measure(dets, station_labels(net, result.placed, drawn_text=True))
+        assert drawn.recall >= 0.85, (style, drawn.missing)
+    assert recall["clean"] >= 0.9
+    assert 0.5 <= recall["realistic"] < recall["clean"], recall
