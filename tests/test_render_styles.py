@@ -212,3 +212,20 @@ def test_build_passes_the_style_to_the_renderer(tmp_path):
         assert Image.open(folder / "image.png").size == (placed.width, placed.height)
     with pytest.raises(StyleError):
         build_benchmark(tmp_path / "bad", preset=tiny, seed=3, map_style="fancy")
+
+
+def test_turned_labels_stand_on_level_track_and_are_drawn_turned():
+    from maptab.build.synth import MetroSpec, synth_metro
+
+    net = synth_metro(MetroSpec(8, 90, language="en"), 7, "look-en")
+    result = render_map(net, style="hard", fmt="svg")
+    turned = [lab for lab in result.placed.labels.values() if lab.angle == 90]
+    assert turned and check_legibility(result.placed, net) == []
+    for lab in turned:
+        b = lab.box
+        assert b.y1 - b.y0 > b.x1 - b.x0  # a tall box: the text runs upwards
+        ink = result.image.crop((round(b.x0), round(b.y0), round(b.x1), round(b.y1))).convert("L")
+        assert ink.getextrema()[0] < 100  # dark text is drawn inside the turned box
+        assert lab.owner not in result.placed.secondary
+    assert result.svg.count("rotate(-90") == len(turned)
+    assert not any(lab.angle for lab in place_map(net).labels.values())  # clean: none

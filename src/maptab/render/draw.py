@@ -87,6 +87,24 @@ def _paste_mark(img: Image.Image, m: StationMark) -> None:
     img.paste(sprite, (x, y), sprite)
 
 
+def _draw_turned(img: Image.Image, lab: LabelBox, background: str) -> None:
+    """A label turned a quarter turn anticlockwise, with its halo, pasted into its box."""
+    b = lab.block
+    halo = max(2, round(b.size / 7)) if lab.halo else 0
+    m = halo + 2
+    tile = Image.new("LA", (round(b.width) + 2 * m, round(b.height) + 2 * m), (0, 0))
+    if halo:
+        ink = ImageDraw.Draw(tile)
+        draw_block(ink, b, m, m, fill=(255, 255), halo=(0, 255), halo_width=halo)
+    else:
+        draw_block(ImageDraw.Draw(tile), b, m, m, fill=(255, 255))
+    tile = tile.transpose(Image.Transpose.ROTATE_90)
+    lum, alpha = tile.split()
+    colour = Image.new("RGB", tile.size, "#111111")
+    colour.paste(Image.new("RGB", tile.size, background), mask=Image.eval(lum, lambda v: 255 - v))
+    img.paste(colour, (round(lab.box.x0) - m, round(lab.box.y0) - m), alpha)
+
+
 def _draw_label(draw: ImageDraw.ImageDraw, lab: LabelBox, background: str) -> None:
     if lab.frame is not None:
         pad = lab.block.size * 0.3
@@ -166,7 +184,10 @@ def to_image(placed: PlacedGeometry) -> Image.Image:
     for m in placed.stations.values():
         _paste_mark(img, m)
     for lab in [*placed.labels.values(), *placed.secondary.values()]:
-        _draw_label(draw, lab, placed.background)
+        if lab.angle:
+            _draw_turned(img, lab, placed.background)
+        else:
+            _draw_label(draw, lab, placed.background)
     for lab in placed.scenery_labels:
         draw_block(draw, lab.block, lab.box.x0, lab.box.y0, fill=SCENERY_TEXT)
     for lab in placed.annotations.values():
@@ -234,12 +255,19 @@ def _svg_label(lab: LabelBox) -> list[str]:
         )
     cx = (lab.box.x0 + lab.box.x1) / 2
     baseline = lab.box.y0 + lab.block.ascent
+    turn = ""
+    if lab.angle:  # turned a quarter turn anticlockwise about the box centre
+        cy = (lab.box.y0 + lab.box.y1) / 2
+        baseline = cy - lab.block.height / 2 + lab.block.ascent
+        turn = f' transform="rotate(-{lab.angle} {cx:.1f} {cy:.1f})"'
+
     family = _svg_families([r.face for r in lab.block.runs])
     halo = ' class="halo"' if lab.halo else ""
     direction = ' direction="rtl"' if lab.block.rtl else ""
     out.append(
         f'<text x="{cx:.1f}" y="{baseline:.1f}" font-size="{lab.block.size}" '
-        f'font-family="{family}" text-anchor="middle"{direction}{halo}>{escape(lab.block.text)}</text>'
+        f'font-family="{family}" text-anchor="middle"{direction}{halo}{turn}>'
+        f"{escape(lab.block.text)}</text>"
     )
     return out
 

@@ -134,6 +134,7 @@ class LabelBox:
     kind: str = "station"  # station | annotation | legend | title
     frame: str | None = None  # outline colour of a boxed label (annotations)
     halo: bool = False  # drawn with a halo in the background colour (it crosses a stroke)
+    angle: int = 0  # 90: drawn turned a quarter turn anticlockwise (``box`` holds the turned ink)
 
 
 @dataclass(slots=True)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import colorsys
 from collections import defaultdict
+from dataclasses import dataclass
 
 from maptab.network import Network
 from maptab.render.geometry import (
@@ -50,7 +51,14 @@ from maptab.render.labels import (
     preferred_sides,
     record_station_labels,
 )
-from maptab.render.style import CLEAN, Style, line_looks, size_factors, station_texts
+from maptab.render.style import (
+    CLEAN,
+    Style,
+    line_looks,
+    size_factors,
+    station_texts,
+    turned_stations,
+)
 from maptab.render.text import measure
 
 EDGE_PX = 150.0
@@ -288,11 +296,17 @@ def _place_metro(
     size = round(FONT_PX * scale)
     texts = station_texts(network, style)
     factor = size_factors(network, style)
+    turned = turned_stations(network, style)
     slots = {
-        s: _station_label(network, placed, placer, s, round(size * factor[s]), lang, px, texts[s])
+        s: _station_label(
+            network, placed, placer, s, round(size * factor[s]), lang, px, texts[s], s in turned
+        )
         for s in order
     }
     record_station_labels(placer, slots, placed)
+    for s, slot in slots.items():
+        if slot.turned:
+            placed.labels[s].angle = 90
     return placed
 
 
@@ -358,20 +372,34 @@ def _station_label(
     lang: str | None,
     px: dict[str, Point],
     text: str,
+    turnable: bool = False,
 ) -> LabelSlot:
-    """Place one station label: 16 boxes around the mark, then 16 in a smaller font."""
+    """Place one station label: 16 boxes around the mark, then 16 in a smaller font. A
+    ``turnable`` label on level track is placed (and later drawn) turned a quarter turn."""
     mark = placed.stations[station]
     center = mark.center
     sides = preferred_sides(center, (px[n] for n in network.neighbours(station)))
+    turned = turnable and sides[0] == "N"  # level track: the label stands above or below it
     gap = mark.radius + mark.outline / 2 + 3.0 * (size / FONT_PX)
     tiers = []
     for font, factors in ((size, (1.0, 1.8)), (max(9, round(size * 0.8)), (1.0, 2.2))):
         block = measure(text, font, lang)
+        shape = TurnedShape(block.height, block.width) if turned else block
         tiers.append(
             [
                 (box, block)
                 for f in factors
-                for box in around_point(center, gap * f + placer.pad, block, sides)
+                for box in around_point(center, gap * f + placer.pad, shape, sides)
             ]
         )
-    return place_label(placer, station, tiers)
+    slot = place_label(placer, station, tiers)
+    slot.turned = turned
+    return slot
+
+
+@dataclass(frozen=True, slots=True)
+class TurnedShape:
+    """The footprint of a label turned a quarter turn (its width and height swapped)."""
+
+    width: float
+    height: float

@@ -52,6 +52,7 @@ class Style:
     variant_share: tuple[float, float] = (0.0, 0.0)
     bilingual_share: float = 0.0
     size_jitter: tuple[float, float] = (1.0, 1.0)
+    turned_share: float = 0.0  # metro labels on level track drawn vertically (a quarter turn)
     scenery: float = 0.0  # 0 = none, 1 = realistic amount, >1 = more
     paper_size: bool = False
     texture: bool = False
@@ -70,6 +71,7 @@ STYLES: dict[str, Style] = {
         variant_share=(0.2, 0.4),
         bilingual_share=0.8,
         size_jitter=(0.8, 1.2),
+        turned_share=0.1,
         scenery=1.0,
         paper_size=True,
         texture=True,
@@ -80,6 +82,7 @@ STYLES: dict[str, Style] = {
         variant_share=(0.35, 0.4),
         bilingual_share=1.0,
         size_jitter=(0.65, 1.25),
+        turned_share=0.25,
         scenery=2.0,
         paper_size=True,
         texture=True,
@@ -239,6 +242,14 @@ def size_factors(network: Network, style: Style) -> dict[str, float]:
     return {
         s: hi if v.is_transfer else levels[rng.randrange(4)] for s, v in network.vertices.items()
     }
+
+
+def turned_stations(network: Network, style: Style) -> set[str]:
+    """Stations whose label may be drawn turned a quarter turn (a per-station draw)."""
+    if style.turned_share <= 0:
+        return set()
+    rng = rng_for(network, "turned")
+    return {s for s in network.vertices if rng.random() < style.turned_share}
 
 
 # ------------------------------------------------------------------------- bilingual labels
