@@ -82,6 +82,13 @@ def test_location_error_uses_the_nearest_matching_text():
     assert r.false_detections == 1  # the far copy matched nothing it was used for
 
 
+def test_readable_share_counts_latin_and_chinese_names():
+    from maptab.render.ocr import readable_share
+
+    net = Network.from_lines({"L": ["Main St", "西直门", "Арбат", "新宿駅", "しんじゅく"]})
+    assert readable_share(net) == pytest.approx(3 / 5)  # kana and Cyrillic are not read
+
+
 def test_tiles_overlap_and_their_cores_partition_the_image():
     for w, h in ((4000, 1000), (1670, 1921), (500, 400), (1601, 3203)):
         ts = tiles(w, h, tile=1600, overlap=320)

@@ -60,7 +60,13 @@ def legibility(
     from PIL import Image, UnidentifiedImageError
 
     from maptab.render import place_map
-    from maptab.render.ocr import MAX_PIXELS, measure, read_image, station_labels
+    from maptab.render.ocr import (
+        MAX_PIXELS,
+        measure,
+        read_image,
+        readable_share,
+        station_labels,
+    )
 
     if not 0 < threshold <= 1:
         fail(f"--threshold must be in (0, 1], got {threshold}")
@@ -83,7 +89,13 @@ def legibility(
         report = measure(read_image(image), station_labels(network, placed), threshold=threshold)
     except (ValueError, OSError) as exc:
         fail(str(exc))
-    data = {"image": str(image_path), "size": list(image.size), **report.to_dict()}
+    readable = readable_share(network)
+    data = {
+        "image": str(image_path),
+        "size": list(image.size),
+        "readable_share": round(readable, 4),
+        **report.to_dict(),
+    }
     if as_json:
         print(json.dumps(data, ensure_ascii=False))
         return
@@ -94,6 +106,12 @@ def legibility(
         f"{report.false_detections} of {report.detections} detections match no {noun[:-1]}",
         highlight=False,
     )
+    if readable < 0.5:
+        console.print(
+            f"[yellow]note:[/] only {readable:.0%} of the names are in scripts the OCR models "
+            "read (Latin, Chinese): recall on this map says little",
+            highlight=False,
+        )
     if placed is not None:
         console.print(
             f"location error: p50 {report.location_error(0.5)} px, "

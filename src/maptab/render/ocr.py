@@ -16,6 +16,9 @@ maps this package renders, so a render style can be compared with what the paper
   ``threshold`` (0.8) against a detection, against two detections that read as one label (the
   second right of or under the first: labels wrapped or split by the engine), or when the name
   (3+ characters after normalising) lies inside a longer detection.
+* The engine's models read Latin and Chinese (Han) text only; kana, Hangul, Cyrillic, Greek,
+  Arabic, Hebrew, Thai, Indic… are not read, so recall on such labels says nothing about the
+  map. :func:`readable_share` tells how many of a map's names the engine can read at all.
 * **Recall** = found / stations. **False detections** = detections of 2+ characters used by no
   match (other lines, landmarks, legend text, misreadings). **Location error** = distance in
   pixels from a found station's drawn position to the nearest point of its matched text box,
@@ -321,6 +324,19 @@ def read_image(
             box = (min(xs) / f, min(ys) / f, max(xs) / f, max(ys) / f)
             out.append(Detection(str(text), box, float(score)))
     return out
+
+
+#: Scripts (:func:`maptab.render.fonts.char_script`) that the bundled models read.
+READABLE_SCRIPTS = frozenset({"latin", "common", "han", "cjk"})
+
+
+def readable_share(network: Network) -> float:
+    """Share of stations whose display name is written only in scripts the engine reads."""
+    from maptab.render.fonts import char_script
+
+    names = [network.label(s) for s in network.vertices]
+    ok = sum(all(char_script(c) in READABLE_SCRIPTS for c in n) for n in names)
+    return ok / len(names) if names else 1.0
 
 
 def station_labels(
