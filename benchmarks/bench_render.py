@@ -6,6 +6,10 @@ grid layouts exercise the canvas sizing: a medium one and a 434-station one.
 Baseline, measured in the same run: matplotlib (Agg) drawing the same network at the same
 pixel size with straight edges, dots and unplaced, unshaped labels — what a quick script
 would do. The ratio is ours / baseline (below 1 means faster). ``--quick`` skips the large map.
+
+Map styles (issue 14): 400-station maps of several seeds rendered ``clean`` and ``realistic``
+(target: under 1 s); p50 / p99 / max seconds per style and the realistic / clean ratio, both
+measured in the same run.
 """
 
 from __future__ import annotations
@@ -26,9 +30,35 @@ from maptab.render.samples import sample_metro, sample_scenic  # noqa: E402
 from maptab.render.text import measure  # noqa: E402
 
 
-def ours(net) -> None:
+def ours(net, style: str | None = None) -> None:
     measure.cache_clear()  # shape every label afresh, as for a new map (fonts stay loaded)
-    render_map(net)
+    render_map(net, style=style)
+
+
+def percentile(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))]
+
+
+def styles(seeds: int, repeat: int) -> None:
+    """Seconds per 400-station map, clean vs realistic (module docstring)."""
+    nets = [sample_metro(400, lang=lang, seed=s) for s in range(seeds) for lang in ("zh", "en")]
+    times: dict[str, list[float]] = {"clean": [], "realistic": []}
+    for net in nets:
+        for style in times:
+            ours(net, style)  # warm this map's fonts and sizes
+            for _ in range(repeat):
+                t = time.perf_counter()
+                ours(net, style)
+                times[style].append(time.perf_counter() - t)
+    print(f"\n400-station maps, {len(nets)} maps x {repeat} runs (zh and en, seeds 0..{seeds - 1})")
+    print(f"{'style':<10} {'p50 s':>7} {'p99 s':>7} {'max s':>7}")
+    for style, xs in times.items():
+        print(
+            f"{style:<10} {statistics.median(xs):>7.3f} {percentile(xs, 0.99):>7.3f} {max(xs):>7.3f}"
+        )
+    ratio = statistics.median(times["realistic"]) / statistics.median(times["clean"])
+    print(f"realistic / clean (p50): {ratio:.2f}")
 
 
 def timed(fn, repeat: int) -> float:
@@ -84,6 +114,8 @@ def main() -> None:
             f"{name:<14} {len(net.vertices):>8} {size[0]:>5}x{size[1]:<5} "
             f"{mine:>8.3f} {base:>10.3f} {mine / base:>6.2f}"
         )
+    if not args.quick:
+        styles(seeds=3, repeat=2)
 
 
 if __name__ == "__main__":

@@ -111,7 +111,8 @@ def test_arabic_is_joined_and_right_to_left():
         hist = ImageChops.difference(part, word).histogram()
         return sum(i * n for i, n in enumerate(hist)) / (word.width * 80)
 
-    assert mean_diff(10 + width - w1) < 3 < mean_diff(10)
+    # the first word matches the right end (up to sub-pixel blur) far better than the left end
+    assert mean_diff(10 + width - w1) * 5 < mean_diff(10)
 
 
 def test_thai_marks_sit_on_their_base_letters():

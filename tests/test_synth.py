@@ -342,6 +342,15 @@ SCRIPTS = {
     "ru": r"[\u0400-\u04ff]",
     "ar": r"[\u0600-\u06ff]",
     "th": r"[\u0e00-\u0e7f]",
+    "zh-tw": r"[\u4e00-\u9fff]",
+    "el": r"[\u0370-\u03ff]",
+    "uk": r"[\u0400-\u04ff]",
+    "he": r"[\u0590-\u05ff]",
+    "fa": r"[\u0600-\u06ff\ufb50-\ufeff]",
+    "hi": r"[\u0900-\u097f]",
+    "bn": r"[\u0980-\u09ff]",
+    "ka": r"[\u10a0-\u10ff]",
+    "hy": r"[\u0530-\u058f]",
 }
 
 

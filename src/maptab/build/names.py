@@ -38,6 +38,22 @@ LANGUAGES: dict[str, str] = {
     "ru": "ru_RU",
     "ar": "ar_SA",
     "th": "th_TH",
+    "it": "it_IT",
+    "pt": "pt_PT",
+    "nl": "nl_NL",
+    "pl": "pl_PL",
+    "cs": "cs_CZ",
+    "hu": "hu_HU",
+    "id": "id_ID",
+    "el": "el_GR",
+    "uk": "uk_UA",
+    "he": "he_IL",
+    "fa": "fa_IR",
+    "hi": "hi_IN",
+    "bn": "bn_BD",
+    "ka": "ka_GE",
+    "hy": "hy_AM",
+    "zh-tw": "zh_TW",
 }
 
 # A recipe is a tuple of faker provider methods whose outputs are joined by the language's
@@ -56,6 +72,22 @@ _STATION: dict[str, _Recipes] = {
     "ru": ((("street_title",), 0.4), (("city_name",), 0.3), (("street_name",), 0.3)),
     "ar": ((("last_name",), 0.3), (("first_name",), 0.7)),
     "th": ((("tambon",), 0.4), (("street_name",), 0.4), (("amphoe",), 0.1), (("city_name",), 0.1)),
+    "it": ((("street_name",), 0.5), (("city",), 0.3), (("last_name",), 0.2)),
+    "pt": ((("street_name",), 0.5), (("city_name",), 0.3), (("last_name",), 0.2)),
+    "nl": ((("street_name",), 0.6), (("city",), 0.4)),
+    "pl": ((("street_name",), 0.5), (("city",), 0.3), (("last_name",), 0.2)),
+    "cs": ((("street_name",), 0.5), (("city_name",), 0.5)),
+    "hu": ((("street_name",), 0.5), (("city",), 0.3), (("last_name",), 0.2)),
+    "id": ((("street_name",), 0.6), (("city_name",), 0.4)),
+    "el": ((("street_name",), 0.6), (("city",), 0.2), (("last_name",), 0.2)),
+    "uk": ((("street_title",), 0.4), (("city_name",), 0.3), (("street_name",), 0.3)),
+    "he": ((("street_title",), 0.5), (("city_name",), 0.3), (("street_name",), 0.2)),
+    "fa": ((("street_name",), 0.5), (("city",), 0.3), (("last_name",), 0.2)),
+    "hi": ((("street_name",), 0.4), (("city_name",), 0.3), (("last_name",), 0.3)),
+    "bn": ((("street_name",), 0.5), (("city_name",), 0.3), (("last_name",), 0.2)),
+    "ka": ((("street_title",), 0.5), (("city_name",), 0.3), (("last_name",), 0.2)),
+    "hy": ((("street_name",), 0.6), (("last_name",), 0.2), (("city",), 0.2)),
+    "zh-tw": ((("street_name",), 0.4), (("city_name",), 0.3), (("city",), 0.3)),
 }
 _SPOT: dict[str, _Recipes] = {
     "en": ((("city",), 0.6), (("street_name",), 0.4)),
@@ -68,6 +100,22 @@ _SPOT: dict[str, _Recipes] = {
     "ru": ((("city_name",), 0.6), (("street_title",), 0.4)),
     "ar": ((("last_name",), 0.4), (("first_name",), 0.6)),
     "th": ((("tambon",), 0.6), (("amphoe",), 0.2), (("city_name",), 0.2)),
+    "it": ((("city",), 0.6), (("street_name",), 0.4)),
+    "pt": ((("city",), 0.6), (("street_name",), 0.4)),
+    "nl": ((("city",), 0.5), (("street_name",), 0.5)),
+    "pl": ((("city",), 0.6), (("street_name",), 0.4)),
+    "cs": ((("city_name",), 0.6), (("street_name",), 0.4)),
+    "hu": ((("city",), 0.6), (("street_name",), 0.4)),
+    "id": ((("city_name",), 0.5), (("street_name",), 0.5)),
+    "el": ((("street_name",), 0.5), (("city",), 0.5)),
+    "uk": ((("city_name",), 0.6), (("street_title",), 0.4)),
+    "he": ((("city_name",), 0.6), (("street_title",), 0.4)),
+    "fa": ((("city",), 0.6), (("street_name",), 0.4)),
+    "hi": ((("city_name",), 0.6), (("street_name",), 0.4)),
+    "bn": ((("city_name",), 0.6), (("street_name",), 0.4)),
+    "ka": ((("city_name",), 0.6), (("street_title",), 0.4)),
+    "hy": ((("city",), 0.6), (("street_name",), 0.4)),
+    "zh-tw": ((("city_name",), 0.5), (("street_name",), 0.5)),
 }
 _FALLBACK: dict[str, tuple[str, ...]] = {
     "en": ("last_name", "street_suffix"),
@@ -80,8 +128,24 @@ _FALLBACK: dict[str, tuple[str, ...]] = {
     "ru": ("city_name", "street_title"),
     "ar": ("first_name", "last_name"),
     "th": ("tambon", "amphoe"),
+    "it": ("street_name", "last_name"),
+    "pt": ("street_name", "last_name"),
+    "nl": ("city", "street_name"),
+    "pl": ("city", "street_name"),
+    "cs": ("city_name", "street_name"),
+    "hu": ("city", "last_name"),
+    "id": ("street_name", "last_name"),
+    "el": ("street_name", "last_name"),
+    "uk": ("city_name", "street_name"),
+    "he": ("city_name", "street_title"),
+    "fa": ("city", "last_name"),
+    "hi": ("city_name", "last_name"),
+    "bn": ("city_name", "street_name"),
+    "ka": ("city_name", "street_title"),
+    "hy": ("street_name", "last_name"),
+    "zh-tw": ("city_name", "street_name"),
 }
-_SEPARATOR = {"zh": "", "ja": "", "ko": " ", "th": ""}
+_SEPARATOR = {"zh": "", "zh-tw": "", "ja": "", "ko": " ", "th": ""}
 
 #: The provider method naming a town or city, used inside hub names.
 _PLACE = {
@@ -95,6 +159,22 @@ _PLACE = {
     "ru": "city_name",
     "ar": "last_name",
     "th": "city_name",
+    "it": "city",
+    "pt": "city_name",
+    "nl": "city",
+    "pl": "city",
+    "cs": "city_name",
+    "hu": "city",
+    "id": "city_name",
+    "el": "city",
+    "uk": "city_name",
+    "he": "city_name",
+    "fa": "city",
+    "hi": "city_name",
+    "bn": "city_name",
+    "ka": "city_name",
+    "hy": "city",
+    "zh-tw": "city_name",
 }
 
 _LINE_TEMPLATE = {
@@ -108,6 +188,22 @@ _LINE_TEMPLATE = {
     "ru": "Линия {n}",
     "ar": "الخط {n}",
     "th": "สาย {n}",
+    "it": "Linea {n}",
+    "pt": "Linha {n}",
+    "nl": "Lijn {n}",
+    "pl": "Linia {n}",
+    "cs": "Linka {n}",
+    "hu": "{n}. vonal",
+    "id": "Jalur {n}",
+    "el": "Γραμμή {n}",
+    "uk": "Лінія {n}",
+    "he": "קו {n}",
+    "fa": "خط {n}",
+    "hi": "लाइन {n}",
+    "bn": "লাইন {n}",
+    "ka": "ხაზი {n}",
+    "hy": "Գիծ {n}",
+    "zh-tw": "{n}號線",
 }
 
 #: Hub names per kind (SPEC 6 transport hubs): ``{place}`` is a faker place name.
@@ -123,6 +219,22 @@ _HUB_TEMPLATE: dict[str, dict[str, str]] = {
         "ru": "Аэропорт {place}",
         "ar": "مطار {place}",
         "th": "ท่าอากาศยาน{place}",
+        "it": "Aeroporto di {place}",
+        "pt": "Aeroporto de {place}",
+        "nl": "Luchthaven {place}",
+        "pl": "Lotnisko {place}",
+        "cs": "Letiště {place}",
+        "hu": "{place} repülőtér",
+        "id": "Bandara {place}",
+        "el": "Αεροδρόμιο {place}",
+        "uk": "Аеропорт {place}",
+        "he": "נמל התעופה {place}",
+        "fa": "فرودگاه {place}",
+        "hi": "{place} हवाई अड्डा",
+        "bn": "{place} বিমানবন্দর",
+        "ka": "{place} აეროპორტი",
+        "hy": "{place} օդանավակայան",
+        "zh-tw": "{place}機場",
     },
     "station": {
         "en": "{place} Station",
@@ -135,6 +247,22 @@ _HUB_TEMPLATE: dict[str, dict[str, str]] = {
         "ru": "Вокзал {place}",
         "ar": "محطة {place}",
         "th": "สถานีรถไฟ{place}",
+        "it": "Stazione di {place}",
+        "pt": "Estação de {place}",
+        "nl": "Station {place}",
+        "pl": "Dworzec {place}",
+        "cs": "Nádraží {place}",
+        "hu": "{place} pályaudvar",
+        "id": "Stasiun {place}",
+        "el": "Σταθμός {place}",
+        "uk": "Вокзал {place}",
+        "he": "תחנת {place}",
+        "fa": "ایستگاه {place}",
+        "hi": "{place} रेलवे स्टेशन",
+        "bn": "{place} রেলওয়ে স্টেশন",
+        "ka": "{place} სადგური",
+        "hy": "{place} կայարան",
+        "zh-tw": "{place}站",
     },
 }
 HUB_KINDS: tuple[str, ...] = tuple(_HUB_TEMPLATE)
@@ -181,7 +309,10 @@ def _acceptable(name: str) -> bool:
 
 def _clean(text: str) -> str:
     text = " ".join(text.split())
-    return text[:1].upper() + text[1:]
+    first = text[:1].upper()
+    if "\u1c90" <= first <= "\u1cbf":  # Georgian has no capitals in running text
+        first = text[:1]
+    return first + text[1:]
 
 
 def _unique(

@@ -36,6 +36,7 @@ from maptab.build.queries import eligible_pairs, od_queries, sample_pairs
 from maptab.build.reasonmap import reasonmap_questions
 from maptab.dataset import TABLE_FILES, DatasetError, DatasetWriter, MapEntry
 from maptab.network import Network
+from maptab.render.style import get_style
 from maptab.schema import QA_STYLES, RP_STYLES, QAQuery, ReasonMapQuestion, RPQuery
 from maptab.tables import derive_mix
 
@@ -53,6 +54,7 @@ class Preset:
     alpha: float = 1.5
     reasonmap_per_map: int = 0
     sizes: tuple[str, ...] = ("small", "medium", "large")
+    map_style: str = "clean"  # render style (maptab.render.style)
 
 
 PRESETS: dict[str, Preset] = {
@@ -60,7 +62,7 @@ PRESETS: dict[str, Preset] = {
     # (with a few ReasonMap questions per metro map, so every suite is exercised)
     "mini": Preset("mini", 3, 3, 24, 24, q_min=2, reasonmap_per_map=8),
     # the paper's scale: 160 + 168 maps, 8,000 + 8,400 OD pairs -> 196,800 RP queries
-    "paper": Preset("paper", 160, 168, 8000, 8400),
+    "paper": Preset("paper", 160, 168, 8000, 8400, map_style="realistic"),
 }
 
 QA_OUTPUT = (
@@ -306,11 +308,15 @@ def build_benchmark(
     progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None,
     workers: int | None = None,
     timings: dict[str, float] | None = None,
+    map_style: str | None = None,
 ) -> dict[str, Any]:
     """Build a MapTab-style benchmark into ``out_dir``; returns the manifest.
 
     The build is atomic (:class:`~maptab.dataset.DatasetWriter`): an interrupted or failed
     build leaves the previous dataset at ``out_dir`` untouched.
+
+    ``map_style`` (default: the preset's) is the render style of every map image
+    (:mod:`maptab.render.style`); it is recorded in each map's ``meta["render_style"]``.
 
     ``workers`` processes compute the maps' queries in parallel (default: one per CPU, up to
     8, for builds of more than 2,000 OD pairs; 1 otherwise). The output does not depend on it.
@@ -324,6 +330,7 @@ def build_benchmark(
     else:
         raise DatasetError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
     track = progress or (lambda items, _label, _total: items)
+    style = get_style(map_style or spec.map_style).name
     nets = synthesize_maps(spec, seed)
     clock.lap("synthesize maps")
     entries = classify_maps(nets, seed)
@@ -338,6 +345,7 @@ def build_benchmark(
             "render": render,
             "report_totals": report_totals,
             "cost_model": cost_model,
+            "map_style": style,
         },
     )
     jobs = []
@@ -370,6 +378,8 @@ def build_benchmark(
         else:
             results = map(map_queries, jobs)
         for job, (rp, qa_rows, rm) in track(zip(jobs, results, strict=True), "maps", len(jobs)):
+            if style != "clean":
+                job.net.meta["render_style"] = style
             writer.add_map(job.net, job.entry, render=render)
             writer.add("rp", rp)
             writer.add("qa", qa_rows)

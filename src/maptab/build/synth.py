@@ -73,8 +73,8 @@ SIZES: tuple[Size, ...] = ("small", "medium", "large")
 #: Map language weights (image language, after the MapTab paper, appendix G.4: Chinese most
 #: frequent, then English; metro maps are drawn in many languages, travel maps in few).
 METRO_LANGUAGE_WEIGHTS: dict[str, float] = {
-    "zh": 0.45,
-    "en": 0.30,
+    "zh": 0.36,
+    "en": 0.23,
     "ja": 0.05,
     "ko": 0.04,
     "fr": 0.03,
@@ -83,6 +83,13 @@ METRO_LANGUAGE_WEIGHTS: dict[str, float] = {
     "ru": 0.03,
     "ar": 0.02,
     "th": 0.02,
+    # one map in a hundred each: with the ten above, 26 languages in 14 scripts (the paper
+    # covers 28 languages)
+    **dict.fromkeys(
+        ("it", "pt", "nl", "pl", "cs", "hu", "id", "el", "uk", "he", "fa", "hi", "bn", "ka")
+        + ("hy", "zh-tw"),
+        0.01,
+    ),
 }
 TRAVEL_LANGUAGE_WEIGHTS: dict[str, float] = {
     "zh": 0.55,

@@ -1,8 +1,20 @@
-"""``maptab`` CLI: one verb per job (solve, validate, build, render, run, score, report, stats, demo)."""
+"""``maptab`` CLI: one verb per job (solve, validate, build, render, legibility, run, score, report, stats, demo)."""
 
 from __future__ import annotations
 
-from maptab.cli import build, demo, export, render, report, run, score, solve, stats, validate  # noqa: F401  (registers verbs)
+from maptab.cli import (  # noqa: F401  (registers verbs)
+    build,
+    demo,
+    export,
+    legibility,
+    render,
+    report,
+    run,
+    score,
+    solve,
+    stats,
+    validate,
+)
 from maptab.cli.app import app
 
 

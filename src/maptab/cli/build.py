@@ -58,6 +58,13 @@ def build(
     per_map: Annotated[
         int, typer.Option(help="With --from-reasonmap: station pairs per map.")
     ] = 40,
+    map_style: Annotated[
+        str | None,
+        typer.Option(
+            help="Map image style: clean, realistic or hard (default: the preset's; "
+            "paper uses realistic)."
+        ),
+    ] = None,
     from_maptab: Annotated[
         Path | None,
         typer.Option(help="Import a MapTab release folder (images/, tabulars/, data/) instead."),
@@ -105,6 +112,7 @@ def build(
                 report_totals=report_totals,
                 cost_model=cost_model,
                 progress=track,
+                map_style=map_style,
             )
     except (MaptabError, OSError) as exc:
         fail(str(exc))

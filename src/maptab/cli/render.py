@@ -136,6 +136,10 @@ def render(
         str | None, typer.Option(help="Comma-separated stations where the route changes line.")
     ] = None,
     scale: Annotated[float, typer.Option(help="Size factor (1.0 = paper-like size).")] = 1.0,
+    style: Annotated[
+        str | None,
+        typer.Option(help="clean, realistic or hard (default: the map's own, else clean)."),
+    ] = None,
     out: Annotated[
         Path | None, typer.Option(help="Output file (.png or .svg); default <map id>.png.")
     ] = None,
@@ -164,13 +168,13 @@ def render(
         name = network.map_id or "map"
         target = out or Path(f"{name}{'_route' if route else ''}.png")
         if route is None:
-            result = save_map(network, target, scale=scale)
+            result = save_map(network, target, scale=scale, style=style)
         else:
             if target.suffix.lower() != ".png":
                 raise RenderInputError(f"{target}: a route overlay is written as .png")
             stops = parse_route(network, route)
             changes = route_transfers(network, stops, transfers or "")
-            result = render_map(network, scale=scale)
+            result = render_map(network, scale=scale, style=style)
             target.parent.mkdir(parents=True, exist_ok=True)
             draw_route(network, result, stops, transfers=changes, kind=kind).save(target)
     except (MaptabError, OSError) as exc:

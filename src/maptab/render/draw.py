@@ -1,7 +1,8 @@
 """Backends: paint a :class:`~maptab.render.geometry.PlacedGeometry` as PNG (Pillow) or SVG.
 
-Both draw the same record in the same order: strokes (casing, then colour), station marks,
-labels (with a halo in the background colour), annotation boxes, legend, title. Station marks
+Both draw the same record in the same order: background texture and scenery shapes (styles
+other than clean), strokes (casing, then colour), station marks, labels (with a halo in the
+background colour), second-language labels, scenery texts, annotation boxes, legend, title. Station marks
 are anti-aliased sprites (drawn 4× larger and reduced); strokes are drawn with round joints.
 """
 
@@ -14,7 +15,7 @@ from html import escape
 from PIL import Image, ImageDraw
 
 from maptab.render.fonts import FontFace
-from maptab.render.geometry import LabelBox, PlacedGeometry, Point, StationMark, Stroke
+from maptab.render.geometry import LabelBox, PlacedGeometry, Point, Shape, StationMark, Stroke
 from maptab.render.text import draw_block
 
 SUPERSAMPLE = 4
@@ -86,6 +87,24 @@ def _paste_mark(img: Image.Image, m: StationMark) -> None:
     img.paste(sprite, (x, y), sprite)
 
 
+def _draw_turned(img: Image.Image, lab: LabelBox, background: str) -> None:
+    """A label turned a quarter turn anticlockwise, with its halo, pasted into its box."""
+    b = lab.block
+    halo = max(2, round(b.size / 7)) if lab.halo else 0
+    m = halo + 2
+    tile = Image.new("LA", (round(b.width) + 2 * m, round(b.height) + 2 * m), (0, 0))
+    if halo:
+        ink = ImageDraw.Draw(tile)
+        draw_block(ink, b, m, m, fill=(255, 255), halo=(0, 255), halo_width=halo)
+    else:
+        draw_block(ImageDraw.Draw(tile), b, m, m, fill=(255, 255))
+    tile = tile.transpose(Image.Transpose.ROTATE_90)
+    lum, alpha = tile.split()
+    colour = Image.new("RGB", tile.size, "#111111")
+    colour.paste(Image.new("RGB", tile.size, background), mask=Image.eval(lum, lambda v: 255 - v))
+    img.paste(colour, (round(lab.box.x0) - m, round(lab.box.y0) - m), alpha)
+
+
 def _draw_label(draw: ImageDraw.ImageDraw, lab: LabelBox, background: str) -> None:
     if lab.frame is not None:
         pad = lab.block.size * 0.3
@@ -111,6 +130,38 @@ def _scaled(s: Stroke, f: int) -> Stroke:
     return Stroke(s.key, pts, s.color, s.width * f, dash, s.casing)
 
 
+SCENERY_TEXT = "#8C8C8C"
+
+
+def _texture(img: Image.Image, seed: int) -> Image.Image:
+    """Paper grain and soft blotches over a flat background (scenic posters)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    w, h = img.size
+    coarse = rng.normal(0.0, 1.0, (max(2, h // 160), max(2, w // 160))).astype("float32")
+    low = Image.fromarray(((coarse * 7) + 128).clip(0, 255).astype("uint8"), "L")
+    low = np.asarray(low.resize((w, h), Image.Resampling.BICUBIC), dtype="float32") - 128
+    grain = rng.normal(0.0, 4.0, (h, w)).astype("float32")
+    base = np.asarray(img, dtype="float32")
+    out = base + (low + grain)[:, :, None] * np.array([1.0, 0.93, 0.75], dtype="float32")
+    return Image.fromarray(out.clip(0, 255).astype("uint8"), "RGB")
+
+
+def _draw_shape(draw: ImageDraw.ImageDraw, sh: Shape) -> None:
+    w = max(1, round(sh.width))
+    if sh.kind == "polyline":
+        pieces = dash_polyline(sh.points, *sh.dash) if sh.dash else [sh.points]
+        for pts in pieces:
+            draw.line(pts, fill=sh.outline, width=w, joint="curve")
+    elif sh.kind == "polygon":
+        draw.polygon(sh.points, fill=sh.fill, outline=sh.outline, width=w)
+    elif sh.kind == "ellipse":
+        draw.ellipse([*sh.points[0], *sh.points[1]], fill=sh.fill, outline=sh.outline, width=w)
+    else:
+        draw.rectangle([*sh.points[0], *sh.points[1]], fill=sh.fill, outline=sh.outline, width=w)
+
+
 def to_image(placed: PlacedGeometry) -> Image.Image:
     """Paint ``placed`` on a new RGB image.
 
@@ -120,7 +171,11 @@ def to_image(placed: PlacedGeometry) -> Image.Image:
     """
     f = 2 if placed.scenario == "travelmap" else 1
     img = Image.new("RGB", (placed.width * f, placed.height * f), placed.background)
+    if placed.texture is not None:
+        img = _texture(img, placed.texture)
     draw = ImageDraw.Draw(img)
+    for sh in placed.scenery:
+        _draw_shape(draw, _scaled_shape(sh, f) if f > 1 else sh)
     for s in placed.strokes:
         _draw_stroke(draw, _scaled(s, f) if f > 1 else s)
     if f > 1:
@@ -128,8 +183,13 @@ def to_image(placed: PlacedGeometry) -> Image.Image:
         draw = ImageDraw.Draw(img)
     for m in placed.stations.values():
         _paste_mark(img, m)
-    for lab in placed.labels.values():
-        _draw_label(draw, lab, placed.background)
+    for lab in [*placed.labels.values(), *placed.secondary.values()]:
+        if lab.angle:
+            _draw_turned(img, lab, placed.background)
+        else:
+            _draw_label(draw, lab, placed.background)
+    for lab in placed.scenery_labels:
+        draw_block(draw, lab.block, lab.box.x0, lab.box.y0, fill=SCENERY_TEXT)
     for lab in placed.annotations.values():
         _draw_label(draw, lab, placed.background)
     for entry in placed.legend:
@@ -138,6 +198,12 @@ def to_image(placed: PlacedGeometry) -> Image.Image:
     if placed.title is not None:
         _draw_label(draw, placed.title, placed.background)
     return img
+
+
+def _scaled_shape(sh: Shape, f: int) -> Shape:
+    dash = (sh.dash[0] * f, sh.dash[1] * f) if sh.dash else None
+    pts = [(x * f, y * f) for x, y in sh.points]
+    return Shape(sh.kind, pts, sh.fill, sh.outline, sh.width * f, dash)
 
 
 # ------------------------------------------------------------------- SVG
@@ -157,6 +223,21 @@ def _svg_stroke(s: Stroke) -> list[str]:
     return out
 
 
+def _svg_shape(sh: Shape) -> str:
+    fill = f'fill="{sh.fill}"' if sh.fill else 'fill="none"'
+    stroke = f' stroke="{sh.outline}" stroke-width="{sh.width:.1f}"' if sh.outline else ""
+    dash = f' stroke-dasharray="{sh.dash[0]:.1f} {sh.dash[1]:.1f}"' if sh.dash else ""
+    if sh.kind in ("polyline", "polygon"):
+        return f'<{sh.kind} points="{_svg_points(sh.points)}" {fill}{stroke}{dash}/>'
+    (x0, y0), (x1, y1) = sh.points[0], sh.points[1]
+    if sh.kind == "ellipse":
+        return (
+            f'<ellipse cx="{(x0 + x1) / 2:.1f}" cy="{(y0 + y1) / 2:.1f}" rx="{(x1 - x0) / 2:.1f}" '
+            f'ry="{(y1 - y0) / 2:.1f}" {fill}{stroke}/>'
+        )
+    return f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{x1 - x0:.1f}" height="{y1 - y0:.1f}" {fill}{stroke}/>'
+
+
 def _svg_families(faces: list[FontFace]) -> str:
     names = list(dict.fromkeys(f.family for f in faces)) + ["sans-serif"]
     return escape(", ".join(f"'{n}'" if " " in n else n for n in names))
@@ -174,12 +255,19 @@ def _svg_label(lab: LabelBox) -> list[str]:
         )
     cx = (lab.box.x0 + lab.box.x1) / 2
     baseline = lab.box.y0 + lab.block.ascent
+    turn = ""
+    if lab.angle:  # turned a quarter turn anticlockwise about the box centre
+        cy = (lab.box.y0 + lab.box.y1) / 2
+        baseline = cy - lab.block.height / 2 + lab.block.ascent
+        turn = f' transform="rotate(-{lab.angle} {cx:.1f} {cy:.1f})"'
+
     family = _svg_families([r.face for r in lab.block.runs])
     halo = ' class="halo"' if lab.halo else ""
     direction = ' direction="rtl"' if lab.block.rtl else ""
     out.append(
         f'<text x="{cx:.1f}" y="{baseline:.1f}" font-size="{lab.block.size}" '
-        f'font-family="{family}" text-anchor="middle"{direction}{halo}>{escape(lab.block.text)}</text>'
+        f'font-family="{family}" text-anchor="middle"{direction}{halo}{turn}>'
+        f"{escape(lab.block.text)}</text>"
     )
     return out
 
@@ -194,6 +282,8 @@ def to_svg(placed: PlacedGeometry) -> str:
         "stroke-width: 4px; stroke-linejoin: round; }</style>",
         f'<rect width="100%" height="100%" fill="{placed.background}"/>',
     ]
+    for sh in placed.scenery:
+        parts.append(_svg_shape(sh))
     for s in placed.strokes:
         parts += _svg_stroke(s)
     for m in placed.stations.values():
@@ -203,7 +293,12 @@ def to_svg(placed: PlacedGeometry) -> str:
             f'<circle cx="{m.center[0]:.1f}" cy="{m.center[1]:.1f}" r="{m.radius:.1f}" '
             f'fill="{fill}" stroke="{edge}" stroke-width="{m.outline:.1f}"/>'
         )
-    for lab in [*placed.labels.values(), *placed.annotations.values()]:
+    for lab in [
+        *placed.labels.values(),
+        *placed.secondary.values(),
+        *placed.scenery_labels,
+        *placed.annotations.values(),
+    ]:
         parts += _svg_label(lab)
     for entry in placed.legend:
         parts += _svg_stroke(entry.swatch)

@@ -1,8 +1,11 @@
-"""Font selection per script, from system fonts installed by the project (SPEC 15).
+"""Font selection per script, from fonts installed with the project (SPEC 15).
 
-Fonts come from Debian's Noto packages (``fonts-noto-core``, ``fonts-noto-cjk``) and
-``fonts-dejavu-core``, installed by ``scripts/system-deps.sh``; nothing is downloaded at run
-time. Extra folders can be listed in ``MAPTAB_FONT_DIRS`` (``os.pathsep``-separated).
+Fonts come first from Python packages that are normal dependencies of maptab, so a plain
+``pip install`` draws every script without root: ``manimgx-fonts`` (Noto Sans for Latin,
+Greek, Cyrillic, and Noto Sans Arabic, Hebrew, Thai, Devanagari, …) and ``noto-cjk-sans-otc``
+(Noto Sans CJK SC/TC/JP/KR), both under the SIL Open Font License 1.1. System font folders
+are a fallback. ``MAPTAB_FONT_DIRS`` (``os.pathsep``-separated) *replaces* the system folders
+(set it empty to use the packaged fonts only); nothing is downloaded at run time.
 
 A label is drawn with the face of its *primary script* (its first character that is not
 Latin or common punctuation): Arabic, Hebrew, Thai, Devanagari, Cyrillic, Greek, Han, kana
@@ -14,6 +17,7 @@ character no installed face has raises :class:`MissingGlyphError` (never a tofu 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -23,6 +27,10 @@ from fontTools.ttLib import TTCollection, TTFont
 
 from maptab.errors import MaptabError
 
+#: Python packages (import names) whose folders hold fonts; searched before any other folder.
+FONT_PACKAGES = ("manimgx_fonts", "noto_cjk_sans_otc")
+
+#: System font folders, used when ``MAPTAB_FONT_DIRS`` is not set.
 DEFAULT_FONT_DIRS = (
     "/usr/share/fonts",
     "/usr/local/share/fonts",
@@ -31,13 +39,22 @@ DEFAULT_FONT_DIRS = (
 
 #: Preferred font files per script, best first. CJK scripts name a face of the collection.
 SCRIPT_FONTS: dict[str, tuple[str, ...]] = {
-    "latin": ("NotoSans-Regular.ttf", "DejaVuSans.ttf"),
-    "greek": ("NotoSans-Regular.ttf", "DejaVuSans.ttf"),
-    "cyrillic": ("NotoSans-Regular.ttf", "DejaVuSans.ttf"),
-    "arabic": ("NotoSansArabic-Regular.ttf", "NotoNaskhArabic-Regular.ttf"),
-    "hebrew": ("NotoSansHebrew-Regular.ttf",),
-    "thai": ("NotoSansThai-Regular.ttf", "NotoLoopedThai-Regular.ttf", "NotoSerifThai-Regular.ttf"),
-    "devanagari": ("NotoSansDevanagari-Regular.ttf",),
+    "latin": ("NotoSans[wght].ttf", "NotoSans-Regular.ttf", "DejaVuSans.ttf"),
+    "greek": ("NotoSans[wght].ttf", "NotoSans-Regular.ttf", "DejaVuSans.ttf"),
+    "cyrillic": ("NotoSans[wght].ttf", "NotoSans-Regular.ttf", "DejaVuSans.ttf"),
+    "arabic": (
+        "NotoSansArabic[wght].ttf",
+        "NotoSansArabic-Regular.ttf",
+        "NotoNaskhArabic-Regular.ttf",
+    ),
+    "hebrew": ("NotoSansHebrew[wght].ttf", "NotoSansHebrew-Regular.ttf"),
+    "thai": (
+        "NotoSansThai[wght].ttf",
+        "NotoSansThai-Regular.ttf",
+        "NotoLoopedThai-Regular.ttf",
+        "NotoSerifThai-Regular.ttf",
+    ),
+    "devanagari": ("NotoSansDevanagari[wght].ttf", "NotoSansDevanagari-Regular.ttf"),
     "zh": ("NotoSansCJK-Regular.ttc#Noto Sans CJK SC",),
     "zh-tw": ("NotoSansCJK-Regular.ttc#Noto Sans CJK TC",),
     "ja": ("NotoSansCJK-Regular.ttc#Noto Sans CJK JP",),
@@ -143,10 +160,29 @@ def needs_shaping(text: str) -> bool:
     return any(char_script(c) in COMPLEX_SCRIPTS for c in text)
 
 
+def package_font_dirs() -> list[Path]:
+    """Folders of the installed :data:`FONT_PACKAGES` (a missing package is skipped)."""
+    out = []
+    for name in FONT_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        for loc in (spec.submodule_search_locations or []) if spec else []:
+            out.append(Path(loc))
+    return out
+
+
 def font_dirs() -> list[Path]:
-    """Folders searched for fonts: ``MAPTAB_FONT_DIRS`` first, then the system folders."""
-    extra = [p for p in os.environ.get("MAPTAB_FONT_DIRS", "").split(os.pathsep) if p]
-    return [Path(p) for p in (*extra, *DEFAULT_FONT_DIRS) if Path(p).is_dir()]
+    """Folders searched for fonts: the font packages, then ``MAPTAB_FONT_DIRS`` when it is set
+    (even empty), else the system folders."""
+    env = os.environ.get("MAPTAB_FONT_DIRS")
+    system = DEFAULT_FONT_DIRS if env is None else [p for p in env.split(os.pathsep) if p]
+    dirs = [*package_font_dirs(), *(Path(p) for p in system)]
+    return [d for d in dict.fromkeys(dirs) if d.is_dir()]
+
+
+def reset_font_cache() -> None:
+    """Forget every font look-up (after changing ``MAPTAB_FONT_DIRS`` in a running process)."""
+    for fn in (_font_files, _resolve_spec, _fallback_for, coverage, _face_family):
+        fn.cache_clear()
 
 
 @lru_cache(maxsize=1)
@@ -162,8 +198,8 @@ def _font_files() -> dict[str, str]:
 
 @lru_cache(maxsize=64)
 def _face_family(path: str, index: int) -> str:
-    font = TTFont(path, fontNumber=index, lazy=True)
-    return str(font["name"].getDebugName(1))
+    names = TTFont(path, fontNumber=index, lazy=True)["name"]
+    return str(names.getDebugName(16) or names.getDebugName(1))  # typographic family first
 
 
 @cache
@@ -206,7 +242,8 @@ def _fallback_faces() -> list[FontFace]:
         if f is not None and f not in faces:
             faces.append(f)
     for name, path in _font_files().items():
-        if "Regular" in name and not name.endswith(".ttc"):
+        upright = "Regular" in name or ("[" in name and "Italic" not in name)
+        if upright and not name.endswith(".ttc"):
             face = FontFace(path)
             if face not in faces:
                 faces.append(face)
@@ -235,7 +272,8 @@ def font_runs(text: str, lang: str | None = None) -> list[tuple[str, FontFace]]:
     primary = face_for_script(script) or face_for_script("latin")
     if primary is None:
         raise MissingGlyphError(
-            "no usable font installed (need fonts-noto-core); run scripts/system-deps.sh"
+            "no usable font installed: reinstall maptab (its dependency manimgx-fonts "
+            "carries Noto Sans) or point MAPTAB_FONT_DIRS at a folder of Noto fonts"
         )
     runs: list[tuple[str, FontFace]] = []
     for ch in text:

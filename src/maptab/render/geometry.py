@@ -134,6 +134,7 @@ class LabelBox:
     kind: str = "station"  # station | annotation | legend | title
     frame: str | None = None  # outline colour of a boxed label (annotations)
     halo: bool = False  # drawn with a halo in the background colour (it crosses a stroke)
+    angle: int = 0  # 90: drawn turned a quarter turn anticlockwise (``box`` holds the turned ink)
 
 
 @dataclass(slots=True)
@@ -146,6 +147,19 @@ class Stroke:
     width: float
     dash: tuple[float, float] | None = None
     casing: str | None = None  # colour of an outline drawn under the stroke
+
+
+@dataclass(slots=True)
+class Shape:
+    """A scenery shape drawn under the network (water, park, pictogram, street, compass…):
+    ``kind`` is ``polygon``, ``polyline``, ``ellipse`` (``points`` = two corners) or ``rect``."""
+
+    kind: str
+    points: list[Point]
+    fill: str | None = None
+    outline: str | None = None
+    width: float = 1.0
+    dash: tuple[float, float] | None = None
 
 
 @dataclass(slots=True)
@@ -176,6 +190,15 @@ class PlacedGeometry:
     edge_paths: dict[tuple[str, str], list[Point]] = field(default_factory=dict)
     #: stations whose label could not be placed clear of every obstacle
     crowded: list[str] = field(default_factory=list)
+    #: the render style (:mod:`maptab.render.style`) and what it added: scenery under the
+    #: network, scenery texts (street names, compass letter), second-language station labels,
+    #: a background texture seed
+    style: str = "clean"
+    scenery: list[Shape] = field(default_factory=list)
+    scenery_over: list[Shape] = field(default_factory=list)
+    scenery_labels: list[LabelBox] = field(default_factory=list)
+    secondary: dict[str, LabelBox] = field(default_factory=dict)
+    texture: int | None = None
 
     def lines_drawn(self) -> set[str]:
         """Line names (metro) or edge names (scenic) with at least one stroke."""
@@ -184,6 +207,7 @@ class PlacedGeometry:
     def all_labels(self) -> list[LabelBox]:
         """Station labels, edge annotations, legend texts and the title."""
         out = [*self.labels.values(), *self.annotations.values()]
+        out += [*self.secondary.values(), *self.scenery_labels]
         out += [e.label for e in self.legend]
         if self.title is not None:
             out.append(self.title)

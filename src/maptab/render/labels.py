@@ -125,6 +125,7 @@ class LabelSlot:
     block: TextBlock
     ok: bool
     handle: int = field(default=-1)
+    turned: bool = False  # placed as a label turned a quarter turn (metro, map styles)
 
 
 def place_label(placer: Placer, owner: str, tiers: list[list[tuple[Box, TextBlock]]]) -> LabelSlot:

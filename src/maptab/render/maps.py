@@ -13,8 +13,10 @@ from maptab.network import Network
 from maptab.render.draw import to_image, to_svg
 from maptab.render.geometry import PlacedGeometry, Point
 from maptab.render.layout import layout_network
-from maptab.render.metro import metro_geometry
-from maptab.render.scenic import scenic_geometry
+from maptab.render.metro import metro_extent, metro_geometry
+from maptab.render.scenery import decorate
+from maptab.render.scenic import scenic_extent, scenic_geometry
+from maptab.render.style import style_of, target_size
 
 
 class RenderError(MaptabError):
@@ -37,22 +39,42 @@ def map_positions(network: Network) -> dict[str, Point]:
     return layout_network(network)
 
 
-def place_map(network: Network, *, scale: float = 1.0) -> PlacedGeometry:
-    """The placed geometry of a map, without painting it."""
+def place_map(network: Network, *, scale: float = 1.0, style: str | None = None) -> PlacedGeometry:
+    """The placed geometry of a map, without painting it.
+
+    ``style`` (``clean``, ``realistic``, ``hard``; default ``network.meta["render_style"]``,
+    else clean) is described in :mod:`maptab.render.style`. A style with a paper-like size
+    scales the drawing to fit the map's target size, then grows the canvas to it.
+    """
     if scale <= 0:
         raise RenderError(f"scale must be positive, got {scale}")
     if not network.vertices:
         raise RenderError(f"map {network.map_id!r} has no stations to draw")
     check_map_labels(network)  # issue 10: a huge name would make text layout run for minutes
-    build = metro_geometry if network.scenario == "metromap" else scenic_geometry
-    return build(network, map_positions(network), scale=scale)
+    st = style_of(network, style)
+    metro = network.scenario == "metromap"
+    build = metro_geometry if metro else scenic_geometry
+    positions = map_positions(network)
+    tw, th = target_size(network)
+    if st.paper_size:  # one placement, at the scale that fits the target size
+        w, h = (metro_extent if metro else scenic_extent)(network, positions, 1.0)
+        scale *= min(tw / w, th / h)
+    placed = build(network, positions, scale=scale, style=st)
+    over = max(placed.width / tw, placed.height / th)
+    if st.paper_size and over > 1.1:  # crowding retries grew it: place once more, smaller
+        placed = build(network, positions, scale=scale / over, style=st)
+    if not st.plain:
+        decorate(placed, network, st, scale)
+    return placed
 
 
-def render_map(network: Network, *, scale: float = 1.0, fmt: str = "png") -> RenderResult:
+def render_map(
+    network: Network, *, scale: float = 1.0, fmt: str = "png", style: str | None = None
+) -> RenderResult:
     """Render a metromap or travelmap; ``fmt="svg"`` also fills :attr:`RenderResult.svg`."""
     if fmt not in ("png", "svg"):
         raise RenderError(f"unknown image format {fmt!r}; expected 'png' or 'svg'")
-    placed = place_map(network, scale=scale)
+    placed = place_map(network, scale=scale, style=style)
     where = f"map {network.map_id!r} at scale {scale:g}"
     check_image_size(placed.width, placed.height, where, MAX_RENDER_PIXELS)
     return RenderResult(to_image(placed), placed, to_svg(placed) if fmt == "svg" else None)

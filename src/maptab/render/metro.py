@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import colorsys
 from collections import defaultdict
+from dataclasses import dataclass
 
 from maptab.network import Network
 from maptab.render.geometry import (
@@ -49,6 +50,14 @@ from maptab.render.labels import (
     place_label,
     preferred_sides,
     record_station_labels,
+)
+from maptab.render.style import (
+    CLEAN,
+    Style,
+    line_looks,
+    size_factors,
+    station_texts,
+    turned_stations,
 )
 from maptab.render.text import measure
 
@@ -136,9 +145,26 @@ def trails(pairs: list[tuple[str, str]]) -> list[list[str]]:
 
 
 def metro_geometry(
-    network: Network, positions: dict[str, Point], *, scale: float = 1.0
+    network: Network,
+    positions: dict[str, Point],
+    *,
+    scale: float = 1.0,
+    style: Style = CLEAN,
 ) -> PlacedGeometry:
-    """Place every line, station, label and legend entry of a metromap (module docstring)."""
+    """Place every line, station, label and legend entry of a metromap (module docstring);
+    ``style`` chooses label texts, label sizes and line looks (:mod:`maptab.render.style`)."""
+    pair_lines = _pair_lines(network)
+    longest = EDGE_PX * scale
+    edge_px = _start_edge_px(positions, pair_lines, scale)
+    while True:
+        placed = _place_metro(network, positions, pair_lines, edge_px, scale, style)
+        if not placed.crowded or edge_px >= longest:
+            return placed
+        edge_px = min(longest, edge_px * RETRY_GROWTH)
+
+
+def _pair_lines(network: Network) -> dict[tuple[str, str], list[str]]:
+    """The lines on each station pair, in line order."""
     line_order = {line: i for i, line in enumerate(network.line_names)}
     pair_lines: dict[tuple[str, str], list[str]] = defaultdict(list)
     for e in network.edges:
@@ -147,14 +173,39 @@ def metro_geometry(
             pair_lines[key].append(str(e.line))
     for lines in pair_lines.values():
         lines.sort(key=line_order.__getitem__)
-    longest = EDGE_PX * scale
+    return pair_lines
+
+
+def _start_edge_px(
+    positions: dict[str, Point], pair_lines: dict[tuple[str, str], list[str]], scale: float
+) -> float:
     dense = density_edge_px(positions, pair_lines, STATION_AREA_PX * scale**2)
-    edge_px = min(longest, max(MIN_EDGE_PX * scale, dense))
-    while True:
-        placed = _place_metro(network, positions, pair_lines, edge_px, scale)
-        if not placed.crowded or edge_px >= longest:
-            return placed
-        edge_px = min(longest, edge_px * RETRY_GROWTH)
+    return min(EDGE_PX * scale, max(MIN_EDGE_PX * scale, dense))
+
+
+def _frame(
+    positions: dict[str, Point],
+    pair_lines: dict[tuple[str, str], list[str]],
+    edge_px: float,
+    scale: float,
+) -> Frame:
+    return fit_frame(
+        positions,
+        pair_lines,
+        edge_px=edge_px,
+        min_gap_px=5.0 * LINE_WIDTH * scale,
+        margin=140 * scale,
+        max_side=9000 * scale,
+    )
+
+
+def metro_extent(network: Network, positions: dict[str, Point], scale: float) -> Point:
+    """The image size a metromap gets at ``scale`` before any crowding retry (map, margins and
+    one legend row): what :func:`maptab.render.maps.place_map` fits to a target size."""
+    pair_lines = _pair_lines(network)
+    frame = _frame(positions, pair_lines, _start_edge_px(positions, pair_lines, scale), scale)
+    legend = LEGEND_FONT_PX * scale * 1.8 + 40 * scale
+    return frame.map_width + 2 * frame.margin, frame.map_height + 2 * frame.margin + legend
 
 
 def side_of(a: Point, b: Point) -> int:
@@ -173,19 +224,13 @@ def _place_metro(
     pair_lines: dict[tuple[str, str], list[str]],
     edge_px: float,
     scale: float,
+    style: Style,
 ) -> PlacedGeometry:
     lw = LINE_WIDTH * scale
     spacing = lw * 1.2
     lang = _lang(network)
     colors = line_colors(network)
-    frame = fit_frame(
-        positions,
-        pair_lines,
-        edge_px=edge_px,
-        min_gap_px=5.0 * lw,
-        margin=140 * scale,
-        max_side=9000 * scale,
-    )
+    frame = _frame(positions, pair_lines, edge_px, scale)
     px = {s: frame(positions[s]) for s in network.vertices}
     legend_block = [measure(str(line), round(LEGEND_FONT_PX * scale), lang) for line in colors]
     widest = max((120 * scale + b.width for b in legend_block), default=0.0)
@@ -208,13 +253,14 @@ def _place_metro(
         pts = offset_polyline(placed.edge_paths[key], offsets[(*key, line)])
         return pts if key == (a, b) else pts[::-1]
 
+    looks = line_looks(colors) if style.distinct_lines else {}
     for line in network.line_names:
         pairs = list(dict.fromkeys(pair_key(e.u, e.v) for e in network.line_edges(line)))
         for seq in trails(pairs):
             pts: list[Point] = []
             for a, b in zip(seq, seq[1:], strict=False):
                 pts.extend(line_path(line, a, b))
-            placed.strokes.append(Stroke(line, dedupe(pts), colors[line], lw))
+            placed.strokes.append(_line_stroke(line, dedupe(pts), colors[line], lw, looks))
 
     # stations
     station_lines: dict[str, set[str]] = {s: set(v.lines) for s, v in network.vertices.items()}
@@ -239,7 +285,7 @@ def _place_metro(
     legend_top = frame.margin * 1.5 + frame.map_height
     placer = Placer.for_image(width, height, placed.stations.values(), placed.strokes)
     placer.pad = 2.0 * scale
-    _place_legend(placed, placer, legend_block, colors, legend_top, frame, scale)
+    _place_legend(placed, placer, legend_block, colors, legend_top, frame, scale, looks)
 
     # labels: transfers and termini first, then the rest in table order
     degree = {s: len(network.neighbours(s)) for s in network.vertices}
@@ -248,9 +294,33 @@ def _place_metro(
         key=lambda s: (-len(station_lines[s]), degree[s] != 1, 0),
     )
     size = round(FONT_PX * scale)
-    slots = {s: _station_label(network, placed, placer, s, size, lang, px) for s in order}
+    texts = station_texts(network, style)
+    factor = size_factors(network, style)
+    turned = turned_stations(network, style)
+    slots = {
+        s: _station_label(
+            network, placed, placer, s, round(size * factor[s]), lang, px, texts[s], s in turned
+        )
+        for s in order
+    }
     record_station_labels(placer, slots, placed)
+    for s, slot in slots.items():
+        if slot.turned:
+            placed.labels[s].angle = 90
     return placed
+
+
+def _line_stroke(
+    line: str,
+    pts: list[Point],
+    color: str,
+    lw: float,
+    looks: dict[str, tuple[tuple[float, float] | None, float]],
+) -> Stroke:
+    """A line's stroke in its look (dash and width factor; plain when it has none)."""
+    dash, wf = looks.get(line, (None, 1.0))
+    d = (dash[0] * lw, dash[1] * lw) if dash else None
+    return Stroke(line, pts, color, lw * wf, d)
 
 
 def _lang(network: Network) -> str | None:
@@ -277,6 +347,7 @@ def _place_legend(
     top: float,
     frame: Frame,
     scale: float,
+    looks: dict[str, tuple[tuple[float, float] | None, float]],
 ) -> None:
     row_h = LEGEND_FONT_PX * scale * 1.8
     x, y = frame.margin, top
@@ -285,7 +356,9 @@ def _place_legend(
         if x + w > placed.width - frame.margin and x > frame.margin:
             x, y = frame.margin, y + row_h
         mid = y + row_h / 2
-        swatch = Stroke(line, [(x, mid), (x + 56 * scale, mid)], color, placed.line_width)
+        swatch = _line_stroke(
+            line, [(x, mid), (x + 56 * scale, mid)], color, placed.line_width, looks
+        )
         add_legend_entry(placed, placer, swatch, block, x + 70 * scale, mid)
         x += w
 
@@ -298,21 +371,35 @@ def _station_label(
     size: int,
     lang: str | None,
     px: dict[str, Point],
+    text: str,
+    turnable: bool = False,
 ) -> LabelSlot:
-    """Place one station label: 16 boxes around the mark, then 16 in a smaller font."""
+    """Place one station label: 16 boxes around the mark, then 16 in a smaller font. A
+    ``turnable`` label on level track is placed (and later drawn) turned a quarter turn."""
     mark = placed.stations[station]
     center = mark.center
     sides = preferred_sides(center, (px[n] for n in network.neighbours(station)))
+    turned = turnable and sides[0] == "N"  # level track: the label stands above or below it
     gap = mark.radius + mark.outline / 2 + 3.0 * (size / FONT_PX)
-    text = network.label(station)
     tiers = []
     for font, factors in ((size, (1.0, 1.8)), (max(9, round(size * 0.8)), (1.0, 2.2))):
         block = measure(text, font, lang)
+        shape = TurnedShape(block.height, block.width) if turned else block
         tiers.append(
             [
                 (box, block)
                 for f in factors
-                for box in around_point(center, gap * f + placer.pad, block, sides)
+                for box in around_point(center, gap * f + placer.pad, shape, sides)
             ]
         )
-    return place_label(placer, station, tiers)
+    slot = place_label(placer, station, tiers)
+    slot.turned = turned
+    return slot
+
+
+@dataclass(frozen=True, slots=True)
+class TurnedShape:
+    """The footprint of a label turned a quarter turn (its width and height swapped)."""
+
+    width: float
+    height: float

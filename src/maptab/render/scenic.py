@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from maptab.network import Edge, Network
 from maptab.render.geometry import (
     Box,
+    Frame,
     LabelBox,
     PlacedGeometry,
     Point,
@@ -34,6 +35,7 @@ from maptab.render.labels import (
     record_station_labels,
 )
 from maptab.render.metro import pair_key
+from maptab.render.style import CLEAN, Style, size_factors, station_texts
 from maptab.render.text import measure
 
 EDGE_PX = 220.0
@@ -69,21 +71,18 @@ def annotation_text(note: object) -> str:
 
 
 def scenic_geometry(
-    network: Network, positions: dict[str, Point], *, scale: float = 1.0
+    network: Network,
+    positions: dict[str, Point],
+    *,
+    scale: float = 1.0,
+    style: Style = CLEAN,
 ) -> PlacedGeometry:
-    """Place every spot, path, annotation and spot name of a travelmap (module docstring)."""
+    """Place every spot, path, annotation and spot name of a travelmap (module docstring);
+    ``style`` chooses label texts and sizes (:mod:`maptab.render.style`)."""
     lang = str(network.meta.get("language") or "") or None
     modes = dict(network.meta.get("modes") or {})
     notes = dict(network.meta.get("annotations") or {})
-    pairs = [pair_key(e.u, e.v) for e in network.edges]
-    frame = fit_frame(
-        positions,
-        pairs,
-        edge_px=EDGE_PX * scale,
-        min_gap_px=9 * SPOT_RADIUS * scale,
-        margin=150 * scale,
-        max_side=9000 * scale,
-    )
+    frame = _frame(network, positions, scale)
     px = {s: frame(positions[s]) for s in network.vertices}
     used_modes = list(dict.fromkeys(_lookup(modes, e) for e in network.edges))
     used_modes = [m if m in STYLES else None for m in used_modes]
@@ -134,10 +133,12 @@ def scenic_geometry(
         placed.annotations[e.name] = LabelBox(e.name, block, box, "annotation", frame=color)
 
     size = round(FONT_PX * scale)
+    texts = station_texts(network, style)
+    factor = size_factors(network, style)
     slots = {}
     for s in network.vertices:
         mark = placed.stations[s]
-        block = measure(network.label(s), size, lang)
+        block = measure(texts[s], round(size * factor[s]), lang)
         sides = preferred_sides(mark.center, (px[n] for n in network.neighbours(s)))
         gap = mark.radius + mark.outline + 3 * scale + placer.pad
         boxes = around_point(mark.center, gap, block, sides)
@@ -145,6 +146,24 @@ def scenic_geometry(
         slots[s] = place_label(placer, s, [[(box, block) for box in boxes]])
     record_station_labels(placer, slots, placed)
     return placed
+
+
+def _frame(network: Network, positions: dict[str, Point], scale: float) -> Frame:
+    pairs = [pair_key(e.u, e.v) for e in network.edges]
+    return fit_frame(
+        positions,
+        pairs,
+        edge_px=EDGE_PX * scale,
+        min_gap_px=9 * SPOT_RADIUS * scale,
+        margin=150 * scale,
+        max_side=9000 * scale,
+    )
+
+
+def scenic_extent(network: Network, positions: dict[str, Point], scale: float) -> Point:
+    """The image size a travelmap gets at ``scale`` (map, margins, legend band)."""
+    frame = _frame(network, positions, scale)
+    return frame.map_width + 2 * frame.margin, frame.map_height + 2 * frame.margin + 60 * scale
 
 
 def _legend(

@@ -1,0 +1,141 @@
+"""How hard maps are to read (issue 14): OCR station-label recall on real and generated maps.
+
+The meter (:mod:`maptab.render.ocr`, ``maptab legibility``) reads each image with RapidOCR
+and matches the text to the map's own station list. Measured here:
+
+* **real maps** (``../shared/data``): the ReasonMap images against their station metadata and
+  MapTab's Cleveland image against its tables; recall per map, and the interquartile range;
+* **generated maps**: builder metro maps (``maptab.build.synth``; languages and sizes below)
+  rendered ``clean`` and ``realistic`` (and ``hard``): recall per map and the median per style,
+  set against the real maps' interquartile range (the target for ``realistic``).
+
+Needs the ``ocr`` extra; prints a note and exits 0 without it. OCR is slow on a small CPU (a
+4,000-pixel map takes a minute or more): ``--quick`` reads two generated maps per style and
+skips the real ones; ``--json FILE`` writes every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import statistics
+import time
+from pathlib import Path
+
+from PIL import Image
+
+from maptab.build.synth import MetroSpec, synth_metro
+from maptab.render import render_map
+from maptab.render.ocr import measure, ocr_available, read_image, station_labels
+
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+
+#: generated maps: (lines, stations, language); sizes like the builder's medium and large maps.
+#: Languages the engine reads (PP-OCRv4 reads Latin and Chinese; kana, Hangul, Cyrillic,
+#: Arabic, Thai… come out as nothing or noise), like the real maps, which are all Latin or
+#: Chinese.
+GENERATED = [
+    (6, 60, "en"),
+    (9, 120, "zh"),
+    (8, 100, "de"),
+    (10, 150, "fr"),
+    (7, 80, "es"),
+    (12, 200, "en"),
+]
+
+
+def real_maps():
+    """(name, image path, network loader) for every real map with a station list."""
+    from maptab.metadata import load_reasonmap
+    from maptab.tables import read_network
+
+    out = []
+    cle = SHARED / "maptab-sample" / "metromap"
+    if cle.is_dir():
+        tab = cle / "tabulars" / "america"
+        out.append(
+            (
+                "cleveland",
+                cle / "images" / "america" / "cleveland.png",
+                lambda: read_network(tab / "cleveland_edge.csv", tab / "cleveland_vertex.csv"),
+            )
+        )
+    for img in sorted(glob.glob(str(SHARED / "reasonmap-maps" / "*" / "*.png"))):
+        meta = Path(img.replace("reasonmap-maps", "reasonmap-stations")).with_suffix(".json")
+        if meta.is_file():
+            out.append((Path(img).stem, Path(img), lambda meta=meta: load_reasonmap(meta)))
+    return out
+
+
+def quartiles(xs: list[float]) -> tuple[float, float, float]:
+    q = statistics.quantiles(xs, n=4, method="inclusive")
+    return q[0], q[1], q[2]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="2 generated maps, no real ones")
+    parser.add_argument("--no-real", action="store_true", help="skip the real maps")
+    parser.add_argument("--styles", default="clean,realistic,hard")
+    parser.add_argument("--maps", help="comma-separated indices into GENERATED (default: all)")
+    parser.add_argument("--json", type=Path, help="write every figure to this file")
+    args = parser.parse_args()
+    if not ocr_available():
+        print("bench_legibility: no OCR engine (pip install 'maptab[ocr]'); skipped")
+        return
+    Image.MAX_IMAGE_PIXELS = None
+    figures: dict[str, dict] = {"real": {}, "generated": {}}
+
+    if not (args.quick or args.no_real):
+        for name, path, load in real_maps():
+            t = time.perf_counter()
+            with Image.open(path) as im:
+                r = measure(read_image(im), station_labels(load()))
+                size = im.size
+            figures["real"][name] = {**r.to_dict(), "size": size}
+            print(
+                f"real {name:<12} {size[0]:>5}x{size[1]:<5} recall {r.recall:6.1%} "
+                f"({r.found}/{r.stations})  false {r.false_detections:>4}/{r.detections:<4} "
+                f"{time.perf_counter() - t:6.1f}s",
+                flush=True,
+            )
+    real = [v["recall"] for v in figures["real"].values()]
+    if len(real) >= 2:
+        q1, med, q3 = quartiles(real)
+        print(f"real maps: n={len(real)} recall q1 {q1:.1%} median {med:.1%} q3 {q3:.1%}")
+        figures["real_iqr"] = [q1, med, q3]
+
+    picked = [int(i) for i in args.maps.split(",")] if args.maps else range(len(GENERATED))
+    maps = [(i, GENERATED[i]) for i in picked][: 2 if args.quick else None]
+    for style in args.styles.split(","):
+        recalls = []
+        for i, (lines, n, lang) in maps:
+            net = synth_metro(MetroSpec(lines, n, language=lang), 40 + i, f"bench-{i}")
+            t = time.perf_counter()
+            result = render_map(net, style=style)
+            r = measure(read_image(result.image), station_labels(net, result.placed))
+            recalls.append(r.recall)
+            w, h = result.image.size
+            figures["generated"].setdefault(style, {})[f"{lang}-{n}"] = {
+                **r.to_dict(),
+                "size": [w, h],
+            }
+            print(
+                f"{style:<9} {lang} {n:>3} stations {w:>5}x{h:<5} recall {r.recall:6.1%}  "
+                f"false {r.false_detections:>4}/{r.detections:<4} "
+                f"loc p50 {r.location_error(0.5)} px  {time.perf_counter() - t:6.1f}s",
+                flush=True,
+            )
+        med = statistics.median(recalls)
+        note = ""
+        if "real_iqr" in figures:
+            q1, _, q3 = figures["real_iqr"]
+            note = f" (real IQR {q1:.1%}–{q3:.1%}: {'inside' if q1 <= med <= q3 else 'outside'})"
+        print(f"{style}: median recall {med:.1%} over {len(recalls)} maps{note}", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(figures, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

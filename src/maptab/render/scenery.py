@@ -1,0 +1,326 @@
+"""What real maps carry and the tables do not (issue 14): distractor layers, second-language
+labels and the paper-like canvas of the ``realistic`` / ``hard`` styles.
+
+:func:`decorate` runs after a map is placed (:func:`maptab.render.maps.place_map`):
+
+1. the canvas grows to the style's paper-like size (:func:`maptab.render.style.target_size`)
+   with the map centred in it (:func:`fit_canvas`);
+2. second-language station labels are placed under (else over) their station label where that
+   is free (:func:`add_secondary_labels`);
+3. scenery (:func:`add_scenery`): a street grid, water, parks and other rail lines in muted
+   colours under the network; landmark pictograms, street names, a compass and an inset map in
+   free places only, so no label or station is covered and the legibility checks still hold.
+
+Everything is drawn from generators seeded by the map id (:func:`maptab.render.style.rng_for`),
+so a map always comes out the same.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+
+from maptab.network import Network
+from maptab.render.geometry import Box, LabelBox, PlacedGeometry, Point, Shape
+from maptab.render.labels import Placer
+from maptab.render.ocr import normalise, ratio_at_least
+from maptab.render.style import Style, bilingual, rng_for, romanise, target_size
+from maptab.render.text import measure
+
+WATER = "#B9DAF2"
+PARK = "#D5ECCB"
+STREET = "#E9E7E2"
+MUTED = ("#BDBDBD", "#C9B8A6", "#B7C4D6", "#D1B3C4", "#C4CFB0")
+STREET_TEXT = "#8C8C8C"
+
+
+def translate(placed: PlacedGeometry, dx: float, dy: float) -> None:
+    """Move everything drawn by ``(dx, dy)`` pixels."""
+
+    def pt(p: Point) -> Point:
+        return (p[0] + dx, p[1] + dy)
+
+    def box(b: Box) -> Box:
+        return Box(b.x0 + dx, b.y0 + dy, b.x1 + dx, b.y1 + dy)
+
+    for s in placed.strokes:
+        s.points = [pt(p) for p in s.points]
+    for m in placed.stations.values():
+        m.center = pt(m.center)
+    labels = [*placed.all_labels()]
+    for lab in labels:
+        lab.box = box(lab.box)
+    for e in placed.legend:
+        e.swatch.points = [pt(p) for p in e.swatch.points]
+    for shape in placed.scenery:
+        shape.points = [pt(p) for p in shape.points]
+    placed.edge_paths = {k: [pt(p) for p in v] for k, v in placed.edge_paths.items()}
+
+
+def fit_canvas(placed: PlacedGeometry, size: tuple[float, float]) -> None:
+    """Grow the canvas to ``size`` (never shrink it), the drawing centred."""
+    w, h = max(placed.width, round(size[0])), max(placed.height, round(size[1]))
+    dx, dy = (w - placed.width) / 2, (h - placed.height) / 2
+    if dx or dy:
+        translate(placed, round(dx), round(dy))
+    placed.width, placed.height = w, h
+
+
+def _placer(placed: PlacedGeometry, pad: float) -> Placer:
+    placer = Placer.for_image(placed.width, placed.height, placed.stations.values(), placed.strokes)
+    placer.pad = pad
+    for lab in placed.all_labels():
+        placer.block(lab.box.inflate(pad), ("label", lab.owner))
+    for entry in placed.legend:  # keep pictograms and texts off the legend swatches
+        (x0, y0), (x1, y1) = entry.swatch.points[0], entry.swatch.points[-1]
+        half = entry.swatch.width
+        placer.block(
+            Box(min(x0, x1), min(y0, y1) - half, max(x0, x1), max(y0, y1) + half),
+            ("legend", entry.name),
+        )
+    return placer
+
+
+def _free(placer: Placer, box: Box) -> bool:
+    padded = box.inflate(placer.pad)
+    return (
+        padded.inside(placer.width, placer.height)
+        and not placer.hard.query(padded)
+        and placer.line_hits(box) == 0
+    )
+
+
+def add_secondary_labels(
+    placed: PlacedGeometry, network: Network, placer: Placer, scale: float
+) -> int:
+    """Second-language lines under (else over) each station label, where free; returns how
+    many were placed."""
+    lang = str(network.meta.get("language") or "") or None
+    n = 0
+    for s, lab in placed.labels.items():
+        text = romanise(network.label(s), lang)
+        if not text or lab.angle:
+            continue
+        block = measure(text, max(9, round(lab.block.size * 0.62)), None)
+        cx = (lab.box.x0 + lab.box.x1) / 2
+        gap = 2 * placer.pad + 1.0  # clear of its own label's padded box
+        for y0 in (lab.box.y1 + gap, lab.box.y0 - gap - block.height):
+            box = Box(cx - block.width / 2, y0, cx + block.width / 2, y0 + block.height)
+            if _free(placer, box):
+                placer.block(box.inflate(placer.pad), ("label", s))
+                placed.secondary[s] = LabelBox(s, block, box, "secondary")
+                n += 1
+                break
+    return n
+
+
+def _walk(rng: random.Random, w: float, h: float, steps: int) -> list[Point]:
+    """An octilinear-ish path across the canvas, from one side to the opposite."""
+    if rng.random() < 0.5:
+        pts = [(0.0, float(rng.uniform(0.1, 0.9)) * h)]
+        for i in range(1, steps + 1):
+            pts.append((w * i / steps, pts[-1][1] + rng.gauss(0, h / (2 * steps))))
+    else:
+        pts = [(float(rng.uniform(0.1, 0.9)) * w, 0.0)]
+        for i in range(1, steps + 1):
+            pts.append((pts[-1][0] + rng.gauss(0, w / (2 * steps)), h * i / steps))
+    return pts
+
+
+def _pictogram(kind: int, x: float, y: float, r: float) -> list[Shape]:
+    """A small landmark symbol centred on (x, y) with radius ``r``."""
+    if kind == 0:  # tree
+        return [
+            Shape("rect", [(x - r * 0.15, y), (x + r * 0.15, y + r)], "#8B5A2B"),
+            Shape("ellipse", [(x - r * 0.7, y - r), (x + r * 0.7, y + r * 0.2)], "#4E9A48"),
+        ]
+    if kind == 1:  # museum / building
+        return [
+            Shape("polygon", [(x - r, y - r * 0.2), (x, y - r), (x + r, y - r * 0.2)], "#9C8A74"),
+            Shape("rect", [(x - r * 0.8, y - r * 0.2), (x + r * 0.8, y + r)], "#B8A88F"),
+        ]
+    if kind == 2:  # hospital
+        a, b = r * 0.3, r * 0.8
+        cross = [
+            (x - a, y - b), (x + a, y - b), (x + a, y - a), (x + b, y - a), (x + b, y + a),
+            (x + a, y + a), (x + a, y + b), (x - a, y + b), (x - a, y + a), (x - b, y + a),
+            (x - b, y - a), (x - a, y - a),
+        ]  # fmt: skip
+        return [Shape("rect", [(x - r, y - r), (x + r, y + r)], "#FFFFFF", "#D33", 2.0),
+                Shape("polygon", cross, "#D33")]  # fmt: skip
+    star = []
+    for i in range(10):  # viewpoint / sight
+        rr = r if i % 2 == 0 else r * 0.45
+        a = -math.pi / 2 + i * math.pi / 5
+        star.append((x + rr * math.cos(a), y + rr * math.sin(a)))
+    return [Shape("polygon", star, "#E0A526", "#9A6B00", 1.0)]
+
+
+def _street_names(network: Network, count: int, rng: random.Random) -> list[str]:
+    """Street names in the map's language that no station name resembles."""
+    from maptab.build.names import LANGUAGES, station_names
+
+    lang = str(network.meta.get("language") or "en")
+    lang = lang if lang in LANGUAGES else "en"
+    try:
+        seeded = np.random.default_rng(rng.getrandbits(32))
+        pool = station_names(count * 3, lang, seeded, taken=network.vertices)
+    except ValueError:
+        return []
+    labels = [normalise(network.label(s)) for s in network.vertices]
+    out = []
+    for name in pool:
+        n = normalise(name)
+        if not any(ratio_at_least(n, lab, 0.6) for lab in labels):
+            out.append(name)
+        if len(out) == count:
+            break
+    return out
+
+
+def add_scenery(
+    placed: PlacedGeometry, network: Network, placer: Placer, style: Style, scale: float
+) -> None:
+    """The distractor layers of the module docstring, in the style's amount."""
+    rng = rng_for(network, "scenery")
+    w, h, k = float(placed.width), float(placed.height), style.scenery
+    lw = placed.line_width
+    # street grid (partial lines), water, parks and muted lines: under everything
+    step = max(w, h) / (10 + 4 * k)
+    for i in range(1, int(w / step) + 1):
+        if rng.random() < 0.6:
+            y0, y1 = sorted((rng.uniform(0, h), rng.uniform(0, h)))
+            placed.scenery.append(
+                Shape("polyline", [(i * step, y0), (i * step, y1)], None, STREET, 0.35 * lw)
+            )
+    for j in range(1, int(h / step) + 1):
+        if rng.random() < 0.6:
+            x0, x1 = sorted((rng.uniform(0, w), rng.uniform(0, w)))
+            placed.scenery.append(
+                Shape("polyline", [(x0, j * step), (x1, j * step)], None, STREET, 0.35 * lw)
+            )
+    river = _walk(rng, w, h, 6)
+    placed.scenery.append(Shape("polyline", river, None, WATER, min(w, h) * 0.025))
+    cx, cy = float(rng.uniform(0.1, 0.9)) * w, float(rng.uniform(0.1, 0.9)) * h
+    rx, ry = float(rng.uniform(0.04, 0.09)) * w, float(rng.uniform(0.03, 0.07)) * h
+    placed.scenery.append(Shape("ellipse", [(cx - rx, cy - ry), (cx + rx, cy + ry)], WATER))
+    for _ in range(round(3 * k)):
+        cx, cy = float(rng.uniform(0.05, 0.95)) * w, float(rng.uniform(0.05, 0.95)) * h
+        rx, ry = float(rng.uniform(0.03, 0.08)) * w, float(rng.uniform(0.03, 0.08)) * h
+        kind = "ellipse" if rng.random() < 0.5 else "rect"
+        placed.scenery.append(Shape(kind, [(cx - rx, cy - ry), (cx + rx, cy + ry)], PARK))
+    if placed.scenario == "metromap":
+        for i in range(round(2 * k)):
+            pts = _walk(rng, w, h, 8)
+            dash = (2.5 * lw, 1.5 * lw) if i % 2 else None
+            placed.scenery.append(
+                Shape("polyline", pts, None, MUTED[i % len(MUTED)], 0.5 * lw, dash)
+            )
+    # landmarks, street names, compass and inset: only where nothing is drawn
+    r = 14.0 * scale
+    for i in range(round(8 * k)):
+        for _ in range(20):
+            x, y = float(rng.uniform(0, w)), float(rng.uniform(0, h))
+            box = Box(x - r, y - r, x + r, y + r)
+            if _free(placer, box):
+                placer.block(box, ("scenery", i))
+                placed.scenery.extend(_pictogram(i % 4, x, y, r))
+                break
+    size = max(9, round(15 * scale))
+    for name in _street_names(network, round(8 * k), rng):
+        block = measure(name, size, str(network.meta.get("language") or "") or None)
+        for _ in range(20):
+            x, y = float(rng.uniform(0, w - block.width)), float(rng.uniform(0, h - block.height))
+            box = Box(x, y, x + block.width, y + block.height)
+            if _free(placer, box):
+                placer.block(box.inflate(placer.pad), ("scenery", name))
+                placed.scenery_labels.append(LabelBox(name, block, box, "scenery"))
+                break
+    _compass(placed, placer, scale)
+    _inset(placed, placer, scale)
+
+
+def _corners(w: float, h: float, bw: float, bh: float, m: float) -> list[Box]:
+    return [
+        Box(w - m - bw, m, w - m, m + bh),
+        Box(m, m, m + bw, m + bh),
+        Box(w - m - bw, h - m - bh, w - m, h - m),
+        Box(m, h - m - bh, m + bw, h - m),
+    ]
+
+
+def _compass(placed: PlacedGeometry, placer: Placer, scale: float) -> None:
+    r = 34.0 * scale
+    block = measure("N", max(9, round(20 * scale)), None)
+    for box in _corners(placed.width, placed.height, 2 * r, 2 * r + block.height, 40 * scale):
+        if _free(placer, box):
+            placer.block(box, ("scenery", "compass"))
+            cx, cy = (box.x0 + box.x1) / 2, box.y1 - r
+            placed.scenery.append(
+                Shape(
+                    "ellipse",
+                    [(cx - r, cy - r), (cx + r, cy + r)],
+                    "#FFFFFF",
+                    "#777777",
+                    2.0 * scale,
+                )
+            )
+            placed.scenery.append(
+                Shape(
+                    "polygon",
+                    [(cx, cy - r * 0.9), (cx + r * 0.3, cy), (cx - r * 0.3, cy)],
+                    "#333333",
+                )
+            )
+            placed.scenery.append(
+                Shape(
+                    "polygon",
+                    [(cx, cy + r * 0.9), (cx + r * 0.3, cy), (cx - r * 0.3, cy)],
+                    "#BBBBBB",
+                )
+            )
+            top = Box(cx - block.width / 2, box.y0, cx + block.width / 2, box.y0 + block.height)
+            placed.scenery_labels.append(LabelBox("compass", block, top, "scenery"))
+            return
+
+
+def _inset(placed: PlacedGeometry, placer: Placer, scale: float) -> None:
+    """A small overview of the network in a free corner (no text in it)."""
+    bw, bh = placed.width * 0.16, placed.height * 0.16
+    pts = [p for s in placed.strokes for p in s.points]
+    if not pts:
+        return
+    x0, x1 = min(p[0] for p in pts), max(p[0] for p in pts)
+    y0, y1 = min(p[1] for p in pts), max(p[1] for p in pts)
+    f = min((bw * 0.85) / max(x1 - x0, 1.0), (bh * 0.85) / max(y1 - y0, 1.0))
+    for box in _corners(placed.width, placed.height, bw, bh, 40 * scale)[::-1]:
+        if _free(placer, box):
+            placer.block(box, ("scenery", "inset"))
+            placed.scenery.append(
+                Shape(
+                    "rect", [(box.x0, box.y0), (box.x1, box.y1)], "#FAFAFA", "#888888", 2.0 * scale
+                )
+            )
+            ox, oy = box.x0 + bw * 0.075 - x0 * f, box.y0 + bh * 0.075 - y0 * f
+            for s in placed.strokes:
+                mini = [(ox + x * f, oy + y * f) for x, y in s.points]
+                placed.scenery.append(
+                    Shape("polyline", mini, None, s.color, max(1.0, s.width * f * 2))
+                )
+            return
+
+
+def decorate(placed: PlacedGeometry, network: Network, style: Style, scale: float) -> None:
+    """Apply the style's canvas, second-language labels and scenery (module docstring)."""
+    placed.style = style.name
+    if style.paper_size:
+        fit_canvas(placed, target_size(network))
+    placer = _placer(placed, 3.0 * scale)
+    if bilingual(network, style):
+        add_secondary_labels(placed, network, placer, scale)
+    if style.scenery > 0:
+        add_scenery(placed, network, placer, style, scale)
+    if style.texture and placed.scenario == "travelmap":
+        placed.texture = rng_for(network, "texture").getrandbits(31)

@@ -1,0 +1,198 @@
+"""The reading-difficulty meter (issue 14): matching rules on hand-made detections, then the
+real OCR engine on a rendered map, the CLI, and MapTab's real Cleveland image."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from typer.testing import CliRunner
+
+from maptab.cli import app
+from maptab.network import Network
+from maptab.render import render_map
+from maptab.render.ocr import (
+    Detection,
+    StationLabel,
+    measure,
+    name_variants,
+    normalise,
+    ocr_available,
+    read_image,
+    similarity,
+    station_labels,
+    tiles,
+)
+
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+needs_ocr = pytest.mark.skipif(
+    not ocr_available(), reason="no OCR engine (pip install 'maptab[ocr]')"
+)
+
+
+def st(name: str, *more: str, pos: tuple[float, float] | None = None) -> StationLabel:
+    return StationLabel(name, tuple(v for n in (name, *more) for v in name_variants(n)), pos)
+
+
+def test_normalise_and_variants():
+    assert normalise("W. 25th - Ohio City") == "w25thohiocity"
+    assert normalise("ＡＢＣ　站") == "abc站"
+    assert name_variants("Palmetto Station") == ("Palmetto Station", "Palmetto")
+    assert name_variants("大连北站") == ("大连北站", "大连北")
+    assert name_variants("站") == ("站",)  # a bare suffix is not dropped to nothing
+    assert similarity("Hopkins Airport", "hopkins-airport") == 1.0
+
+
+def test_recall_counts_exact_variant_split_and_contained_labels():
+    dets = [
+        Detection("Palmetto", (0, 0, 80, 20)),  # variant without "Station"
+        Detection("West Boulevard-", (200, 0, 320, 20)),  # a label split over two lines
+        Detection("Cudell", (230, 22, 290, 42)),
+        Detection("Tri-C Campus District", (400, 0, 560, 20)),  # two labels read as one
+        Detection("Lake Erie", (600, 0, 680, 20)),  # map text that is no station
+        Detection("x", (700, 0, 705, 20)),  # one character: not counted as a false detection
+    ]
+    stations = [
+        st("Palmetto Station"),
+        st("West Boulevard-Cudell"),
+        st("Campus District"),
+        st("Hopkins Airport"),
+    ]
+    r = measure(dets, stations)
+    assert (r.stations, r.found, r.recall) == (4, 3, 0.75)
+    assert r.missing == ["Hopkins Airport"]
+    assert r.detections == 6 and r.false_detections == 1
+    assert r.location_error() is None  # no positions known
+
+
+def test_threshold_is_the_fuzzy_boundary():
+    # "abcdefghij" vs "abcdefghxy": ratio 0.8 exactly -> found; one more change -> not
+    assert similarity("abcdefghij", "abcdefghxy") == pytest.approx(0.8)
+    assert measure([Detection("abcdefghxy", (0, 0, 9, 9))], [st("abcdefghij")]).found == 1
+    assert measure([Detection("abcdefgwxy", (0, 0, 9, 9))], [st("abcdefghij")]).found == 0
+    assert measure([Detection("abcdefgwxy", (0, 0, 9, 9))], [st("abcdefghij")], threshold=0.7).found
+
+
+def test_location_error_uses_the_nearest_matching_text():
+    dets = [Detection("Alpha", (100, 100, 150, 120)), Detection("Alpha", (900, 900, 950, 920))]
+    r = measure(dets, [st("Alpha", pos=(90.0, 110.0))])
+    assert r.location_errors == [10.0]
+    assert r.false_detections == 1  # the far copy matched nothing it was used for
+
+
+def test_readable_share_counts_latin_and_chinese_names():
+    from maptab.render.ocr import readable_share
+
+    net = Network.from_lines({"L": ["Main St", "西直门", "Арбат", "新宿駅", "しんじゅく"]})
+    assert readable_share(net) == pytest.approx(3 / 5)  # kana and Cyrillic are not read
+
+
+def test_tiles_overlap_and_their_cores_partition_the_image():
+    for w, h in ((4000, 1000), (1670, 1921), (500, 400), (1601, 3203)):
+        ts = tiles(w, h, tile=1600, overlap=320)
+        for (x0, y0, x1, y1), (c0, d0, c1, d1) in ts:
+            assert 0 <= x0 <= c0 < c1 <= x1 <= w and 0 <= y0 <= d0 < d1 <= y1 <= h
+        area = sum((c1 - c0) * (d1 - d0) for _, (c0, d0, c1, d1) in ts)
+        assert area == pytest.approx(w * h)  # cores cover the image exactly once
+        xs = sorted({t[0] for t, _ in ts})
+        assert all(b - a <= 1600 - 320 for a, b in zip(xs, xs[1:], strict=False))
+    assert [t for t, _ in tiles(500, 400)] == [(0, 0, 500, 400)]
+
+
+def test_text_in_an_overlap_is_read_once():
+    calls = []
+    lefts = [0, 70]  # the two tiles of a 1670-px-wide image start at x = 0 and x = 70
+
+    def engine(arr, use_cls=False):  # a fake engine: one word at x = 900 of the full image
+        x = 900 - lefts[len(calls)]
+        calls.append(arr.shape)
+        return [[[[x, 50], [x + 60, 50], [x + 60, 70], [x, 70]], "Word", 0.9]], None
+
+    dets = read_image(Image.new("RGB", (1670, 600), "white"), engine=engine)
+    assert len(calls) == 2 and [d.text for d in dets] == ["Word"]
+    assert dets[0].box == (900, 50, 960, 70)
+
+
+def _small_map() -> Network:
+    names = ["Harbour Gate", "Mill Road", "Queen Square", "Oakfield", "Station Park", "Riverside"]
+    cross = ["Northgate", "Queen Square", "Bellmont", "Kingsbury"]
+    pos = {n: (i * 2.0, 0.0) for i, n in enumerate(names)}
+    pos.update({"Northgate": (4.0, 2.0), "Bellmont": (4.0, -2.0), "Kingsbury": (4.0, -4.0)})
+    return Network.from_lines({"Red": names, "Blue": cross}, map_id="small", positions=pos)
+
+
+@needs_ocr
+def test_ocr_reads_a_clean_rendered_map():
+    net = _small_map()
+    result = render_map(net)
+    r = measure(read_image(result.image), station_labels(net, result.placed))
+    assert r.recall >= 0.9, r.missing
+    assert r.location_error(0.9) is not None and r.location_error(0.9) < 40
+    blank = Image.new("RGB", result.image.size, "white")
+    assert measure(read_image(blank), station_labels(net, result.placed)).found == 0
+
+
+@needs_ocr
+def test_cli_reports_recall_for_a_map_folder(tmp_path):
+    net = _small_map()
+    folder = tmp_path / "small"
+    folder.mkdir()
+    (folder / "network.json").write_text(json.dumps(net.to_dict()), encoding="utf-8")
+    render_map(net).image.save(folder / "image.png")
+    res = CliRunner().invoke(app, ["legibility", str(folder), "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["stations"] == 9 and data["recall"] >= 0.9
+    assert data["location_error_p50_px"] is not None  # geometry re-placed: positions known
+
+
+def test_cli_rejects_bad_input_in_one_line(tmp_path):
+    bad = tmp_path / "x.png"
+    bad.write_text("not an image")
+    meta = tmp_path / "m.json"
+    meta.write_text(json.dumps({"L": ["A", "B"]}), encoding="utf-8")
+    for args in (["legibility", str(bad)], ["legibility", str(bad), str(meta)]):
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 1
+        assert "error:" in res.output and "Traceback" not in res.output
+        assert len(res.output.strip().splitlines()) == 1
+
+
+@pytest.mark.conformance
+@needs_ocr
+def test_real_cleveland_image_is_read_partly():
+    base = SHARED / "maptab-sample" / "metromap"
+    if not base.is_dir():
+        pytest.skip("../shared/data/maptab-sample is absent")
+    from maptab.tables import read_network
+
+    tab = base / "tabulars" / "america"
+    net = read_network(tab / "cleveland_edge.csv", tab / "cleveland_vertex.csv")
+    r = measure(
+        read_image(Image.open(base / "images" / "america" / "cleveland.png")),
+        station_labels(net),
+    )
+    # the map writes "W.25th - Ohio City" for the table's "West 25th_Ohio City" and so on:
+    # most labels are read, the renamed ones are not
+    assert r.stations == len(net.vertices)
+    assert 0.5 <= r.recall < 0.9, r.to_dict()
+    assert "Hopkins Airport" in r.missing  # "Cleveland Hopkins International Airport" on the map
+
+
+@needs_ocr
+def test_realistic_style_reads_harder_than_clean():
+    from maptab.build.synth import MetroSpec, synth_metro
+
+    net = synth_metro(MetroSpec(4, 36, language="en"), 11, "ocr-style")
+    recall = {}
+    for style in ("clean", "realistic"):
+        result = render_map(net, style=style)
+        dets = read_image(result.image)
+        recall[style] = measure(dets, station_labels(net, result.placed)).recall
+        # the drawn variants are what the map shows: given them, the reader finds the labels
+        drawn = measure(dets, station_labels(net, result.placed, drawn_text=True))
+        assert drawn.recall >= 0.85, (style, drawn.missing)
+    assert recall["clean"] >= 0.9
+    assert 0.5 <= recall["realistic"] < recall["clean"], recall

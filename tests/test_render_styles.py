@@ -1,0 +1,231 @@
+"""Map styles (issue 14): clean stays as it was; realistic and hard add label variants,
+bilingual labels, scenery and a paper-like size while every legibility check still holds."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from maptab.build.synth import METRO_LANGUAGE_WEIGHTS
+from maptab.network import Network
+from maptab.render import check_legibility, place_map, render_map
+from maptab.render.samples import LANGS, sample_metro, sample_scenic
+from maptab.render.style import (
+    LOOKS,
+    MIN_VARIANT_SIMILARITY,
+    STYLES,
+    TARGET_SIZE,
+    StyleError,
+    bilingual,
+    delta_e,
+    get_style,
+    indistinct_pairs,
+    label_variant,
+    line_looks,
+    paper_similarity,
+    romanise,
+    station_texts,
+)
+
+
+def digest(net: Network, style: str | None) -> str:
+    return hashlib.sha256(render_map(net, style=style).image.tobytes()).hexdigest()
+
+
+def test_clean_is_the_default_and_adds_nothing():
+    net = sample_metro(30, lang="en", seed=3)
+    assert digest(net, None) == digest(net, "clean")
+    placed = place_map(net)
+    assert placed.style == "clean"
+    assert not placed.scenery and not placed.scenery_labels and not placed.secondary
+    assert all(placed.labels[s].block.text == net.label(s) for s in net.vertices)
+
+
+def test_unknown_style_is_a_clear_error():
+    with pytest.raises(StyleError, match="unknown map style 'fancy'"):
+        get_style("fancy")
+
+
+@pytest.mark.parametrize("style", ["realistic", "hard"])
+@pytest.mark.parametrize("lang", ["en", "zh", "ja", "ar", "ru", "th"])
+def test_styled_metro_maps_stay_legible_and_deterministic(style, lang):
+    net = sample_metro(60, lang=lang, seed=2)
+    result = render_map(net, style=style)
+    assert check_legibility(result.placed, net) == []
+    assert result.placed.scenery and result.placed.style == style
+    again = render_map(net, style=style)
+    assert again.image.tobytes() == result.image.tobytes()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_styled_scenic_maps_are_textured_and_legible(lang):
+    net = sample_scenic(15, lang=lang, seed=4)
+    placed = place_map(net, style="realistic")
+    assert check_legibility(placed, net) == []
+    assert placed.texture is not None
+    assert place_map(net).texture is None
+
+
+@pytest.mark.parametrize("scenario", ["metromap", "travelmap"])
+def test_paper_like_size(scenario):
+    tw, th = TARGET_SIZE[scenario]
+    for seed in range(3):
+        net = (
+            sample_metro(80, seed=seed) if scenario == "metromap" else sample_scenic(20, seed=seed)
+        )
+        placed = place_map(net, style="realistic")
+        assert abs(placed.width / tw - 1) <= 0.15, (seed, placed.width)
+        assert abs(placed.height / th - 1) <= 0.15, (seed, placed.height)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_label_variants_share_similarity_and_mapping_back(lang):
+    net = sample_metro(80, lang=lang, seed=5)
+    for style in ("realistic", "hard"):
+        placed = place_map(net, style=style)
+        texts = station_texts(net, STYLES[style])
+        changed = [s for s in net.vertices if placed.labels[s].block.text != net.label(s)]
+        share = len(changed) / len(net.vertices)
+        assert 0.2 - 1 / len(net.vertices) <= share <= 0.4 + 1 / len(net.vertices), (lang, share)
+        for s in net.vertices:
+            lab = placed.labels[s]
+            assert lab.owner == s  # a drawn label maps back to its station
+            assert lab.block.text == texts[s]
+            assert paper_similarity(lab.block.text, s) >= MIN_VARIANT_SIMILARITY
+
+
+@given(st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1))
+@settings(max_examples=200, deadline=None)
+def test_a_variant_is_never_too_far_from_its_name(name):
+    v = label_variant(name, "en")
+    assert v is None or (v != name and paper_similarity(v, name) >= MIN_VARIANT_SIMILARITY)
+
+
+def test_variants_look_like_map_labels():
+    assert label_variant("West 25th Street", "en") == "W. 25th St"
+    assert label_variant("西直门站", "zh") == "西直门"
+    assert label_variant("Площадь Революции", "ru") == "пл. Революции"
+
+
+def test_bilingual_maps_share_and_second_lines():
+    # share over a language mix drawn like the builder's metro maps
+    langs = list(METRO_LANGUAGE_WEIGHTS)
+    weights = list(METRO_LANGUAGE_WEIGHTS.values())
+    import random
+
+    rng = random.Random(0)
+    maps = []
+    for i in range(300):
+        lang = rng.choices(langs, weights)[0]
+        net = Network.from_lines({"L": ["A", "B"]}, map_id=f"m{i}")
+        net.meta["language"] = lang
+        maps.append(net)
+    share = sum(bilingual(n, STYLES["realistic"]) for n in maps) / len(maps)
+    assert share >= 0.3, share
+    assert not any(bilingual(n, STYLES["clean"]) for n in maps)
+    # a bilingual map gets a romanised second line under most labels, all legible
+    net = next(
+        n
+        for n in (sample_metro(40, lang="zh", seed=s) for s in range(20))
+        if bilingual(n, STYLES["realistic"])
+    )
+    placed = place_map(net, style="realistic")
+    assert len(placed.secondary) >= 0.7 * len(net.vertices)
+    for s, lab in placed.secondary.items():
+        assert lab.block.text == romanise(net.label(s), "zh") and lab.block.text.isascii()
+    assert check_legibility(placed, net) == []
+
+
+def test_romanisers():
+    assert romanise("西直门站", "zh") == "Xizhimen"
+    assert romanise("강남역", "ko") == "Gangnam"
+    assert romanise("Арбат", "ru") == "Arbat"
+    assert romanise("Paris", "fr") is None
+
+
+@given(st.lists(st.tuples(*[st.integers(0, 255)] * 3), min_size=2, max_size=14))
+@settings(max_examples=100, deadline=None)
+def test_line_looks_keep_close_colours_apart(rgbs):
+    colors = {f"L{i}": "#{:02X}{:02X}{:02X}".format(*c) for i, c in enumerate(rgbs)}
+    looks = line_looks(colors)
+    # brute force: every close pair differs in look, as long as there are looks left
+    close = {a: sum(delta_e(colors[a], colors[b]) < 15 for b in colors if b != a) for a in colors}
+    if max(close.values()) < len(LOOKS):
+        assert indistinct_pairs(colors, looks) == []
+
+
+def test_many_line_maps_have_no_indistinct_lines():
+    net = sample_metro(200, lang="en", seed=1)
+    lines = net.line_names
+    # twelve shades of red and blue: ΔE below 15 between neighbours
+    shades = [f"#{200 - 6 * i:02X}{20 + 3 * i:02X}{30 + 4 * i:02X}" for i in range(len(lines))]
+    net.meta["line_colors"] = dict(zip(lines, shades, strict=True))
+    placed = place_map(net, style="realistic")
+    by_line = {}
+    for s in placed.strokes:
+        by_line.setdefault(s.key, (s.color, s.dash, round(s.width, 3)))
+    pairs = [
+        (a, b)
+        for i, a in enumerate(lines)
+        for b in lines[i + 1 :]
+        if delta_e(by_line[a][0], by_line[b][0]) < 15 and by_line[a][1:] == by_line[b][1:]
+    ]
+    assert len(lines) >= 2 and pairs == []
+
+
+def test_legibility_check_sees_second_lines_and_scenery_texts():
+    net = next(
+        n
+        for n in (sample_metro(40, lang="zh", seed=s) for s in range(20))
+        if bilingual(n, STYLES["realistic"])
+    )
+    placed = place_map(net, style="realistic")
+    assert check_legibility(placed, net) == []
+    s, second = next(iter(placed.secondary.items()))
+    other = next(t for t in net.vertices if t != s)
+    second.box = placed.labels[other].box  # a second line on another station's label
+    assert any("secondary label" in p and "overlaps" in p for p in check_legibility(placed, net))
+    street = placed.scenery_labels[0]
+    street.box = street.box.__class__(-50, -50, street.box.x1 - street.box.x0 - 50, 0)
+    assert any("scenery label" in p and "runs off" in p for p in check_legibility(placed, net))
+
+
+def test_build_passes_the_style_to_the_renderer(tmp_path):
+    import json
+
+    from PIL import Image
+
+    from maptab.build.pipeline import PRESETS, Preset, build_benchmark
+
+    assert PRESETS["paper"].map_style == "realistic" and PRESETS["mini"].map_style == "clean"
+    tiny = Preset("tiny", 1, 1, 4, 4, q_min=2, sizes=("small",))
+    manifest = build_benchmark(tmp_path / "ds", preset=tiny, seed=3, map_style="hard")
+    assert manifest["options"]["map_style"] == "hard"
+    for folder in sorted((tmp_path / "ds" / "maps").iterdir()):
+        net = Network.from_dict(json.loads((folder / "network.json").read_text("utf-8")))
+        assert net.meta["render_style"] == "hard"
+        placed = place_map(net)  # the recorded style: the geometry the image was painted from
+        assert placed.style == "hard"
+        assert Image.open(folder / "image.png").size == (placed.width, placed.height)
+    with pytest.raises(StyleError):
+        build_benchmark(tmp_path / "bad", preset=tiny, seed=3, map_style="fancy")
+
+
+def test_turned_labels_stand_on_level_track_and_are_drawn_turned():
+    from maptab.build.synth import MetroSpec, synth_metro
+
+    net = synth_metro(MetroSpec(8, 90, language="en"), 7, "look-en")
+    result = render_map(net, style="hard", fmt="svg")
+    turned = [lab for lab in result.placed.labels.values() if lab.angle == 90]
+    assert turned and check_legibility(result.placed, net) == []
+    for lab in turned:
+        b = lab.box
+        assert b.y1 - b.y0 > b.x1 - b.x0  # a tall box: the text runs upwards
+        ink = result.image.crop((round(b.x0), round(b.y0), round(b.x1), round(b.y1))).convert("L")
+        assert ink.getextrema()[0] < 100  # dark text is drawn inside the turned box
+        assert lab.owner not in result.placed.secondary
+    assert result.svg.count("rotate(-90") == len(turned)
+    assert not any(lab.angle for lab in place_map(net).labels.values())  # clean: none
