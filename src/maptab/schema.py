@@ -248,28 +248,37 @@ def _hints(cls: type) -> dict[str, Any]:
 def _type_ok(value: Any, tp: Any) -> bool:
     """Whether the JSON value ``value`` fits the annotation ``tp`` (``float`` takes ints,
     ``int`` and ``float`` refuse booleans)."""
+    return _checker(tp)(value)
+
+
+@cache
+def _checker(tp: Any) -> typing.Callable[[Any], bool]:
+    """The test :func:`_type_ok` applies for ``tp``, built once per annotation (reading
+    hundreds of thousands of rows must not re-inspect the annotation for every value)."""
     if tp is Any:
-        return True
+        return lambda v: True
     if tp is type(None) or tp is None:
-        return value is None
+        return lambda v: v is None
     origin = typing.get_origin(tp)
     if origin in (Union, types.UnionType):
-        return any(_type_ok(value, t) for t in typing.get_args(tp))
+        options = tuple(_checker(t) for t in typing.get_args(tp))
+        return lambda v: any(ok(v) for ok in options)
     if origin is list:
         (item,) = typing.get_args(tp)
-        return isinstance(value, list) and all(_type_ok(v, item) for v in value)
+        item_ok = _checker(item)
+        return lambda v: isinstance(v, list) and all(map(item_ok, v))
     if origin is dict:
-        key, item = typing.get_args(tp)
-        return isinstance(value, dict) and all(
-            _type_ok(k, key) and _type_ok(v, item) for k, v in value.items()
+        key_ok, item_ok = (_checker(t) for t in typing.get_args(tp))
+        return lambda v: isinstance(v, dict) and all(
+            key_ok(k) and item_ok(x) for k, x in v.items()
         )
     if tp is bool:
-        return isinstance(value, bool)
+        return lambda v: isinstance(v, bool)
     if tp is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+        return lambda v: isinstance(v, int) and not isinstance(v, bool)
     if tp is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    return isinstance(value, tp)
+        return lambda v: isinstance(v, int | float) and not isinstance(v, bool)
+    return lambda v: isinstance(v, tp)
 
 
 def _type_text(tp: Any) -> str:
@@ -283,16 +292,30 @@ def check_fields(cls: type, row: Any) -> str | None:
     missing, a value of the wrong JSON type), or ``None``. Unknown keys are ignored."""
     if not isinstance(row, dict):
         return f"expected a JSON object, found {type(row).__name__}"
-    hints = _hints(cls)
-    for f in fields(cls):
-        if f.name not in row:
-            if f.default is MISSING and f.default_factory is MISSING:
-                return f"field {f.name!r} is missing"
+    for name, required, ok, hint in _field_checks(cls):
+        if name not in row:
+            if required:
+                return f"field {name!r} is missing"
             continue
-        if not _type_ok(row[f.name], hints[f.name]):
-            found = type(row[f.name]).__name__
-            return f"field {f.name!r}: expected {_type_text(hints[f.name])}, found {found}"
+        if not ok(row[name]):
+            found = type(row[name]).__name__
+            return f"field {name!r}: expected {_type_text(hint)}, found {found}"
     return None
+
+
+@cache
+def _field_checks(cls: type) -> tuple[tuple[str, bool, typing.Callable[[Any], bool], Any], ...]:
+    """``(name, required, test, annotation)`` of each field of ``cls``, in field order."""
+    hints = _hints(cls)
+    return tuple(
+        (
+            f.name,
+            f.default is MISSING and f.default_factory is MISSING,
+            _checker(hints[f.name]),
+            hints[f.name],
+        )
+        for f in fields(cls)
+    )
 
 
 def _rp_problem(row: dict[str, Any]) -> str | None:

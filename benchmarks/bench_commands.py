@@ -1,0 +1,165 @@
+"""Whole commands as a user runs them, each beside its anchor in the same run (issue 16).
+
+Every command runs in its own process; we report its wall time and peak resident memory
+(``ru_maxrss`` of that child, from ``os.wait4``).
+
+* **score**: ``maptab score OUT --results RESULTS.json --dataset DS`` against MapTab's
+  released route-planning scorer on the same file. ``--released PATH`` times the released
+  ``evaluate_planning.py`` itself (placed anywhere outside this repository; it writes under
+  ``PATH/../../results_evaluate``); without it the faithful re-implementation
+  ``benchmarks/released_planning.py`` stands in. The output says which.
+* **run**: ``maptab run --model oracle`` (the fastest baseline) over the same dataset:
+  samples per second after start-up (``--limit 1`` run subtracted) against a minimal
+  read-and-write loop over the same samples (the floor any runner pays).
+
+The dataset is built once (``--no-render``; ``--maps`` maps per scenario, ``--pairs`` OD
+pairs per scenario, 12 RP queries per pair) into ``--cache`` (default
+``/tmp/maptab-bench-commands``) and reused. The results file holds ``--answers`` answers to
+RP queries drawn at random (with replacement), in MapTab's results layout (``station_1``,
+``station_2``, ``city``, ``category``, ``routes``, ``Map_Difficulty``,
+``Query_Difficulty``, ``response``): 60% the gold route as a bare route, the rest a misread
+station, a wrong station, a dropped transfer mark, a truncated route or a route wrapped in
+prose and tags. Targets: score ≥ 5x faster than the released scorer, peak ≤ 1.5x its peak.
+
+Usage: ``python benchmarks/bench_commands.py [--quick] [--answers N] [--released PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BIN = Path(sys.executable).parent
+
+
+def timed(cmd: list[str], cwd: Path | None = None) -> tuple[float, float, str]:
+    """``(wall seconds, peak RSS in MB, output)`` of one command; fails loudly."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd)
+    assert proc.stdout is not None
+    out = proc.stdout.read().decode("utf-8", "replace")
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{out[-2000:]}")
+    return wall, usage.ru_maxrss / 1024, out
+
+
+def build_dataset(root: Path, maps: int, pairs: int) -> Path:
+    """The benchmark dataset (built once per size and reused)."""
+    from maptab.build.pipeline import Preset, build_benchmark
+
+    ds = root / f"ds-{maps}-{pairs}"
+    if not (ds / "manifest.json").is_file():
+        t0 = time.perf_counter()
+        build_benchmark(ds, preset=Preset("bench", maps, maps, pairs, pairs), seed=1, render=False)
+        print(f"built {ds} in {time.perf_counter() - t0:.0f} s")
+    return ds
+
+
+def _answer(rng: random.Random, route: str, names: list[str]) -> str:
+    toks = route.split("-")
+    kind = rng.random()
+    if kind < 0.6:
+        return route
+    if kind < 0.7:  # misread station
+        i = rng.randrange(len(toks))
+        t = toks[i]
+        j = rng.randrange(len(t))
+        toks[i] = t[:j] + rng.choice("aeioxz") + t[j + 1 :]
+    elif kind < 0.8:  # wrong station
+        toks[rng.randrange(len(toks))] = rng.choice(names)
+    elif kind < 0.85:  # dropped transfer marks
+        toks = [t.replace("(transfer)", "") for t in toks]
+    elif kind < 0.9:
+        toks = toks[: rng.randint(1, len(toks))]
+    else:
+        return f"Let me trace the lines.\nThe route is:\n<route_begin>{route}<route_end>"
+    return "-".join(toks)
+
+
+def write_results(ds: Path, n: int, path: Path, seed: int = 0) -> None:
+    """``n`` answers in MapTab's results layout (module docstring)."""
+    rows = [json.loads(line) for line in (ds / "rp.jsonl").open(encoding="utf-8")]
+    names = sorted({t.removesuffix("(transfer)") for r in rows for t in r["routes"][0].split("-")})
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        r = rng.choice(rows)
+        out.append(
+            {
+                "city": r["map_id"],
+                "station_1": r["source"],
+                "station_2": r["target"],
+                "category": r["category"],
+                "question": r["question"],
+                "routes": r["routes"],
+                "Map_Difficulty": r["map_difficulty"],
+                "Query_Difficulty": r["query_difficulty"],
+                "response": _answer(rng, r["routes"][0], names),
+            }
+        )
+    path.write_text(json.dumps(out, ensure_ascii=False, indent=4), encoding="utf-8")
+
+
+def bench_score(ds: Path, results: Path, work: Path, released: Path | None) -> None:
+    if released is not None:
+        anchor = [sys.executable, str(released), "--input_file", str(results)]
+        label = f"released {released}"
+    else:
+        out = work / "released-out.json"
+        anchor = [sys.executable, str(HERE / "released_planning.py")]
+        anchor += ["--input_file", str(results), "--out", str(out)]
+        label = "re-implementation benchmarks/released_planning.py"
+    a_s, a_mb, a_out = timed(anchor)
+    run = work / "scored"
+    shutil.rmtree(run, ignore_errors=True)
+    cmd = [str(BIN / "maptab"), "score", str(run), "--results", str(results)]
+    cmd += ["--dataset", str(ds), "--no-progress"]
+    m_s, m_mb, _ = timed(cmd)
+    print(f"released scorer ({label}): {a_s:7.2f} s  peak {a_mb:6.0f} MB")
+    print(f"  {' '.join(a_out.split()[-9:])}")
+    print(f"maptab score --results     : {m_s:7.2f} s  peak {m_mb:6.0f} MB")
+    print(
+        f"score: {a_s / m_s:.1f}x faster (target >= 5x {'PASS' if a_s / m_s >= 5 else 'MISS'}); "
+        f"memory {m_mb / a_mb:.2f}x the released scorer's "
+        f"(target <= 1.5x {'PASS' if m_mb <= 1.5 * a_mb else 'MISS'})"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small dataset, 20,000 answers")
+    ap.add_argument("--answers", type=int, default=None)
+    ap.add_argument("--maps", type=int, default=None)
+    ap.add_argument("--pairs", type=int, default=None)
+    ap.add_argument("--released", type=Path, default=None, help="the released script's path")
+    ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "maptab-bench")
+    args = ap.parse_args()
+    n = args.answers or (20_000 if args.quick else 100_000)
+    maps = args.maps or (8 if args.quick else 24)
+    pairs = args.pairs or (800 if args.quick else 2000)
+    args.cache.mkdir(parents=True, exist_ok=True)
+    ds = build_dataset(args.cache, maps, pairs)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        results = work / "bench" / "results.json"
+        results.parent.mkdir()
+        write_results(ds, n, results)
+        print(f"{n:,} answers in MapTab's layout, dataset {ds.name} ({os.cpu_count()} cores, "
+              f"load {os.getloadavg()[0]:.1f})")
+        bench_score(ds, results, work, args.released)
+
+
+if __name__ == "__main__":
+    main()
