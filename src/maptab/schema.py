@@ -251,6 +251,14 @@ def _type_ok(value: Any, tp: Any) -> bool:
     return _checker(tp)(value)
 
 
+_PLAIN_TYPES: dict[Any, set[type]] = {
+    str: {str},
+    int: {int},
+    float: {int, float},
+    bool: {bool},
+}
+
+
 @cache
 def _checker(tp: Any) -> typing.Callable[[Any], bool]:
     """The test :func:`_type_ok` applies for ``tp``, built once per annotation (reading
@@ -266,12 +274,15 @@ def _checker(tp: Any) -> typing.Callable[[Any], bool]:
     if origin is list:
         (item,) = typing.get_args(tp)
         item_ok = _checker(item)
+        plain = _PLAIN_TYPES.get(item)  # decoded JSON has these exact types: a C-speed test
+        if plain is not None:
+            return lambda v: (
+                isinstance(v, list) and (set(map(type, v)) <= plain or all(map(item_ok, v)))
+            )
         return lambda v: isinstance(v, list) and all(map(item_ok, v))
     if origin is dict:
         key_ok, item_ok = (_checker(t) for t in typing.get_args(tp))
-        return lambda v: isinstance(v, dict) and all(
-            key_ok(k) and item_ok(x) for k, x in v.items()
-        )
+        return lambda v: isinstance(v, dict) and all(key_ok(k) and item_ok(x) for k, x in v.items())
     if tp is bool:
         return lambda v: isinstance(v, bool)
     if tp is int:

@@ -25,6 +25,7 @@ import math
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from json.decoder import scanstring
 from pathlib import Path
 from typing import Any
@@ -554,6 +555,7 @@ def _score_stream(
     kept: list[dict[str, Any]] = []
     api_errors: dict[str, int] = defaultdict(int)
     seen: set[str] = set()
+    same: dict[tuple[str, str | None], dict[str, Any]] = {}
     items: Iterable[Prediction] = preds
     if progress:
         from rich.console import Console
@@ -576,7 +578,12 @@ def _score_stream(
             continue
         try:
             if kind == "rp":
-                row = score_rp(maps, rp[p.id], p.response or "")  # type: ignore[arg-type]
+                # the same answer to the same query is parsed and verified once
+                hit = same.get((p.id, p.response))
+                if hit is None:
+                    hit = score_rp(maps, rp[p.id], p.response or "")  # type: ignore[arg-type]
+                    same[(p.id, p.response)] = hit
+                row = dict(hit)
             elif kind == "qa":
                 row = score_qa(qa[p.id], p.response or "")  # type: ignore[arg-type]
             else:
@@ -704,7 +711,11 @@ def score_run(
         with tmp.open("w", encoding="utf-8", newline="\n") as fh:
 
             def emit(row: dict[str, Any]) -> None:
-                fh.write(json.dumps(_clean(row), ensure_ascii=False) + "\n")
+                try:  # the common case: nothing to clean
+                    text = json.dumps(row, ensure_ascii=False, allow_nan=False)
+                except ValueError:
+                    text = json.dumps(_clean(row), ensure_ascii=False)
+                fh.write(text + "\n")
 
             summary = _score_stream(
                 dataset_dir, preds, emit, progress=progress, selection=info, verify=verify
@@ -753,17 +764,9 @@ def load_external_results(
         raise ScoreError(f"{p}: expected a JSON list of samples (or {{'results': [...]}})")
     ds = _open_dataset(dataset_dir, verify)
     try:
-        rp, qa, rm = ds.rp(), ds.qa(), ds.reasonmap()
+        kinds, by_question, by_pair = _match_index(ds)
     except DatasetError as exc:
         raise ScoreError(str(exc)) from None
-    kinds = {q.id: "rp" for q in rp} | {q.id: "qa" for q in qa}
-    kinds |= {f"{q.id}/{m}": "reasonmap" for q in rm for m in ("short", "long")}
-    by_question: dict[str, list[str]] = defaultdict(list)
-    for q in [*rp, *qa]:
-        by_question[q.question.strip()].append(q.id)
-    by_pair: dict[tuple[str, str], list[RPQuery]] = defaultdict(list)
-    for q in rp:
-        by_pair[(table_name(q.source), table_name(q.target))].append(q)
     out: list[Prediction] = []
     for n, sample in enumerate(data):
         where = f"{p}: sample {n}"
@@ -775,14 +778,63 @@ def load_external_results(
         sid = _match_sample(sample, kinds, by_question, by_pair, where)
         model = str(sample.get("model", ""))
         out.append(Prediction(id=sid, kind=kinds[sid], response=response, model=model))
+        data[n] = None  # the sample's other fields are not needed any more
     return out
+
+
+def _digest(question: str) -> bytes:
+    """A 128-bit key of a stripped question (questions are long; the index keeps keys)."""
+    return hashlib.blake2b(question.strip().encode("utf-8"), digest_size=16).digest()
+
+
+@dataclass(frozen=True, slots=True)
+class _RPKey:
+    """What matching a results sample needs of one RP query (:func:`_match_sample`)."""
+
+    id: str
+    map_id: str
+    category: str
+    question: bytes  # :func:`_digest` of the question
+
+
+def _match_index(
+    ds: Dataset,
+) -> tuple[dict[str, str], dict[bytes, list[str]], dict[tuple[str, str], list[_RPKey]]]:
+    """``(kind by sample id, ids by question digest, RP queries by (source, target) table
+    names)`` from one pass over the query files, reading only those fields of each row."""
+    kinds: dict[str, str] = {}
+    by_question: dict[bytes, list[str]] = defaultdict(list)
+    by_pair: dict[tuple[str, str], list[_RPKey]] = defaultdict(list)
+    rp_keys = ("id", "map_id", "category", "question", "source", "target")
+    for kind, keys in (("rp", rp_keys), ("qa", ("id", "question")), ("reasonmap", ("id",))):
+        for _, line, where in _scan(ds, kind):
+            f = _row_fields(line, keys, where)
+            if any(not isinstance(f[k], str) for k in keys):
+                row = loads_json(line, where, error=DatasetError)
+                try:
+                    parse_record(kind, row)  # names the bad field
+                except RecordError as exc:
+                    raise DatasetError(f"{where}: {exc}") from None
+                raise DatasetError(f"{where}: a field of {', '.join(keys)} is not a string")
+            sid = f["id"]
+            if kind == "reasonmap":
+                for mode in _RM_MODES:
+                    kinds[f"{sid}/{mode}"] = kind
+                continue
+            kinds[sid] = kind
+            question = _digest(f["question"])
+            by_question[question].append(sid)
+            if kind == "rp":
+                pair = (table_name(f["source"]), table_name(f["target"]))
+                by_pair[pair].append(_RPKey(sid, f["map_id"], f["category"], question))
+    return kinds, by_question, by_pair
 
 
 def _match_sample(
     sample: dict[str, Any],
     known: dict[str, str],
-    by_question: dict[str, list[str]],
-    by_pair: dict[tuple[str, str], list[RPQuery]],
+    by_question: dict[bytes, list[str]],
+    by_pair: dict[tuple[str, str], list[_RPKey]],
     where: str,
 ) -> str:
     sid = sample.get("id")
@@ -799,14 +851,15 @@ def _match_sample(
         if "category" in sample:
             cands = [q for q in cands if q.category == sample["category"]]
         if question and len(cands) > 1:
-            cands = [q for q in cands if q.question.strip() == question] or cands
+            digest = _digest(question)
+            cands = [q for q in cands if q.question == digest] or cands
         if len(cands) == 1:
             return cands[0].id
         raise ScoreError(
             f"{where}: {len(cands)} route-planning queries match "
             f"{sample['station_1']!r} → {sample['station_2']!r}; add an 'id' or 'category' field"
         )
-    ids = by_question.get(question, [])
+    ids = by_question.get(_digest(question), [])
     if len(ids) == 1:
         return ids[0]
     raise ScoreError(f"{where}: matches {len(ids)} dataset queries; add an 'id' field")
