@@ -25,7 +25,7 @@ import math
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from json.decoder import scanstring
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ import numpy as np
 
 from maptab.dataset import QUERY_FILES, Dataset, DatasetError
 from maptab.errors import MaptabError
-from maptab.limits import loads_json, open_regular, read_json
+from maptab.limits import MAX_JSON_BYTES, loads_json, open_regular, read_bytes, read_json
 from maptab.network import Network, table_name
 from maptab.schema import (
     Prediction,
@@ -494,6 +494,10 @@ class _Queries:
                     record = parse_record(kind, row)
                 except RecordError as exc:
                     raise DatasetError(f"{where}: {exc}") from None
+                if isinstance(record, RPQuery | QAQuery):
+                    # scoring never reads the prompt or the table row orders, which are
+                    # most of a row's size; a paper-size run keeps ~200,000 records
+                    record = replace(record, question="", tables={})
                 found[record.id] = record
             self.counts[kind] = len(every)
 
@@ -581,9 +585,10 @@ def _score_stream(
                 # the same answer to the same query is parsed and verified once
                 hit = same.get((p.id, p.response))
                 if hit is None:
-                    hit = score_rp(maps, rp[p.id], p.response or "")  # type: ignore[arg-type]
-                    same[(p.id, p.response)] = hit
-                row = dict(hit)
+                    row = score_rp(maps, rp[p.id], p.response or "")  # type: ignore[arg-type]
+                    same[(p.id, p.response)] = row
+                else:
+                    row = dict(hit)
             elif kind == "qa":
                 row = score_qa(qa[p.id], p.response or "")  # type: ignore[arg-type]
             else:
@@ -757,18 +762,13 @@ def load_external_results(
     error naming its position.
     """
     p = Path(path)
-    data = read_json(p, error=ScoreError)
-    if isinstance(data, dict):
-        data = data.get("results")
-    if not isinstance(data, list):
-        raise ScoreError(f"{p}: expected a JSON list of samples (or {{'results': [...]}})")
     ds = _open_dataset(dataset_dir, verify)
     try:
         kinds, by_question, by_pair = _match_index(ds)
     except DatasetError as exc:
         raise ScoreError(str(exc)) from None
     out: list[Prediction] = []
-    for n, sample in enumerate(data):
+    for n, sample in enumerate(_results_samples(p)):
         where = f"{p}: sample {n}"
         if not isinstance(sample, dict):
             raise ScoreError(f"{where}: not a JSON object")
@@ -778,8 +778,57 @@ def load_external_results(
         sid = _match_sample(sample, kinds, by_question, by_pair, where)
         model = str(sample.get("model", ""))
         out.append(Prediction(id=sid, kind=kinds[sid], response=response, model=model))
-        data[n] = None  # the sample's other fields are not needed any more
     return out
+
+
+def _results_samples(path: Path) -> Iterator[Any]:
+    """The samples of a results file, decoded one at a time from a top-level JSON list (a
+    results file holds long questions: decoding it whole costs several times its size in
+    memory); a ``{"results": [...]}`` object is decoded whole."""
+    data = read_bytes(path, MAX_JSON_BYTES, error=ScoreError)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ScoreError(f"{path}: not UTF-8 text (byte offset {exc.start})") from None
+    del data
+    pos = _skip_space(text, 0)
+    if not text.startswith("[", pos):
+        whole = loads_json(text, path, error=ScoreError)
+        if isinstance(whole, dict):
+            whole = whole.get("results")
+        if not isinstance(whole, list):
+            raise ScoreError(f"{path}: expected a JSON list of samples (or {{'results': [...]}})")
+        yield from whole
+        return
+    decoder = json.JSONDecoder()
+    pos = _skip_space(text, pos + 1)
+    if text.startswith("]", pos):
+        pos += 1
+    else:
+        while True:
+            try:
+                sample, pos = decoder.raw_decode(text, pos)
+            except RecursionError:
+                raise ScoreError(f"{path}: JSON nested too deeply") from None
+            except ValueError as exc:
+                raise ScoreError(f"{path}: not valid JSON ({exc})") from None
+            yield sample
+            pos = _skip_space(text, pos)
+            if text.startswith(",", pos):
+                pos = _skip_space(text, pos + 1)
+            elif text.startswith("]", pos):
+                pos += 1
+                break
+            else:
+                raise ScoreError(f"{path}: not valid JSON (expected ',' or ']' at char {pos})")
+    if _skip_space(text, pos) != len(text):
+        raise ScoreError(f"{path}: not valid JSON (extra data at char {pos})")
+
+
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\n\r":
+        pos += 1
+    return pos
 
 
 def _digest(question: str) -> bytes:
