@@ -29,7 +29,6 @@ from maptab.score.scorer import (
     score_predictions,
     score_run,
 )
-
 from test_score_cli import RED, dataset, predictions  # noqa: F401 (fixture)
 
 TEXT = st.text(
