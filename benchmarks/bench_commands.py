@@ -22,7 +22,12 @@ RP queries drawn at random (with replacement), in MapTab's results layout (``sta
 station, a wrong station, a dropped transfer mark, a truncated route or a route wrapped in
 prose and tags. Targets: score ≥ 5x faster than the released scorer, peak ≤ 1.5x its peak.
 
-Usage: ``python benchmarks/bench_commands.py [--quick] [--answers N] [--released PATH]``.
+``--reference-src OTHER/src`` also scores the file with another checkout's code and checks
+that every output file is identical to the byte (how the optimisations of issue 16 were
+checked against the code before them).
+
+Usage: ``python benchmarks/bench_commands.py [--quick] [--answers N] [--released PATH]
+[--reference-src DIR]``.
 """
 
 from __future__ import annotations
@@ -165,6 +170,26 @@ _LOOP = (
 )
 
 
+def same_as_reference(ds: Path, results: Path, work: Path, src: Path) -> None:
+    """Score the same file with another checkout's ``src`` folder (e.g. the code before an
+    optimisation: ``git archive REV src | tar -x -C /tmp/old``) and compare the outputs byte for byte."""
+    env_cmd = [sys.executable, "-c", "from maptab.cli import main; main()"]
+    out = work / "reference"
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [*env_cmd, "score", str(out), "--results", str(results), "--dataset", str(ds)]
+    os.environ["PYTHONPATH"] = str(src)
+    try:
+        r_s, r_mb, r_cpu, _ = timed([*cmd, "--no-progress"])
+    finally:
+        del os.environ["PYTHONPATH"]
+    names = ("scores.jsonl", "summary.json", "predictions.jsonl", "run.json")
+    same = all((out / n).read_bytes() == (work / "scored" / n).read_bytes() for n in names)
+    print(f"reference code {src}: {r_s:7.2f} s wall  {r_cpu:7.2f} s CPU  peak {r_mb:6.0f} MB")
+    print(f"  outputs identical to the byte ({', '.join(names)}): {same}")
+    if not same:
+        raise SystemExit("scores differ from the reference code's")
+
+
 def bench_run(ds: Path, work: Path) -> None:
     """``maptab run --model oracle`` against a minimal read-and-write loop."""
     rows = sum(1 for _ in (ds / "rp.jsonl").open(encoding="utf-8"))
@@ -195,6 +220,9 @@ def main() -> None:
     ap.add_argument("--maps", type=int, default=None)
     ap.add_argument("--pairs", type=int, default=None)
     ap.add_argument("--released", type=Path, default=None, help="the released script's path")
+    ap.add_argument(
+        "--reference-src", type=Path, default=None, help="another checkout's src/ to compare with"
+    )
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "maptab-bench")
     args = ap.parse_args()
     n = args.answers or (20_000 if args.quick else 100_000)
@@ -212,6 +240,8 @@ def main() -> None:
             f"load {os.getloadavg()[0]:.1f})"
         )
         bench_score(ds, results, work, args.released)
+        if args.reference_src:
+            same_as_reference(ds, results, work, args.reference_src)
         bench_run(ds, work)
 
 
