@@ -19,7 +19,7 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -122,9 +122,14 @@ async def arun(
     image = image or ImageSpec()
     out = Path(out_dir)
     cats = sorted(set(categories or ()))
-    samples = list(
-        iter_samples(dataset_dir, split=split, categories=cats, limit=limit, verify=verify)
-    )
+
+    def selected() -> Iterator[Sample]:
+        return iter_samples(dataset_dir, split=split, categories=cats, limit=limit, verify=verify)
+
+    # one pass for the ids; the samples themselves are read again as workers take them, so
+    # memory follows the requests in flight, not the dataset (a paper-size row holds its
+    # prompt and table orders)
+    samples = [s.id for s in selected()]
     if not samples:
         asked = f"split {split!r}" if split is not None else ""
         asked += (" and " if asked and cats else "") + (f"categories {cats}" if cats else "")
@@ -160,9 +165,9 @@ async def arun(
             _check_compatible(out / RUN_FILE, record)
             _write_json(out / RUN_FILE, record)
             done = store.done_ids(include_errors=not retry_errors)
-            todo = [s for s in samples if s.id not in done]
-            bar = _Progress(len(samples), len(samples) - len(todo), enabled=progress)
-            pending = iter(todo)
+            todo = sum(1 for i in samples if i not in done)
+            bar = _Progress(len(samples), len(samples) - todo, enabled=progress)
+            pending = (s for s in selected() if s.id not in done)
 
             async def worker() -> None:
                 for sample in pending:
@@ -173,12 +178,12 @@ async def arun(
             with bar:
                 try:
                     async with asyncio.TaskGroup() as tg:  # a fatal error cancels the rest
-                        for _ in range(min(concurrency, len(todo))):
+                        for _ in range(min(concurrency, todo)):
                             tg.create_task(worker())
                 except BaseExceptionGroup as group:
                     raise group.exceptions[0] from None
             compacted = store.compact()
-            ids = {s.id for s in samples}
+            ids = set(samples)
             errors = Counter(
                 r["error"] for i, r in store.rows.items() if i in ids and r.get("error")
             )
@@ -186,8 +191,8 @@ async def arun(
             summary = RunSummary(
                 str(out),
                 len(samples),
-                len(samples) - len(todo),
-                len(todo),
+                len(samples) - todo,
+                todo,
                 errors.total(),
                 time.perf_counter() - start,
                 store.repaired,
@@ -241,12 +246,12 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _check_unique(samples: list[Sample], dataset_dir: str | Path) -> None:
+def _check_unique(ids: list[str], dataset_dir: str | Path) -> None:
     seen: set[str] = set()
-    for s in samples:
-        if s.id in seen:
-            raise DatasetError(f"{dataset_dir}: sample id {s.id!r} appears twice")
-        seen.add(s.id)
+    for i in ids:
+        if i in seen:
+            raise DatasetError(f"{dataset_dir}: sample id {i!r} appears twice")
+        seen.add(i)
 
 
 def _fingerprint(record: dict[str, Any]) -> dict[str, Any]:

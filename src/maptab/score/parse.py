@@ -32,6 +32,7 @@ import string
 import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from maptab.limits import MAX_RESPONSE_CHARS
 
@@ -160,9 +161,11 @@ def _lines(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=1 << 16)
 def normalise_name(name: str) -> str:
     """Comparison key of a station name: NFKD without diacritics, case-folded, ``-`` as
-    ``_``, runs of whitespace collapsed. Used for vocabulary matching, never fuzzily."""
+    ``_``, runs of whitespace collapsed. Used for vocabulary matching, never fuzzily.
+    (Memoised: scoring looks up the same names again and again.)"""
     decomposed = unicodedata.normalize("NFKD", name)
     stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
     return " ".join(stripped.casefold().replace("-", "_").split())
@@ -221,7 +224,7 @@ def _vocab(vocabulary: Collection[str] | None) -> _Vocab | None:
     keys = frozenset(normalise_name(v) for v in vocabulary if isinstance(v, str))
     max_parts = max((k.count("_") + 1 for k in keys), default=1)
     v = _Vocab(keys, max_parts)
-    if len(_VOCAB_CACHE) > 64:
+    if len(_VOCAB_CACHE) > 1024:  # more than a paper-size dataset's maps
         _VOCAB_CACHE.clear()
     _VOCAB_CACHE[id(vocabulary)] = (vocabulary, v)
     return v
@@ -257,7 +260,7 @@ def _segment(pieces: list[str], seps: list[str], vocab: _Vocab | None) -> list[s
     number of pieces covered by vocabulary names, then minimises the number of stations.
     """
     n = len(pieces)
-    if vocab is None:
+    if vocab is None or vocab.max_parts == 1:  # no name spans two pieces: nothing to merge
         return pieces
     mergeable = [s == "-" for s in seps]
 
@@ -336,6 +339,19 @@ def _route_from_line(line: str, vocab: _Vocab | None) -> tuple[ParsedRoute, int]
     return ParsedRoute(stations, transfers, line), hits
 
 
+def _bare_line(text: str) -> bool:
+    """Whether ``text`` is one clean line without tags (a bare route such as ``A-B-C``):
+    then :func:`strip_reasoning` and :func:`tagged` leave it as it is (every tag starts with
+    ``<`` or ``◁``) and :func:`_lines` gives exactly ``[text]``."""
+    return (
+        "<" not in text
+        and "◁" not in text
+        and text.splitlines() == [text]
+        and not _FENCE.match(text)
+        and _clean_line(text) == text
+    )
+
+
 def parse_route(text: str, vocabulary: Collection[str] | None = None) -> ParsedRoute | None:
     """The route a response states, or ``None`` (Output Format error).
 
@@ -346,11 +362,14 @@ def parse_route(text: str, vocabulary: Collection[str] | None = None) -> ParsedR
     """
     if not _usable(text):
         return None
+    vocab = _vocab(vocabulary)
+    if _bare_line(text):  # the fast path: what the steps below would reduce the text to
+        got = _route_from_line(text, vocab)
+        return got[0] if got else None
     body = strip_reasoning(text)
     inner = tagged(body, "<route_begin>", "<route_end>")
     if inner is not None:
         body = inner
-    vocab = _vocab(vocabulary)
     fallback: ParsedRoute | None = None
     for line in reversed(_lines(body)):
         got = _route_from_line(line, vocab)

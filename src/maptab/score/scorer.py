@@ -19,26 +19,32 @@ answered sample, then :func:`summarise`) → :func:`score_run` writes
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from json.decoder import scanstring
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from maptab.dataset import Dataset, DatasetError
+from maptab.dataset import QUERY_FILES, Dataset, DatasetError
 from maptab.errors import MaptabError
-from maptab.limits import MAX_RESULTS_BYTES, read_json
+from maptab.limits import MAX_RESULTS_BYTES, loads_json, open_regular, read_bytes, read_json
 from maptab.network import Network, table_name
 from maptab.schema import (
     Prediction,
     QAQuery,
     ReasonMapQuestion,
+    Record,
     RecordError,
     RPQuery,
     parse_prediction,
+    parse_record,
     read_jsonl,
     read_jsonl_lines,
     write_jsonl,
@@ -69,6 +75,7 @@ __all__ = [
 ]
 
 SCORES = "scores.jsonl"
+_RM_MODES = ("short", "long")
 SUMMARY = "summary.json"
 LEVEL = 0.95
 N_BOOT = 2000
@@ -400,6 +407,101 @@ def load_scores(run_dir: str | Path) -> list[dict[str, Any]]:
         raise ScoreError(str(exc)) from None
 
 
+# --------------------------------------------------------------------------- dataset rows
+def _string_field(line: str, key: str) -> str | None:
+    """The value of the top-level string field ``key`` of a dataset JSONL row as the builder
+    writes it (``"key": "value"``), or ``None`` when the row is written otherwise.
+
+    A JSON string cannot hold a bare ``"``, so ``"key": "`` only occurs as a key; the value
+    is decoded by the standard library's JSON string scanner (escapes included). Our query
+    rows have no nested object with the keys read here.
+    """
+    pattern = f'"{key}": "'
+    at = line.find(pattern)
+    if at == -1:
+        return None
+    try:
+        return scanstring(line, at + len(pattern))[0]
+    except ValueError:
+        return None
+
+
+def _row_fields(line: str, keys: Sequence[str], where: str) -> dict[str, Any]:
+    """The fields ``keys`` of one row, read with :func:`_string_field` (the fast path), or
+    by decoding the whole row when one is not written as a plain string."""
+    out: dict[str, Any] = {}
+    for key in keys:
+        value = _string_field(line, key)
+        if value is None:
+            row = loads_json(line, where, error=DatasetError)
+            if not isinstance(row, dict):
+                raise DatasetError(f"{where}: expected a JSON object, found {type(row).__name__}")
+            return {k: row.get(k) for k in keys}
+        out[key] = value
+    return out
+
+
+def _scan(ds: Dataset, kind: str) -> Iterator[tuple[int, str, str]]:
+    """``(line number, line, where)`` of each non-blank line of the ``kind`` query file of
+    ``ds`` (checked against the manifest like every dataset read)."""
+    name = QUERY_FILES[kind]
+    if not ds.has(name):
+        return
+    path = ds.file(name)
+    shown = ds.root / name
+    n = 0
+    with open_regular(path, error=DatasetError) as fh:
+        try:
+            for n, line in enumerate(fh, 1):  # noqa: B007 (n names the line of a decode error)
+                if line.strip():
+                    yield n, line, f"{shown}:{n}"
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"{shown}:{n + 1}: not UTF-8 text ({exc.reason})") from None
+
+
+def _row_id(line: str, where: str) -> str | None:
+    """The ``id`` of one row (fast path: the builder writes it first)."""
+    if line.startswith('{"id": "'):
+        try:
+            return scanstring(line, 8)[0]
+        except ValueError:
+            pass
+    sid = _row_fields(line, ("id",), where)["id"]
+    return sid if isinstance(sid, str) else None
+
+
+class _Queries:
+    """The dataset rows a set of predictions needs, by id (one pass over each query file).
+
+    Only rows whose ``id`` is wanted are decoded and checked against their schema (an error
+    names file and line); the others are only counted, so scoring a subset of a large
+    dataset does not pay for the rest. A later row with the same id replaces an earlier one.
+    """
+
+    def __init__(self, ds: Dataset, rp_qa_ids: set[str], rm_ids: set[str]) -> None:
+        self.rows: dict[str, dict[str, Record]] = {"rp": {}, "qa": {}, "reasonmap": {}}
+        self.counts = {"rp": 0, "qa": 0, "reasonmap": 0}  # distinct ids of each file
+        for kind, wanted in (("rp", rp_qa_ids), ("qa", rp_qa_ids), ("reasonmap", rm_ids)):
+            found = self.rows[kind]
+            every: set[str | None] = set()
+            for _, line, where in _scan(ds, kind):
+                sid = _row_id(line, where)
+                every.add(sid)
+                if sid not in wanted:
+                    continue
+                row = loads_json(line, where, error=DatasetError)
+                try:
+                    record = parse_record(kind, row)
+                except RecordError as exc:
+                    raise DatasetError(f"{where}: {exc}") from None
+                if isinstance(record, RPQuery | QAQuery):
+                    # scoring never reads the prompt or the table row orders, which are
+                    # most of a row's size; a paper-size run keeps ~200,000 records
+                    record = replace(record, question="", tables={})
+                found[record.id] = record
+            self.counts[kind] = len(every)
+
+
 # --------------------------------------------------------------------------- drivers
 def _open_dataset(dataset_dir: str | Path, verify: bool = True) -> Dataset:
     try:
@@ -425,18 +527,39 @@ def score_predictions(
     that is not in the dataset; with ``verify`` every dataset file read is first checked
     against the manifest's hash (:class:`~maptab.dataset.Dataset`).
     """
+    rows: list[dict[str, Any]] = []
+    summary = _score_stream(
+        dataset_dir, predictions, rows.append, progress=progress, selection=selection, verify=verify
+    )
+    return rows, summary
+
+
+def _score_stream(
+    dataset_dir: str | Path,
+    predictions: Iterable[Prediction],
+    emit: Callable[[dict[str, Any]], None],
+    *,
+    progress: bool,
+    selection: dict[str, Any] | None,
+    verify: bool,
+) -> dict[str, Any]:
+    """:func:`score_predictions`, handing each score row to ``emit`` as soon as it is
+    computed; returns the summary. Only the dataset rows the predictions name are decoded
+    (:class:`_Queries`)."""
     ds = _open_dataset(dataset_dir, verify)
+    preds = list(predictions)
+    ids = {p.id for p in preds}
+    rm_ids = {base for base, _, mode in (i.rpartition("/") for i in ids) if mode in _RM_MODES}
     try:
-        rp = {q.id: q for q in ds.rp()}
-        qa = {q.id: q for q in ds.qa()}
-        rm = {q.id: q for q in ds.reasonmap()}
+        queries = _Queries(ds, ids, rm_ids)
     except DatasetError as exc:
         raise ScoreError(str(exc)) from None
+    rp, qa, rm = queries.rows["rp"], queries.rows["qa"], queries.rows["reasonmap"]
     maps = _Maps(ds)
-    preds = list(predictions)
-    rows: list[dict[str, Any]] = []
+    kept: list[dict[str, Any]] = []
     api_errors: dict[str, int] = defaultdict(int)
     seen: set[str] = set()
+    same: dict[tuple[str, str | None], dict[str, Any]] = {}
     items: Iterable[Prediction] = preds
     if progress:
         from rich.console import Console
@@ -449,7 +572,7 @@ def score_predictions(
             kind = "rp"
         elif p.id in qa:
             kind = "qa"
-        elif base in rm and mode in ("short", "long"):
+        elif base in rm and mode in _RM_MODES:
             kind = "reasonmap"
         else:
             raise ScoreError(f"prediction {p.id!r} is not a sample of dataset {dataset_dir}")
@@ -459,13 +582,21 @@ def score_predictions(
             continue
         try:
             if kind == "rp":
-                rows.append(score_rp(maps, rp[p.id], p.response or ""))
+                # the same answer to the same query is parsed and verified once
+                hit = same.get((p.id, p.response))
+                if hit is None:
+                    row = score_rp(maps, rp[p.id], p.response or "")  # type: ignore[arg-type]
+                    same[(p.id, p.response)] = row
+                else:
+                    row = dict(hit)
             elif kind == "qa":
-                rows.append(score_qa(qa[p.id], p.response or ""))
+                row = score_qa(qa[p.id], p.response or "")  # type: ignore[arg-type]
             else:
-                rows.append(score_rm(maps, rm[base], mode, p.response or ""))
+                row = score_rm(maps, rm[base], mode, p.response or "")  # type: ignore[arg-type]
         except (DatasetError, ValueError) as exc:
             raise ScoreError(f"{dataset_dir}: sample {p.id!r}: {exc}") from None
+        kept.append(row)
+        emit(row)
     if selection and any(selection.get(k) for k in ("split", "categories", "limit")):
         from maptab.run.requests import iter_samples
 
@@ -480,16 +611,17 @@ def score_predictions(
             )
         )
     else:
-        expected = len(rp) + len(qa) + 2 * len(rm)
-    summary = summarise(rows)
+        counts = queries.counts
+        expected = counts["rp"] + counts["qa"] + 2 * counts["reasonmap"]
+    summary = summarise(kept)
     summary["counts"] = {
         "predictions": len(preds),
-        "scored": {k: sum(r["kind"] == k for r in rows) for k in ("rp", "qa", "reasonmap")},
+        "scored": {k: sum(r["kind"] == k for r in kept) for k in ("rp", "qa", "reasonmap")},
         "api_errors": dict(api_errors),
-        "format_errors": sum(not r["parsed"] for r in rows),
+        "format_errors": sum(not r["parsed"] for r in kept),
         "missing": expected - len(seen),
     }
-    return rows, summary
+    return summary
 
 
 def load_predictions(run_dir: str | Path) -> list[Prediction]:
@@ -532,6 +664,10 @@ def write_scores(run_dir: str | Path, rows: list[dict[str, Any]], summary: dict[
     out = Path(run_dir)
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / SCORES, rows)
+    _write_summary(out, summary)
+
+
+def _write_summary(out: Path, summary: dict[str, Any]) -> None:
     (out / SUMMARY).write_text(
         json.dumps(summary, ensure_ascii=False, indent=1, allow_nan=False) + "\n",
         encoding="utf-8",
@@ -573,11 +709,27 @@ def score_run(
     if predictions is not None:
         _adopt(run, Path(dataset_dir), predictions, info)
     preds = predictions if predictions is not None else load_predictions(run)
-    rows, summary = score_predictions(
-        dataset_dir, preds, progress=progress, selection=info, verify=verify
-    )
+    run.mkdir(parents=True, exist_ok=True)
+    tmp = run / (SCORES + ".tmp")
+    # each score row is written as it is computed (the file is renamed into place at the end)
+    try:
+        with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+
+            def emit(row: dict[str, Any]) -> None:
+                try:  # the common case: nothing to clean
+                    text = json.dumps(row, ensure_ascii=False, allow_nan=False)
+                except ValueError:
+                    text = json.dumps(_clean(row), ensure_ascii=False)
+                fh.write(text + "\n")
+
+            summary = _score_stream(
+                dataset_dir, preds, emit, progress=progress, selection=info, verify=verify
+            )
+        os.replace(tmp, run / SCORES)
+    finally:
+        tmp.unlink(missing_ok=True)
     summary = _clean({"model": info.get("model"), "dataset": str(dataset_dir), **summary})
-    write_scores(run, _clean(rows), summary)
+    _write_summary(run, summary)
     return summary
 
 
@@ -610,26 +762,13 @@ def load_external_results(
     error naming its position.
     """
     p = Path(path)
-    data = read_json(p, limit=MAX_RESULTS_BYTES, error=ScoreError)
-    if isinstance(data, dict):
-        data = data.get("results")
-    if not isinstance(data, list):
-        raise ScoreError(f"{p}: expected a JSON list of samples (or {{'results': [...]}})")
     ds = _open_dataset(dataset_dir, verify)
     try:
-        rp, qa, rm = ds.rp(), ds.qa(), ds.reasonmap()
+        kinds, by_question, by_pair = _match_index(ds)
     except DatasetError as exc:
         raise ScoreError(str(exc)) from None
-    kinds = {q.id: "rp" for q in rp} | {q.id: "qa" for q in qa}
-    kinds |= {f"{q.id}/{m}": "reasonmap" for q in rm for m in ("short", "long")}
-    by_question: dict[str, list[str]] = defaultdict(list)
-    for q in [*rp, *qa]:
-        by_question[q.question.strip()].append(q.id)
-    by_pair: dict[tuple[str, str], list[RPQuery]] = defaultdict(list)
-    for q in rp:
-        by_pair[(table_name(q.source), table_name(q.target))].append(q)
     out: list[Prediction] = []
-    for n, sample in enumerate(data):
+    for n, sample in enumerate(_results_samples(p)):
         where = f"{p}: sample {n}"
         if not isinstance(sample, dict):
             raise ScoreError(f"{where}: not a JSON object")
@@ -642,11 +781,109 @@ def load_external_results(
     return out
 
 
+def _results_samples(path: Path) -> Iterator[Any]:
+    """The samples of a results file, decoded one at a time from a top-level JSON list (a
+    results file holds long questions: decoding it whole costs several times its size in
+    memory); a ``{"results": [...]}`` object is decoded whole."""
+    data = read_bytes(path, MAX_RESULTS_BYTES, error=ScoreError)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ScoreError(f"{path}: not UTF-8 text (byte offset {exc.start})") from None
+    del data
+    pos = _skip_space(text, 0)
+    if not text.startswith("[", pos):
+        whole = loads_json(text, path, error=ScoreError)
+        if isinstance(whole, dict):
+            whole = whole.get("results")
+        if not isinstance(whole, list):
+            raise ScoreError(f"{path}: expected a JSON list of samples (or {{'results': [...]}})")
+        yield from whole
+        return
+    decoder = json.JSONDecoder()
+    pos = _skip_space(text, pos + 1)
+    if text.startswith("]", pos):
+        pos += 1
+    else:
+        while True:
+            try:
+                sample, pos = decoder.raw_decode(text, pos)
+            except RecursionError:
+                raise ScoreError(f"{path}: JSON nested too deeply") from None
+            except ValueError as exc:
+                raise ScoreError(f"{path}: not valid JSON ({exc})") from None
+            yield sample
+            pos = _skip_space(text, pos)
+            if text.startswith(",", pos):
+                pos = _skip_space(text, pos + 1)
+            elif text.startswith("]", pos):
+                pos += 1
+                break
+            else:
+                raise ScoreError(f"{path}: not valid JSON (expected ',' or ']' at char {pos})")
+    if _skip_space(text, pos) != len(text):
+        raise ScoreError(f"{path}: not valid JSON (extra data at char {pos})")
+
+
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\n\r":
+        pos += 1
+    return pos
+
+
+def _digest(question: str) -> bytes:
+    """A 128-bit key of a stripped question (questions are long; the index keeps keys)."""
+    return hashlib.blake2b(question.strip().encode("utf-8"), digest_size=16).digest()
+
+
+@dataclass(frozen=True, slots=True)
+class _RPKey:
+    """What matching a results sample needs of one RP query (:func:`_match_sample`)."""
+
+    id: str
+    map_id: str
+    category: str
+    question: bytes  # :func:`_digest` of the question
+
+
+def _match_index(
+    ds: Dataset,
+) -> tuple[dict[str, str], dict[bytes, list[str]], dict[tuple[str, str], list[_RPKey]]]:
+    """``(kind by sample id, ids by question digest, RP queries by (source, target) table
+    names)`` from one pass over the query files, reading only those fields of each row."""
+    kinds: dict[str, str] = {}
+    by_question: dict[bytes, list[str]] = defaultdict(list)
+    by_pair: dict[tuple[str, str], list[_RPKey]] = defaultdict(list)
+    rp_keys = ("id", "map_id", "category", "question", "source", "target")
+    for kind, keys in (("rp", rp_keys), ("qa", ("id", "question")), ("reasonmap", ("id",))):
+        for _, line, where in _scan(ds, kind):
+            f = _row_fields(line, keys, where)
+            if any(not isinstance(f[k], str) for k in keys):
+                row = loads_json(line, where, error=DatasetError)
+                try:
+                    parse_record(kind, row)  # names the bad field
+                except RecordError as exc:
+                    raise DatasetError(f"{where}: {exc}") from None
+                raise DatasetError(f"{where}: a field of {', '.join(keys)} is not a string")
+            sid = f["id"]
+            if kind == "reasonmap":
+                for mode in _RM_MODES:
+                    kinds[f"{sid}/{mode}"] = kind
+                continue
+            kinds[sid] = kind
+            question = _digest(f["question"])
+            by_question[question].append(sid)
+            if kind == "rp":
+                pair = (table_name(f["source"]), table_name(f["target"]))
+                by_pair[pair].append(_RPKey(sid, f["map_id"], f["category"], question))
+    return kinds, by_question, by_pair
+
+
 def _match_sample(
     sample: dict[str, Any],
     known: dict[str, str],
-    by_question: dict[str, list[str]],
-    by_pair: dict[tuple[str, str], list[RPQuery]],
+    by_question: dict[bytes, list[str]],
+    by_pair: dict[tuple[str, str], list[_RPKey]],
     where: str,
 ) -> str:
     sid = sample.get("id")
@@ -663,14 +900,15 @@ def _match_sample(
         if "category" in sample:
             cands = [q for q in cands if q.category == sample["category"]]
         if question and len(cands) > 1:
-            cands = [q for q in cands if q.question.strip() == question] or cands
+            digest = _digest(question)
+            cands = [q for q in cands if q.question == digest] or cands
         if len(cands) == 1:
             return cands[0].id
         raise ScoreError(
             f"{where}: {len(cands)} route-planning queries match "
             f"{sample['station_1']!r} → {sample['station_2']!r}; add an 'id' or 'category' field"
         )
-    ids = by_question.get(question, [])
+    ids = by_question.get(_digest(question), [])
     if len(ids) == 1:
         return ids[0]
     raise ScoreError(f"{where}: matches {len(ids)} dataset queries; add an 'id' field")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from maptab.costs import (
     CostTable,
@@ -69,6 +70,9 @@ class StationIndex:
         return self._norm.get(normalise_name(name))
 
 
+# caches per map are emptied when they pass this many maps (a paper-size dataset has 328;
+# emptying them at every few dozen maps made scoring a shuffled results file rebuild them)
+_MAPS_KEPT = 1024
 _INDEX_CACHE: dict[int, StationIndex] = {}
 
 
@@ -76,7 +80,7 @@ def station_index(network: Network) -> StationIndex:
     """The (cached) :class:`StationIndex` of ``network``."""
     hit = _INDEX_CACHE.get(id(network))
     if hit is None or hit.network is not network:
-        if len(_INDEX_CACHE) > 256:
+        if len(_INDEX_CACHE) > _MAPS_KEPT:
             _INDEX_CACHE.clear()
         hit = _INDEX_CACHE[id(network)] = StationIndex(network)
     return hit
@@ -105,8 +109,25 @@ class Verification:
 
 def gold_routes(
     index: StationIndex, routes: Sequence[str]
-) -> list[tuple[tuple[str, ...], frozenset[int]]]:
-    """Gold route strings as ``(station keys, marked positions)``."""
+) -> tuple[tuple[tuple[str, ...], frozenset[int]], ...]:
+    """Gold route strings as ``(station keys, marked positions)`` (memoised per index and
+    routes: a query's gold is read for every answer to it)."""
+    key = (index, tuple(routes))
+    hit = _GOLD.get(key)
+    if hit is None:
+        if len(_GOLD) > _MEMO_SIZE:
+            _GOLD.clear()
+        hit = _GOLD[key] = _gold_routes(index, routes)
+    return hit
+
+
+_MEMO_SIZE = 100_000
+_GOLD: dict[tuple[StationIndex, tuple[str, ...]], Any] = {}
+
+
+def _gold_routes(
+    index: StationIndex, routes: Sequence[str]
+) -> tuple[tuple[tuple[str, ...], frozenset[int]], ...]:
     out = []
     for r in routes:
         keys: list[str] = []
@@ -118,7 +139,7 @@ def gold_routes(
                 tok = tok[: -len("(transfer)")].strip()
             keys.append(index.resolve(tok) or tok)
         out.append((tuple(keys), frozenset(marks)))
-    return out
+    return tuple(out)
 
 
 class _Costing:
@@ -127,14 +148,18 @@ class _Costing:
     def __init__(self) -> None:
         self._tables: dict[tuple[int, str], CostTable] = {}
         self._weighted: dict[tuple[int, str, tuple[float, ...] | None], WeightedCosts] = {}
+        # (network id, items, stations, weights, cost model) -> (network, assessment): each
+        # distinct route is costed once (answers repeat routes; every answer costs its gold)
+        self._assessed: dict[tuple[Any, ...], tuple[Network, Any]] = {}
 
     def table(self, network: Network, items: str) -> CostTable:
         key = (id(network), items)
         t = self._tables.get(key)
         if t is None or t.network is not network:
-            if len(self._tables) > 64:
+            if len(self._tables) > _MAPS_KEPT * 3:
                 self._tables.clear()
                 self._weighted.clear()
+                self._assessed.clear()
             t = self._tables[key] = CostTable(network, items)
         return t
 
@@ -148,10 +173,24 @@ class _Costing:
 
     def assess(
         self, network: Network, stations: Sequence[str], query: RPQuery
-    ) -> tuple[float, list[frozenset[int]]]:
-        """``(cost, reference markings)`` of a valid route: J* or hop count."""
+    ) -> tuple[float, tuple[frozenset[int], ...]]:
+        """``(cost, reference markings)`` of a valid route: J* or hop count (memoised)."""
         category = RP_BY_NAME.get(query.category)
         items = category.items if category else "edge_vertex"
+        weights = tuple(query.weights) if query.weights else None
+        key = (id(network), items, tuple(stations), weights, query.cost_model)
+        hit = self._assessed.get(key)
+        if hit is not None and hit[0] is network:
+            return hit[1]
+        result = self._assess(network, items, stations, query)
+        if len(self._assessed) > _MEMO_SIZE:
+            self._assessed.clear()
+        self._assessed[key] = (network, result)
+        return result
+
+    def _assess(
+        self, network: Network, items: str, stations: Sequence[str], query: RPQuery
+    ) -> tuple[float, tuple[frozenset[int], ...]]:
         table = self.table(network, items)
         path = table.path_index(stations)
         weights = Weights(*query.weights) if query.weights else None
@@ -160,7 +199,7 @@ class _Costing:
         else:
             j, marks = optimal_assignments(table, self.weighted(table, weights), path)
         cost = j if weights is not None else float(len(stations) - 1)
-        return cost, [frozenset(m.transfers) for m in marks]
+        return cost, tuple(frozenset(m.transfers) for m in marks)
 
 
 _COSTING = _Costing()

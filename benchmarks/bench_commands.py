@@ -1,0 +1,249 @@
+"""Whole commands as a user runs them, each beside its anchor in the same run (issue 16).
+
+Every command runs in its own process; we report its wall time and peak resident memory
+(``ru_maxrss`` of that child, from ``os.wait4``).
+
+* **score**: ``maptab score OUT --results RESULTS.json --dataset DS`` against MapTab's
+  released route-planning scorer on the same file. ``--released PATH`` times the released
+  ``evaluate_planning.py`` itself (placed anywhere outside this repository; it writes under
+  ``PATH/../../results_evaluate``); without it the faithful re-implementation
+  ``benchmarks/released_planning.py`` stands in. The output says which.
+* **run**: ``maptab run --model oracle`` (the fastest baseline) over the dataset's RP rows:
+  samples per second after start-up (a ``--limit 1`` run subtracted) beside a minimal
+  read-and-write loop over the same rows (the floor any runner pays). Target: >= 10,000
+  samples/s. (The client against an HTTP server is ``benchmarks/bench_run.py``.)
+
+The dataset is built once (``--no-render``; ``--maps`` maps per scenario, ``--pairs`` OD
+pairs per scenario, 12 RP queries per pair) into ``--cache`` (default
+``/tmp/maptab-bench-commands``) and reused. The results file holds ``--answers`` answers to
+RP queries drawn at random (with replacement), in MapTab's results layout (``station_1``,
+``station_2``, ``city``, ``category``, ``routes``, ``Map_Difficulty``,
+``Query_Difficulty``, ``response``): 60% the gold route as a bare route, the rest a misread
+station, a wrong station, a dropped transfer mark, a truncated route or a route wrapped in
+prose and tags. Targets: score ≥ 5x faster than the released scorer, peak ≤ 1.5x its peak.
+
+``--reference-src OTHER/src`` also scores the file with another checkout's code and checks
+that every output file is identical to the byte (how the optimisations of issue 16 were
+checked against the code before them).
+
+Usage: ``python benchmarks/bench_commands.py [--quick] [--answers N] [--released PATH]
+[--reference-src DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BIN = Path(sys.executable).parent
+
+
+_LAUNCH = (
+    "import os, subprocess, sys\n"
+    "p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)\n"
+    "import resource\nu = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "sys.stdout.buffer.write(p.stdout)\n"
+    "print(f'\\n@@ {p.returncode} {u.ru_maxrss} {u.ru_utime + u.ru_stime}')\n"
+)
+
+
+def timed(cmd: list[str]) -> tuple[float, float, float, str]:
+    """``(wall seconds, peak RSS in MB, CPU seconds, output)`` of one command; fails loudly.
+
+    The command is started by a small launcher process, so that its peak RSS is its own
+    (a child forked from this process would inherit our high-water mark)."""
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", _LAUNCH, *cmd], capture_output=True, check=False)
+    wall = time.perf_counter() - t0
+    out, _, tail = proc.stdout.decode("utf-8", "replace").rpartition("\n@@ ")
+    if proc.returncode or not tail:
+        raise SystemExit(f"{' '.join(cmd)}: launcher failed\n{proc.stderr.decode()[-2000:]}")
+    code, rss_kb, cpu = tail.split()
+    if int(code):
+        raise SystemExit(f"{' '.join(cmd)} failed ({code}):\n{out[-2000:]}")
+    return wall, int(rss_kb) / 1024, float(cpu), out
+
+
+def build_dataset(root: Path, maps: int, pairs: int) -> Path:
+    """The benchmark dataset (built once per size and reused)."""
+    from maptab.build.pipeline import Preset, build_benchmark
+
+    ds = root / f"ds-{maps}-{pairs}"
+    if not (ds / "manifest.json").is_file():
+        t0 = time.perf_counter()
+        build_benchmark(ds, preset=Preset("bench", maps, maps, pairs, pairs), seed=1, render=False)
+        print(f"built {ds} in {time.perf_counter() - t0:.0f} s")
+    return ds
+
+
+def _answer(rng: random.Random, route: str, names: list[str]) -> str:
+    toks = route.split("-")
+    kind = rng.random()
+    if kind < 0.6:
+        return route
+    if kind < 0.7:  # misread station
+        i = rng.randrange(len(toks))
+        t = toks[i]
+        j = rng.randrange(len(t))
+        toks[i] = t[:j] + rng.choice("aeioxz") + t[j + 1 :]
+    elif kind < 0.8:  # wrong station
+        toks[rng.randrange(len(toks))] = rng.choice(names)
+    elif kind < 0.85:  # dropped transfer marks
+        toks = [t.replace("(transfer)", "") for t in toks]
+    elif kind < 0.9:
+        toks = toks[: rng.randint(1, len(toks))]
+    else:
+        return f"Let me trace the lines.\nThe route is:\n<route_begin>{route}<route_end>"
+    return "-".join(toks)
+
+
+def write_results(ds: Path, n: int, path: Path, seed: int = 0) -> None:
+    """``n`` answers in MapTab's results layout (module docstring)."""
+    rows = [json.loads(line) for line in (ds / "rp.jsonl").open(encoding="utf-8")]
+    names = sorted({t.removesuffix("(transfer)") for r in rows for t in r["routes"][0].split("-")})
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        r = rng.choice(rows)
+        out.append(
+            {
+                "city": r["map_id"],
+                "station_1": r["source"],
+                "station_2": r["target"],
+                "category": r["category"],
+                "question": r["question"],
+                "routes": r["routes"],
+                "Map_Difficulty": r["map_difficulty"],
+                "Query_Difficulty": r["query_difficulty"],
+                "response": _answer(rng, r["routes"][0], names),
+            }
+        )
+    path.write_text(json.dumps(out, ensure_ascii=False, indent=4), encoding="utf-8")
+
+
+def bench_score(ds: Path, results: Path, work: Path, released: Path | None) -> None:
+    if released is not None:
+        anchor = [sys.executable, str(released), "--input_file", str(results)]
+        label = f"released {released}"
+    else:
+        out = work / "released-out.json"
+        anchor = [sys.executable, str(HERE / "released_planning.py")]
+        anchor += ["--input_file", str(results), "--out", str(out)]
+        label = "re-implementation benchmarks/released_planning.py"
+    a_s, a_mb, a_cpu, a_out = timed(anchor)
+    run = work / "scored"
+    shutil.rmtree(run, ignore_errors=True)
+    cmd = [str(BIN / "maptab"), "score", str(run), "--results", str(results)]
+    cmd += ["--dataset", str(ds), "--no-progress"]
+    m_s, m_mb, m_cpu, _ = timed(cmd)
+    print(f"released scorer ({label})")
+    for line in a_out.splitlines():
+        if line.startswith(("Average", "Difficulty_score_total")):
+            print(f"  {line}")
+    print(f"  {a_s:7.2f} s wall  {a_cpu:7.2f} s CPU  peak {a_mb:6.0f} MB")
+    print("maptab score --results")
+    print(f"  {m_s:7.2f} s wall  {m_cpu:7.2f} s CPU  peak {m_mb:6.0f} MB")
+    ratio, cpu_ratio = a_s / m_s, a_cpu / m_cpu
+    print(
+        f"score: {ratio:.1f}x faster by wall time, {cpu_ratio:.1f}x by CPU time "
+        f"(target >= 5x {'PASS' if min(ratio, cpu_ratio) >= 5 else 'MISS'}); "
+        f"memory {m_mb / a_mb:.2f}x the released scorer's "
+        f"(target <= 1.5x {'PASS' if m_mb <= 1.5 * a_mb else 'MISS'})"
+    )
+
+
+_LOOP = (
+    "import json, sys\n"
+    "with open(sys.argv[1], encoding='utf-8') as src, open(sys.argv[2], 'w') as out:\n"
+    "    for line in src:\n"
+    "        row = json.loads(line)\n"
+    "        out.write(json.dumps({'id': row['id'], 'response': row['routes'][0]}) + '\\n')\n"
+)
+
+
+def same_as_reference(ds: Path, results: Path, work: Path, src: Path) -> None:
+    """Score the same file with another checkout's ``src`` folder (e.g. the code before an
+    optimisation: ``git archive REV src | tar -x -C /tmp/old``) and compare the outputs byte for byte."""
+    env_cmd = [sys.executable, "-c", "from maptab.cli import main; main()"]
+    out = work / "reference"
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [*env_cmd, "score", str(out), "--results", str(results), "--dataset", str(ds)]
+    os.environ["PYTHONPATH"] = str(src)
+    try:
+        r_s, r_mb, r_cpu, _ = timed([*cmd, "--no-progress"])
+    finally:
+        del os.environ["PYTHONPATH"]
+    names = ("scores.jsonl", "summary.json", "predictions.jsonl", "run.json")
+    same = all((out / n).read_bytes() == (work / "scored" / n).read_bytes() for n in names)
+    print(f"reference code {src}: {r_s:7.2f} s wall  {r_cpu:7.2f} s CPU  peak {r_mb:6.0f} MB")
+    print(f"  outputs identical to the byte ({', '.join(names)}): {same}")
+    if not same:
+        raise SystemExit("scores differ from the reference code's")
+
+
+def bench_run(ds: Path, work: Path) -> None:
+    """``maptab run --model oracle`` against a minimal read-and-write loop."""
+    rows = sum(1 for _ in (ds / "rp.jsonl").open(encoding="utf-8"))
+    loop_s, loop_mb, _, _ = timed(
+        [sys.executable, "-c", _LOOP, str(ds / "rp.jsonl"), str(work / "loop")]
+    )
+    base = [str(BIN / "maptab"), "run", str(ds), "--model", "oracle", "--no-progress"]
+    one_s, _, one_cpu, _ = timed([*base, "--out", str(work / "one"), "--limit", "1"])
+    all_s, all_mb, all_cpu, _ = timed([*base, "--out", str(work / "all"), "--limit", str(rows)])
+    rate = (rows - 1) / max(1e-9, all_s - one_s)
+    cpu_rate = (rows - 1) / max(1e-9, all_cpu - one_cpu)
+    print(f"minimal loop over {rows:,} RP rows: {loop_s:6.2f} s wall  peak {loop_mb:5.0f} MB")
+    print(
+        f"maptab run --model oracle      : {all_s:6.2f} s wall ({one_s:.2f} s start-up)  "
+        f"peak {all_mb:5.0f} MB"
+    )
+    print(
+        f"oracle: {rate:,.0f} samples/s after start-up by wall time, {cpu_rate:,.0f} by CPU time "
+        f"(target >= 10,000 {'PASS' if min(rate, cpu_rate) >= 10_000 else 'MISS'}); "
+        f"{all_s / loop_s:.1f}x the minimal loop"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small dataset, 20,000 answers")
+    ap.add_argument("--answers", type=int, default=None)
+    ap.add_argument("--maps", type=int, default=None)
+    ap.add_argument("--pairs", type=int, default=None)
+    ap.add_argument("--released", type=Path, default=None, help="the released script's path")
+    ap.add_argument(
+        "--reference-src", type=Path, default=None, help="another checkout's src/ to compare with"
+    )
+    ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "maptab-bench")
+    args = ap.parse_args()
+    n = args.answers or (20_000 if args.quick else 100_000)
+    maps = args.maps or (8 if args.quick else 24)
+    pairs = args.pairs or (800 if args.quick else 2000)
+    args.cache.mkdir(parents=True, exist_ok=True)
+    ds = build_dataset(args.cache, maps, pairs)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        results = work / "bench" / "results.json"
+        results.parent.mkdir()
+        write_results(ds, n, results)
+        print(
+            f"{n:,} answers in MapTab's layout, dataset {ds.name} ({os.cpu_count()} cores, "
+            f"load {os.getloadavg()[0]:.1f})"
+        )
+        bench_score(ds, results, work, args.released)
+        if args.reference_src:
+            same_as_reference(ds, results, work, args.reference_src)
+        bench_run(ds, work)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""Whole-command scoring paths of issue 16: the fast paths give what the general ones give.
+
+* reading a row's fields without decoding it (:func:`_string_field`, :func:`_row_id`)
+  agrees with ``json.loads`` on any string the builder could write;
+* the results file decoded one sample at a time equals ``json.loads`` of it;
+* the bare-route fast path of :func:`parse_route` equals the general path;
+* scoring decodes only the rows it needs (a broken row nobody answers is not read; a broken
+  row somebody answers names file and line), repeated answers give equal, separate rows, and
+  ``score_run`` writes exactly what :func:`score_predictions` returns.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from maptab.schema import Prediction
+from maptab.score.parse import parse_route
+from maptab.score.scorer import (
+    ScoreError,
+    _results_samples,
+    _row_id,
+    _string_field,
+    load_scores,
+    score_predictions,
+    score_run,
+)
+from test_score_cli import RED, dataset, predictions  # noqa: F401 (fixture)
+
+TEXT = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",)) | st.sampled_from('"\\/\n\t-:{}'),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(sid=TEXT, question=TEXT, source=TEXT)
+def test_fields_read_without_decoding_match_json(sid: str, question: str, source: str) -> None:
+    row = {"id": sid, "map_id": "m", "question": question, "source": source, "n": [1]}
+    for ascii_only in (True, False):
+        line = json.dumps(row, ensure_ascii=ascii_only) + "\n"
+        assert _row_id(line, "x") == sid
+        assert _string_field(line, "question") == question
+        assert _string_field(line, "source") == source
+        assert _string_field(line, "target") is None
+
+
+def test_row_id_falls_back_to_decoding_other_layouts() -> None:
+    assert _row_id('{"map_id": "m", "id": "a\\"b"}', "x") == 'a"b'
+    assert _row_id('{ "id" : "c" }', "x") == "c"
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    samples=st.lists(
+        st.dictionaries(st.sampled_from(["response", "id", "question"]), TEXT), max_size=5
+    ),
+    indent=st.sampled_from([None, 0, 4]),
+)
+def test_results_decoded_one_sample_at_a_time_equal_json_load(
+    tmp_path_factory: pytest.TempPathFactory, samples: list[dict], indent: int | None
+) -> None:
+    path = tmp_path_factory.mktemp("r") / "results.json"
+    path.write_text("\n " + json.dumps(samples, indent=indent) + " \n", encoding="utf-8")
+    assert list(_results_samples(path)) == samples
+    path.write_text(json.dumps({"results": samples}), encoding="utf-8")
+    assert list(_results_samples(path)) == samples
+
+
+@pytest.mark.parametrize("text", ["[{}, ]", "[{} {}]", "[{}] x", "[", "[{]"])
+def test_broken_results_file_is_a_one_line_error(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "results.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ScoreError, match="results.json: not valid JSON"):
+        list(_results_samples(path))
+
+
+VOCAB = ("Alpha", "Bravo", "Porta Furba_Quadraro", "Delta", "Rädelstr.", "Porta Furba", "Quadraro")
+STATION = st.sampled_from(
+    [*VOCAB, "Porta Furba-Quadraro", "alpha", "Brav0", "Del ta", "So the route is Alpha"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    stations=st.lists(STATION, min_size=0, max_size=6),
+    marks=st.lists(st.sampled_from(["", "(transfer)", " (Transfer)", "（换乘）"]), max_size=6),
+    seps=st.lists(st.sampled_from(["-", " - ", "->", "–", " → "]), max_size=6),
+    tail=st.sampled_from(["", ".", " ", ";", "*", "**", "`"]),
+    vocab=st.sampled_from([VOCAB, ("Alpha", "Bravo", "Delta"), None]),
+)
+def test_bare_route_fast_path_equals_the_general_path(
+    stations: list[str], marks: list[str], seps: list[str], tail: str, vocab: tuple | None
+) -> None:
+    text = ""
+    for i, s in enumerate(stations):
+        mark = marks[i] if i < len(marks) else ""
+        sep = seps[i] if i < len(seps) else "-"
+        text += (sep if i else "") + s + mark
+    text += tail
+    # surrounding blank lines send the same text through the general path
+    assert parse_route(text, vocab) == parse_route("\n" + text + "\n", vocab)
+
+
+def test_only_the_answered_rows_are_decoded(tmp_path: Path, dataset: Path) -> None:  # noqa: F811
+    from maptab.dataset import Dataset
+
+    manifest = Dataset(dataset).manifest
+    rp = dataset / "rp.jsonl"
+    lines = rp.read_text(encoding="utf-8").splitlines()
+    lines[3] = lines[3].replace('"routes": [', '"routes": 7, "x": [')  # trav1: a broken row
+    rp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    preds = [p for p in predictions() if p.id != "trav1"]
+    rows, _ = score_predictions(dataset, preds, verify=False)
+    assert {r["id"] for r in rows} == {p.id for p in preds if not p.error}
+    with pytest.raises(ScoreError, match=r"rp\.jsonl:4: field 'routes'"):
+        score_predictions(dataset, predictions(), verify=False)
+    assert manifest  # the dataset was a verified build before the edit
+
+
+def test_repeated_answers_give_equal_separate_rows(dataset: Path) -> None:  # noqa: F811
+    same = [Prediction("free1", "rp", "Alpha-Bravo-Porta Furba-Delta") for _ in range(3)]
+    rows, summary = score_predictions(dataset, same)
+    assert rows[0] == rows[1] == rows[2] and rows[0] is not rows[1]
+    rows[0]["ema"] = 99
+    assert rows[1]["ema"] != 99
+    assert summary["counts"]["scored"]["rp"] == 3
+
+
+def test_score_run_writes_what_score_predictions_returns(tmp_path: Path, dataset: Path) -> None:  # noqa: F811
+    preds = predictions()
+    rows, _ = score_predictions(dataset, preds)
+    run = tmp_path / "run"
+    score_run(run, dataset_dir=dataset, predictions=preds, progress=False)
+    assert load_scores(run) == json.loads(json.dumps(rows))
+    assert not (run / "scores.jsonl.tmp").exists()
+    assert RED
