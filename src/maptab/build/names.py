@@ -283,9 +283,21 @@ def _check_language(language: str) -> str:
     return language
 
 
+#: Word lists that Faker builds from a set, so that their order (and every name drawn from
+#: them) follows the per-process string hash seed: it_IT's ``cities`` is ``list({...})``.
+#: They are sorted once per process so that a seed gives the same names everywhere.
+_SET_BUILT_LISTS: dict[str, tuple[str, ...]] = {"it_IT": ("cities",)}
+
+
 @cache
 def _faker(locale: str) -> Faker:
-    return Faker(locale)
+    fake = Faker(locale)
+    for attr in _SET_BUILT_LISTS.get(locale, ()):
+        for provider in fake.providers:
+            words = getattr(provider, attr, None)
+            if isinstance(words, list):
+                setattr(provider, attr, sorted(words))
+    return fake
 
 
 def _seeded(language: str, rng: np.random.Generator) -> Faker:
