@@ -195,7 +195,6 @@ class PlacedGeometry:
     #: a background texture seed
     style: str = "clean"
     scenery: list[Shape] = field(default_factory=list)
-    scenery_over: list[Shape] = field(default_factory=list)
     scenery_labels: list[LabelBox] = field(default_factory=list)
     secondary: dict[str, LabelBox] = field(default_factory=dict)
     texture: int | None = None

@@ -33,7 +33,6 @@ WATER = "#B9DAF2"
 PARK = "#D5ECCB"
 STREET = "#E9E7E2"
 MUTED = ("#BDBDBD", "#C9B8A6", "#B7C4D6", "#D1B3C4", "#C4CFB0")
-STREET_TEXT = "#8C8C8C"
 
 
 def translate(placed: PlacedGeometry, dx: float, dy: float) -> None:

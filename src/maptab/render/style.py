@@ -57,7 +57,6 @@ class Style:
     paper_size: bool = False
     texture: bool = False
     distinct_lines: bool = False
-    label_color: str = "#111111"
 
     @property
     def plain(self) -> bool:
@@ -87,7 +86,6 @@ STYLES: dict[str, Style] = {
         paper_size=True,
         texture=True,
         distinct_lines=True,
-        label_color="#3A3A3A",
     ),
 }
 

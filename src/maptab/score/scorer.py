@@ -659,14 +659,6 @@ def _dataset_path(run_dir: Path, recorded: str) -> Path:
     return path
 
 
-def write_scores(run_dir: str | Path, rows: list[dict[str, Any]], summary: dict[str, Any]) -> None:
-    """Write ``scores.jsonl`` and ``summary.json`` into ``run_dir``."""
-    out = Path(run_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / SCORES, rows)
-    _write_summary(out, summary)
-
-
 def _write_summary(out: Path, summary: dict[str, Any]) -> None:
     (out / SUMMARY).write_text(
         json.dumps(summary, ensure_ascii=False, indent=1, allow_nan=False) + "\n",
