@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maptab.build.synth import METRO_LANGUAGE_WEIGHTS
+from maptab.matching import station_match
 from maptab.network import Network
 from maptab.render import check_legibility, place_map, render_map
 from maptab.render.samples import LANGS, sample_metro, sample_scenic
 from maptab.render.style import (
     LOOKS,
-    MIN_VARIANT_SIMILARITY,
     STYLES,
     TARGET_SIZE,
     StyleError,
@@ -25,7 +25,6 @@ from maptab.render.style import (
     indistinct_pairs,
     label_variant,
     line_looks,
-    paper_similarity,
     romanise,
     station_texts,
 )
@@ -94,14 +93,14 @@ def test_label_variants_share_similarity_and_mapping_back(lang):
             lab = placed.labels[s]
             assert lab.owner == s  # a drawn label maps back to its station
             assert lab.block.text == texts[s]
-            assert paper_similarity(lab.block.text, s) >= MIN_VARIANT_SIMILARITY
+            assert station_match(s, lab.block.text)
 
 
 @given(st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1))
 @settings(max_examples=200, deadline=None)
 def test_a_variant_is_never_too_far_from_its_name(name):
     v = label_variant(name, "en")
-    assert v is None or (v != name and paper_similarity(v, name) >= MIN_VARIANT_SIMILARITY)
+    assert v is None or (v != name and station_match(name, v))
 
 
 def test_variants_look_like_map_labels():

@@ -7,7 +7,7 @@
   drawn as a display variant of the table name (abbreviations such as ``Street`` → ``St``, a
   dropped or added station word, a dropped word, initials, changed punctuation or case), each
   at least :data:`MIN_VARIANT_SIMILARITY` similar to the table name under the paper's matching
-  rule (difflib ratio after strip/lower). Prompts and gold answers keep the table names; a
+  rule (:func:`maptab.matching.station_match`, the table name as reference). Prompts and gold answers keep the table names; a
   drawn label maps back to its station through its owner (``LabelBox.owner``);
 * **bilingual labels** — on a share of the maps whose script can be romanised (Chinese by
   pinyin, Korean, Russian, Greek), a smaller second line under the station label;
@@ -23,17 +23,17 @@
 
 from __future__ import annotations
 
-import difflib
 import random
 import re
 import zlib
 from dataclasses import dataclass
 
 from maptab.errors import MaptabError
+from maptab.matching import MATCH_THRESHOLD, station_match
 from maptab.network import Network
 
 STYLE_NAMES = ("clean", "realistic", "hard")
-MIN_VARIANT_SIMILARITY = 0.5
+MIN_VARIANT_SIMILARITY = MATCH_THRESHOLD
 MIN_DELTA_E = 15.0
 
 #: Paper averages (MapTab, section 3): metro ≈ 4,140 × 3,744 px; scenic ≈ 1,100 × 1,350 px.
@@ -121,11 +121,6 @@ def unit(network: Network, purpose: str) -> float:
 # ------------------------------------------------------------------------- label variants
 
 
-def paper_similarity(a: str, b: str) -> float:
-    """The papers' station match: difflib ratio of the stripped, lower-cased texts."""
-    return difflib.SequenceMatcher(None, a.strip().lower(), b.strip().lower()).ratio()
-
-
 #: Word → its abbreviation on maps (either direction is a variant).
 ABBREVIATIONS: dict[str, str] = {
     "street": "St",
@@ -199,7 +194,7 @@ def label_variant(name: str, lang: str | None) -> str | None:
     papers' rule; ``None`` when there is none."""
     for v in _variants(name, lang):
         v = re.sub(r"\s+", " ", v).strip()
-        if v and v != name and paper_similarity(v, name) >= MIN_VARIANT_SIMILARITY:
+        if v and v != name and station_match(name, v):
             return v
     return None
 
@@ -222,7 +217,7 @@ def station_texts(network: Network, style: Style) -> dict[str, str]:
             break
         s = names[i]
         v = label_variant(texts[s], lang)
-        if v is not None and paper_similarity(v, s) >= MIN_VARIANT_SIMILARITY:
+        if v is not None and station_match(s, v):
             texts[s] = v
             done += 1
     return texts

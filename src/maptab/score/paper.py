@@ -21,16 +21,15 @@ stripped; a transfer station is written ``Name(transfer)``):
 An unparseable prediction scores EMA 0, PMA 0, DS 0. docs/scoring.md lists where maptab's
 ``paper`` numbers can still differ from the released script (answer extraction).
 
-Speed: the fuzzy decision of every ``(reference, prediction)`` token pair is memoised in a
-dict (a map's vocabulary is small, so a million predictions touch a few thousand distinct
-pairs), and two exact upper bounds of the ratio reject pairs before ``SequenceMatcher``
-runs; the numbers are identical to calling ``SequenceMatcher`` per pair.
+The fuzzy rule itself is :func:`maptab.matching.station_match` (memoised, with exact early
+rejections), shared with the renderer's label variants.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from difflib import SequenceMatcher
+
+from maptab.matching import MATCH_CACHE, station_match
 
 __all__ = [
     "DIFFICULTY_LEVEL",
@@ -47,32 +46,6 @@ __all__ = [
 DIFFICULTY_LEVEL = {"easy": 1, "medium": 2, "middle": 2, "hard": 3}
 PMA_DIGITS = 4
 _MARK = "(transfer)"
-_MATCH_CACHE: dict[tuple[str, str], bool] = {}
-_CACHE_LIMIT = 2_000_000
-
-
-def _match_uncached(ref: str, pred: str) -> bool:
-    a, b = ref.strip().lower(), pred.strip().lower()
-    # ratio = 2M/T with M matched characters and T = len(a) + len(b), so ratio >= 0.5 iff
-    # 4M >= T. M is at most the shorter length and at most the size of the multiset
-    # intersection of the characters (difflib's quick_ratio bound): reject early on either.
-    total = len(a) + len(b)
-    if 4 * min(len(a), len(b)) < total:
-        return False
-    if 4 * sum(min(a.count(c), b.count(c)) for c in set(a)) < total:
-        return False
-    return SequenceMatcher(None, a, b).ratio() >= 0.5
-
-
-def station_match(ref: str, pred: str) -> bool:
-    """The released fuzzy rule for a reference token and a predicted token (PMA's only rule)."""
-    key = (ref, pred)
-    hit = _MATCH_CACHE.get(key)
-    if hit is None:
-        if len(_MATCH_CACHE) >= _CACHE_LIMIT:
-            _MATCH_CACHE.clear()
-        hit = _MATCH_CACHE[key] = _match_uncached(ref, pred)
-    return hit
 
 
 def exact_token_match(ref: str, pred: str) -> bool:
@@ -93,7 +66,7 @@ def reference_tokens(route: str) -> list[str]:
 
 def _prefix(ref: Sequence[str], pred: Sequence[str]) -> int:
     """Number of leading positions where ``ref`` and ``pred`` fuzzy-match (the hot loop)."""
-    cache = _MATCH_CACHE
+    cache = MATCH_CACHE
     k = 0
     for a, b in zip(ref, pred, strict=False):
         if a != b:  # identical strings always match (ratio 1)
