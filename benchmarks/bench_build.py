@@ -18,7 +18,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from maptab.build.pipeline import PRESETS, Preset, build_benchmark
+from maptab.generate.pipeline import PRESETS, Preset, build_benchmark
 
 TENTH = replace(
     PRESETS["paper"],

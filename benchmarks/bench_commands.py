@@ -75,7 +75,7 @@ def timed(cmd: list[str]) -> tuple[float, float, float, str]:
 
 def build_dataset(root: Path, maps: int, pairs: int) -> Path:
     """The benchmark dataset (built once per size and reused)."""
-    from maptab.build.pipeline import Preset, build_benchmark
+    from maptab.generate.pipeline import Preset, build_benchmark
 
     ds = root / f"ds-{maps}-{pairs}"
     if not (ds / "manifest.json").is_file():

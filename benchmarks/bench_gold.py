@@ -3,7 +3,7 @@ queries that needed the best-first simple-path search, tie counts, and k×k grid
 
 Part 1, gold labels: for each seed, synthesise the ``paper`` preset's maps exactly as
 ``maptab build`` does and build every map's route-planning queries
-(:func:`maptab.build.pipeline.rp_queries_for_map`), timing each solver call of the gold
+(:func:`maptab.generate.pipeline.rp_queries_for_map`), timing each solver call of the gold
 labels (``solve_routes``: one per criteria query, one per OD pair for the two criteria-free
 categories). Prints p50 / p99 / max per seed, the queries answered by the best-first search
 (``best-first``) or by counting (``counted``), the slowest queries and the largest tie count
@@ -31,8 +31,8 @@ from collections import Counter
 
 import numpy as np
 
-from maptab.build import pipeline, queries
 from maptab.costs import Weights
+from maptab.generate import pipeline, queries
 from maptab.network import Edge, Network, Vertex
 from maptab.solver import MAX_ROUTES, Solver
 

@@ -5,7 +5,7 @@ and matches the text to the map's own station list. Measured here:
 
 * **real maps** (``../shared/data``): the ReasonMap images against their station metadata and
   MapTab's Cleveland image against its tables; recall per map, and the interquartile range;
-* **generated maps**: builder metro maps (``maptab.build.synth``; languages and sizes below)
+* **generated maps**: builder metro maps (``maptab.generate.synth``; languages and sizes below)
   rendered ``clean`` and ``realistic`` (and ``hard``): recall per map and the median per style,
   set against the real maps' interquartile range (the target for ``realistic``).
 
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from maptab.build.synth import MetroSpec, synth_metro
+from maptab.generate.synth import MetroSpec, synth_metro
 from maptab.render import render_map
 from maptab.render.ocr import measure, ocr_available, read_image, station_labels
 

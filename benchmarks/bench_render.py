@@ -1,6 +1,6 @@
 """Seconds per rendered map (issue 4 item 9): metro maps of 30, 120 and 400 stations and scenic
 maps, at full size (target: under 1 s for 400 stations). Besides the renderer's own sample
-maps, two of the benchmark builder's synthetic maps (``maptab.build.synth``), whose sparse
+maps, two of the benchmark builder's synthetic maps (``maptab.generate.synth``), whose sparse
 grid layouts exercise the canvas sizing: a medium one and a 434-station one.
 
 Baseline, measured in the same run: matplotlib (Agg) drawing the same network at the same
@@ -24,7 +24,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from maptab.build.synth import MetroSpec, synth_metro  # noqa: E402
+from maptab.generate.synth import MetroSpec, synth_metro  # noqa: E402
 from maptab.render import render_map  # noqa: E402
 from maptab.render.samples import sample_metro, sample_scenic  # noqa: E402
 from maptab.render.text import measure  # noqa: E402

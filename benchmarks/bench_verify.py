@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import maptab.dataset as dataset_module
-from maptab.build.pipeline import build_benchmark
+from maptab.generate.pipeline import build_benchmark
 from maptab.run import make_provider, run
 from maptab.score.scorer import score_run
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maptab.build.allocation import AllocationError, allocate_queries
-from maptab.build.difficulty import split_maps, tercile_levels
+from maptab.generate.allocation import AllocationError, allocate_queries
+from maptab.generate.difficulty import split_maps, tercile_levels
 
 SIX_GROUPS = (
     ["easy", "easy", "medium", "medium", "hard", "hard"],

@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maptab.build.attributes import (
+from maptab.generate.attributes import (
     AttributeSynthesisError,
     synthesize_attributes,
     travel_edge_time,
 )
-from maptab.build.synth import (
+from maptab.generate.synth import (
     MetroSpec,
     ScenicSpec,
     sample_metro_spec,

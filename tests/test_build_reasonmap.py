@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maptab.build.reasonmap import (
+from maptab.generate.reasonmap import (
     PlanError,
     RoutePlanner,
     plan_routes,
@@ -284,8 +284,8 @@ def test_rome_branch_is_respected():
 @pytest.mark.conformance
 def test_build_reasonmap_dataset_is_deterministic(tmp_path):
     _need_stations()
-    from maptab.build.reasonmap import build_reasonmap_dataset
     from maptab.dataset import Dataset
+    from maptab.generate.reasonmap import build_reasonmap_dataset
 
     src = tmp_path / "stations"
     for rel in (
@@ -339,8 +339,8 @@ def _stations_dir(root: Path, cities: dict[str, dict[str, list[str]]]) -> Path:
 
 
 def test_homonymous_stations_build_with_one_warning_each(tmp_path):
-    from maptab.build.reasonmap import build_reasonmap_dataset
     from maptab.dataset import Dataset
+    from maptab.generate.reasonmap import build_reasonmap_dataset
     from reasonmap_fixtures import AV7_BROOKLYN, AV7_MANHATTAN, NYC
 
     src = _stations_dir(tmp_path / "st", {"america/new_york": NYC})
@@ -379,7 +379,7 @@ def test_cli_prints_homonym_warnings_and_succeeds(tmp_path):
 
 
 def test_all_missing_branch_splits_are_named_in_one_error(tmp_path):
-    from maptab.build.reasonmap import build_reasonmap_dataset
+    from maptab.generate.reasonmap import build_reasonmap_dataset
     from maptab.metadata import MissingBranchSplits
 
     branched = ["A", "B (Branch-starting Station)", "C", "D", "E"]
@@ -412,8 +412,8 @@ def test_all_real_cities_build_with_sane_question_counts(tmp_path):
     fixture), yields 40 questions, and misses the 20:15:5 quota only where the city has
     fewer eligible pairs of that level than asked (then all of them are used)."""
     _need_stations()
-    from maptab.build.reasonmap import LEVELS, build_reasonmap_dataset
     from maptab.dataset import Dataset
+    from maptab.generate.reasonmap import LEVELS, build_reasonmap_dataset
 
     warnings: list[str] = []
     manifest = build_reasonmap_dataset(

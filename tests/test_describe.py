@@ -15,7 +15,6 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from maptab.build.pipeline import build_benchmark
 from maptab.cli.app import app
 from maptab.describe import (
     PAPER_TABLE4,
@@ -29,6 +28,7 @@ from maptab.describe import (
     reference_figures,
     summarize_networks,
 )
+from maptab.generate.pipeline import build_benchmark
 from maptab.network import Network
 from maptab.run import make_provider, run
 from maptab.score.scorer import score_run
@@ -238,7 +238,7 @@ def test_cli_errors_are_one_line(tmp_path: Path):
 def test_pair_figures_equal_the_solver(n_lines, n_stations, seed):
     """Ties and fewest transfers per pair equal what the exact solver's criteria-free
     routes say (every fewest-stations route with its fewest-transfer marking)."""
-    from maptab.build.synth import MetroSpec, synth_metro
+    from maptab.generate.synth import MetroSpec, synth_metro
     from maptab.solver import fewest_stations
 
     net = synth_metro(MetroSpec(n_lines, max(n_stations, 3 + 2 * n_lines)), seed)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maptab.build.difficulty import (
+from maptab.generate.difficulty import (
     DifficultyError,
     SimplePathCounter,
     edge_count,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from maptab.build import queries
-from maptab.build.queries import Gold, gold_label, repetition_class
+from maptab.generate import queries
+from maptab.generate.queries import Gold, gold_label, repetition_class
 from maptab.network import Network
 from maptab.schema import RP_BY_NAME, RPQuery
 from maptab.solver import Route, solve_routes

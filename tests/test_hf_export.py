@@ -11,8 +11,8 @@ import pytest
 from PIL import Image
 
 from fakeserver import rehash
-from maptab.build.hf import export_hf
 from maptab.dataset import Dataset
+from maptab.generate.hf import export_hf
 from test_release import build_small_dataset
 
 

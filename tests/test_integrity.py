@@ -21,9 +21,9 @@ from typer.testing import CliRunner
 
 from fakeserver import rehash, write_dataset
 from maptab import limits
-from maptab.build.pipeline import Preset, build_benchmark
 from maptab.cli import app
 from maptab.dataset import Dataset, DatasetError, DatasetWriter, MapEntry
+from maptab.generate.pipeline import Preset, build_benchmark
 from maptab.network import Network
 from maptab.run.requests import build_requests, iter_samples
 from maptab.schema import Prediction, QAQuery, ReasonMapQuestion, RPQuery
@@ -519,7 +519,7 @@ def test_a_bad_prediction_file_in_load_predictions_names_the_line(tmp_path):
 
 
 def test_the_release_importer_shares_the_symlink_rule(tmp_path):
-    from maptab.build.release import export_maptab_release, import_maptab_release
+    from maptab.generate.release import export_maptab_release, import_maptab_release
     from test_release import build_small_dataset
 
     release = export_maptab_release(build_small_dataset(tmp_path / "ds"), tmp_path / "rel")
@@ -665,8 +665,8 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 @pytest.mark.conformance
 def test_real_datasets_validate_clean(tmp_path):
     """The imported MapTab sample and a ReasonMap build from the real topologies."""
-    from maptab.build.reasonmap import build_reasonmap_dataset
-    from maptab.build.release import import_maptab_release
+    from maptab.generate.reasonmap import build_reasonmap_dataset
+    from maptab.generate.release import import_maptab_release
     from maptab.integrity import validate_dataset
 
     if not (SHARED / "maptab-sample").is_dir() or not (SHARED / "reasonmap-stations").is_dir():

@@ -10,7 +10,7 @@ import sys
 
 SCRIPT = """
 import numpy as np
-from maptab.build import names
+from maptab.generate import names
 for lang in sorted(names.LANGUAGES):
     rng = np.random.default_rng(5)
     print(lang, names.station_names(80, lang, rng), names.spot_names(30, lang, rng),

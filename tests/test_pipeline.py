@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from maptab.build.pipeline import PRESETS, Preset, build_benchmark
 from maptab.costs import Weights
 from maptab.dataset import Dataset
+from maptab.generate.pipeline import PRESETS, Preset, build_benchmark
 from maptab.schema import RP_BY_NAME, RP_CATEGORIES, RP_STYLES
 from maptab.solver import brute_force_routes
 from maptab.tables import derive_mix
@@ -167,7 +167,7 @@ def test_build_cli_writes_a_dataset(tmp_path: Path) -> None:
 HASH_SEED_SCRIPT = """
 import hashlib, json, sys, tempfile
 from pathlib import Path
-from maptab.build.pipeline import Preset, build_benchmark
+from maptab.generate.pipeline import Preset, build_benchmark
 from maptab.network import Network
 from maptab.render import layout_network
 

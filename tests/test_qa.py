@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from maptab.build.qa import (
+from maptab.generate.qa import (
     CAPABILITIES,
     QA_TYPES,
     QAError,

@@ -13,16 +13,16 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from maptab.build.queries import od_queries
-from maptab.build.reasonmap import reasonmap_questions
-from maptab.build.release import (
+from maptab.dataset import Dataset, DatasetWriter, MapEntry
+from maptab.generate.queries import od_queries
+from maptab.generate.reasonmap import reasonmap_questions
+from maptab.generate.release import (
     CATEGORY_KINDS,
     LAYOUTS,
     ReleaseError,
     export_maptab_release,
     import_maptab_release,
 )
-from maptab.dataset import Dataset, DatasetWriter, MapEntry
 from maptab.network import Network
 from maptab.schema import TOTAL_FIELDS, QAQuery, RPQuery
 from maptab.tables import derive_mix

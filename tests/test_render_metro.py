@@ -205,7 +205,7 @@ def test_builder_map_with_a_sparse_layout_is_paper_sized_and_legible():
     sizes the canvas by station area; since the generator's edges span 1–3 grid units (issue
     13) such maps come out at 4,200–5,800 px a side (seeds 0–4), so the bound is 6,000 px and
     2.5 station areas per station (the ``realistic`` style fits the paper's size instead)."""
-    from maptab.build.synth import MetroSpec, synth_metro
+    from maptab.generate.synth import MetroSpec, synth_metro
 
     net = synth_metro(MetroSpec(13, 434, 0, 1, 2, "zh"), 101, "sparse")
     result = render_map(net)

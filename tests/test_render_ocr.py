@@ -183,7 +183,7 @@ def test_real_cleveland_image_is_read_partly():
 
 @needs_ocr
 def test_realistic_style_reads_harder_than_clean():
-    from maptab.build.synth import MetroSpec, synth_metro
+    from maptab.generate.synth import MetroSpec, synth_metro
 
     net = synth_metro(MetroSpec(4, 36, language="en"), 11, "ocr-style")
     recall = {}

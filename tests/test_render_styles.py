@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maptab.build.synth import METRO_LANGUAGE_WEIGHTS
+from maptab.generate.synth import METRO_LANGUAGE_WEIGHTS
 from maptab.matching import station_match
 from maptab.network import Network
 from maptab.render import check_legibility, place_map, render_map
@@ -197,7 +197,7 @@ def test_build_passes_the_style_to_the_renderer(tmp_path):
 
     from PIL import Image
 
-    from maptab.build.pipeline import PRESETS, Preset, build_benchmark
+    from maptab.generate.pipeline import PRESETS, Preset, build_benchmark
 
     assert PRESETS["paper"].map_style == "realistic" and PRESETS["mini"].map_style == "clean"
     tiny = Preset("tiny", 1, 1, 4, 4, q_min=2, sizes=("small",))
@@ -214,7 +214,7 @@ def test_build_passes_the_style_to_the_renderer(tmp_path):
 
 
 def test_turned_labels_stand_on_level_track_and_are_drawn_turned():
-    from maptab.build.synth import MetroSpec, synth_metro
+    from maptab.generate.synth import MetroSpec, synth_metro
 
     net = synth_metro(MetroSpec(8, 90, language="en"), 7, "look-en")
     result = render_map(net, style="hard", fmt="svg")

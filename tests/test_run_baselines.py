@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maptab.build.pipeline import build_benchmark
+from maptab.generate.pipeline import build_benchmark
 from maptab.run import make_provider, run
 from maptab.run.baselines import OracleProvider, answer_block, totals_lines
 from maptab.run.requests import ChatRequest

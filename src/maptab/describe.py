@@ -10,7 +10,7 @@ track merged; SPEC 1):
   count of a fewest-stations route);
 * a pair is **tied** when it has two or more fewest-stations routes (distinct station
   sequences); tie shares are over pairs at 2+ hops (adjacent pairs cannot tie), the pairs a
-  query can ask about (:data:`maptab.build.queries.MIN_ROUTE_STATIONS`);
+  query can ask about (:data:`maptab.generate.queries.MIN_ROUTE_STATIONS`);
 * **transfers(s, t)** (metro) — the fewest line changes over every fewest-stations route
   and every line assignment of it;
 * **average shortest path** of a map — the mean of hops over its pairs;
@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from maptab.build.queries import MIN_ROUTE_STATIONS
 from maptab.errors import MaptabError
+from maptab.generate.queries import MIN_ROUTE_STATIONS
 from maptab.network import Network, connected_components, hop_distances
 
 MIN_HOPS = MIN_ROUTE_STATIONS - 1

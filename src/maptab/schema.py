@@ -148,7 +148,7 @@ class QAQuery:
     """One diagnostic QA sample (a row of ``qa.jsonl``); ``type`` is 1–24 (SPEC 10).
 
     ``params`` are the stations, lines or edges the question is about, so the answer can be
-    recomputed from the map (:func:`maptab.build.qa.qa_answer`).
+    recomputed from the map (:func:`maptab.generate.qa.qa_answer`).
     """
 
     id: str

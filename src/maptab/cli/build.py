@@ -84,11 +84,11 @@ def build(
     previous = signal.signal(signal.SIGTERM, _interrupt) if main else None
     try:
         if from_maptab is not None:
-            from maptab.build.release import import_maptab_release
+            from maptab.generate.release import import_maptab_release
 
             manifest = import_maptab_release(from_maptab, out)
         elif from_reasonmap is not None:
-            from maptab.build.reasonmap import build_reasonmap_dataset
+            from maptab.generate.reasonmap import build_reasonmap_dataset
 
             manifest = build_reasonmap_dataset(
                 from_reasonmap,
@@ -102,7 +102,7 @@ def build(
                 warn=_warn,
             )
         else:
-            from maptab.build.pipeline import build_benchmark
+            from maptab.generate.pipeline import build_benchmark
 
             manifest = build_benchmark(
                 out,

@@ -26,7 +26,7 @@ def demo(
 
     Needs no network and no model. The folder is rebuilt from scratch each time (its dataset/, runs/ and report/ are replaced).
     """
-    from maptab.build.pipeline import build_benchmark
+    from maptab.generate.pipeline import build_benchmark
     from maptab.report import leaderboard, write_report
     from maptab.run import make_provider, run
     from maptab.score.scorer import score_run

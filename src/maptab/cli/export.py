@@ -33,11 +33,11 @@ def export(
         fail(f"--out {out} is inside the dataset {dataset}; choose a folder outside it")
     try:
         if fmt == "maptab":
-            from maptab.build.release import export_maptab_release
+            from maptab.generate.release import export_maptab_release
 
             path = export_maptab_release(dataset, out)
         else:
-            from maptab.build.hf import export_hf
+            from maptab.generate.hf import export_hf
 
             path = export_hf(dataset, out)
     except (MaptabError, OSError) as exc:

@@ -1,6 +1,6 @@
 """Small seeded networks with geometry, for the renderer's demos, docs, tests and benchmark.
 
-These are *not* the benchmark builder's synthetic networks (that is :mod:`maptab.build`);
+These are *not* the benchmark builder's synthetic networks (that is :mod:`maptab.generate`);
 they only exercise the renderer: lines that wander on an octilinear grid, cross, share
 track and loop, with station names in one of ten languages.
 """

@@ -159,7 +159,7 @@ def _pictogram(kind: int, x: float, y: float, r: float) -> list[Shape]:
 
 def _street_names(network: Network, count: int, rng: random.Random) -> list[str]:
     """Street names in the map's language that no station name resembles."""
-    from maptab.build.names import LANGUAGES, station_names
+    from maptab.generate.names import LANGUAGES, station_names
 
     lang = str(network.meta.get("language") or "en")
     lang = lang if lang in LANGUAGES else "en"

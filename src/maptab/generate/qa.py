@@ -614,7 +614,7 @@ def sample_qa_params(qtype: int, network: Network, rng: np.random.Generator) -> 
 @cache
 def qa_templates() -> dict[str, Any]:
     """The parsed ``templates/qa.toml``."""
-    text = resources.files("maptab.build").joinpath("templates/qa.toml").read_text("utf-8")
+    text = resources.files("maptab.generate").joinpath("templates/qa.toml").read_text("utf-8")
     return tomllib.loads(text)
 
 

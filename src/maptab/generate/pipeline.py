@@ -3,14 +3,14 @@
 The pipeline (SPEC 6, 8–11, 15), all seeded so the same preset and seed give a
 byte-identical dataset:
 
-1. synthesise networks with geometry and names (:mod:`maptab.build.synth`) and their
-   attributes (:mod:`maptab.build.attributes`);
+1. synthesise networks with geometry and names (:mod:`maptab.generate.synth`) and their
+   attributes (:mod:`maptab.generate.attributes`);
 2. score map difficulty per scenario, cut it into thirds, split maps train/test by
-   consecutive triples (:mod:`maptab.build.difficulty`);
-3. allocate OD pairs per map with Algorithm 1 (:mod:`maptab.build.allocation`);
+   consecutive triples (:mod:`maptab.generate.difficulty`);
+3. allocate OD pairs per map with Algorithm 1 (:mod:`maptab.generate.allocation`);
 4. per map: sample OD pairs, rank their query difficulty (SPLI / SPCI thirds), emit the 12
-   RP queries of each pair with exact gold labels (:mod:`maptab.build.queries`), and the 12
-   QA queries of its scenario (:mod:`maptab.build.qa`);
+   RP queries of each pair with exact gold labels (:mod:`maptab.generate.queries`), and the 12
+   QA queries of its scenario (:mod:`maptab.generate.qa`);
 5. render every map (:mod:`maptab.render`) and write the dataset (:mod:`maptab.dataset`).
 """
 
@@ -30,11 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from maptab.build import allocation, attributes, difficulty, qa, synth
-from maptab.build.prompts import rp_prompt
-from maptab.build.queries import eligible_pairs, od_queries, sample_pairs
-from maptab.build.reasonmap import reasonmap_questions
 from maptab.dataset import TABLE_FILES, DatasetError, DatasetWriter, MapEntry
+from maptab.generate import allocation, attributes, difficulty, qa, synth
+from maptab.generate.prompts import rp_prompt
+from maptab.generate.queries import eligible_pairs, od_queries, sample_pairs
+from maptab.generate.reasonmap import reasonmap_questions
 from maptab.network import Network
 from maptab.render.style import get_style
 from maptab.schema import QA_STYLES, RP_STYLES, QAQuery, ReasonMapQuestion, RPQuery

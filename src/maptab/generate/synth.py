@@ -56,7 +56,8 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 from scipy.spatial import Delaunay
 
-from maptab.build.names import (
+from maptab.errors import MaptabError
+from maptab.generate.names import (
     HUB_KINDS,
     LANGUAGES,
     hub_names,
@@ -64,7 +65,6 @@ from maptab.build.names import (
     spot_names,
     station_names,
 )
-from maptab.errors import MaptabError
 from maptab.network import Edge, Network, Vertex, table_name
 
 Size = Literal["small", "medium", "large"]
@@ -675,7 +675,7 @@ def synth_metro(spec: MetroSpec, seed: int, map_id: str = "") -> Network:
     """A synthetic metromap following ``spec``, a pure function of ``(spec, seed)``.
 
     Returns a :class:`Network` with zero attributes (see
-    :func:`maptab.build.attributes.synthesize_attributes`), grid ``positions`` for every
+    :func:`maptab.generate.attributes.synthesize_attributes`), grid ``positions`` for every
     station, display ``labels`` for hyphenated names, and ``meta`` with ``kind="metro"``,
     ``language``, ``line_colors`` ({line: "#rrggbb"}), ``loop_lines``, ``branched_lines``,
     ``shared_segments`` ([[host line, line], …]) and ``spec``.

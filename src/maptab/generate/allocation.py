@@ -42,8 +42,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 from math import floor
 
-from maptab.build.difficulty import LEVELS, SPLITS
 from maptab.errors import MaptabError
+from maptab.generate.difficulty import LEVELS, SPLITS
 
 
 class AllocationError(MaptabError):

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from maptab import tables
-from maptab.build.queries import gold_label, repetition_class
 from maptab.dataset import Dataset, DatasetWriter, MapEntry, safe_join
 from maptab.errors import MaptabError
+from maptab.generate.queries import gold_label, repetition_class
 from maptab.limits import read_json
 from maptab.network import Network
 from maptab.schema import CRITERIA, RP_BY_NAME, RP_CATEGORIES, TOTAL_FIELDS, RPCategory, RPQuery

@@ -36,9 +36,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from maptab.build import difficulty
 from maptab.dataset import DatasetWriter, MapEntry
 from maptab.errors import MaptabError
+from maptab.generate import difficulty
 from maptab.metadata import (
     MissingBranchSplits,
     homonym_warnings,
@@ -449,7 +449,7 @@ def build_reasonmap_dataset(
     ``.json`` (``italy/rome``), loaded with :func:`maptab.metadata.load_reasonmap` (branched
     lines split as the shipped table says, extended and overridden by the
     ``branch_splits`` file). Map difficulty and the
-    train/test split come from :mod:`maptab.build.difficulty` (GS and WASP thirds; consecutive
+    train/test split come from :mod:`maptab.generate.difficulty` (GS and WASP thirds; consecutive
     triples). ``images_dir/<map_id>.png`` is copied as the map image when present; otherwise,
     with ``render``, the map is laid out and drawn by :mod:`maptab.render`. Attribute columns of the tables are zero:
     ReasonMap questions use topology only.

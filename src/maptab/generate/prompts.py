@@ -26,7 +26,7 @@ _WEIGHT_SYMBOLS = ("wT", "wP", "wC", "wR")
 @cache
 def rp_templates() -> dict[str, Any]:
     """The parsed ``templates/rp.toml``."""
-    text = resources.files("maptab.build").joinpath("templates/rp.toml").read_text("utf-8")
+    text = resources.files("maptab.generate").joinpath("templates/rp.toml").read_text("utf-8")
     return tomllib.loads(text)
 
 

@@ -136,7 +136,7 @@ def synthesize_attributes(network: Network, seed: int) -> Network:
 
     Topology, names, geometry and metadata are kept. Travelmap edge times use
     ``meta["annotations"]`` and hub vertices ``meta["hubs"]`` (both optional, as written by
-    :func:`maptab.build.synth.synth_scenic`). Deterministic in ``(network, seed)``.
+    :func:`maptab.generate.synth.synth_scenic`). Deterministic in ``(network, seed)``.
 
     Raises :class:`AttributeSynthesisError` (a ``ValueError``) on a malformed annotation.
     """
