@@ -14,8 +14,8 @@ reference of a sample carries everything the reward reads (``docs/rewards.md``):
   that route verification, costing and the Mix_tab derivation read (SPEC 1, 2, 5).
 
 The JSON text starts with ``{"maptab_reward": "<key>"`` where ``<key>`` is a digest of the
-rest: decoding is memoised on that short prefix, so a reference is decoded once per process
-however many completions are scored against it, and all references of one map share one
+rest: decoding is memoised on that short prefix (and the text's length), so a reference is
+decoded and its key checked once per process however many completions are scored against it, and all references of one map share one
 :class:`~maptab.network.Network` (whose look-up and cost caches the verifier keeps).
 """
 
@@ -152,7 +152,7 @@ def encode_reference(
     return f'{_HEAD}{key}", {text[1:]}'
 
 
-_CACHE: dict[str, Reference] = {}
+_CACHE: dict[str, tuple[int, Reference]] = {}  # key prefix -> (text length, reference)
 _CACHE_SIZE = 1 << 18
 _NETWORKS: dict[str, Network] = {}  # map digest -> network (shared by a map's references)
 
@@ -171,8 +171,8 @@ def decode_reference(text: str | bytes | dict[str, Any]) -> Reference:
         raise ReferenceError(f"reward reference: expected a JSON string, got {type(text).__name__}")
     prefix = text[:_PREFIX_LEN] if text.startswith(_HEAD) else text
     hit = _CACHE.get(prefix)
-    if hit is not None:
-        return hit
+    if hit is not None and hit[0] == len(text):
+        return hit[1]
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -188,7 +188,7 @@ def decode_reference(text: str | bytes | dict[str, Any]) -> Reference:
     ref = _decode(data, key)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.clear()
-    _CACHE[prefix] = ref
+    _CACHE[prefix] = (len(text), ref)
     return ref
 
 
