@@ -31,18 +31,22 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
+from maptab.limits import MAX_RESPONSE_CHARS
 from maptab.network import Network
 from maptab.schema import QAQuery, ReasonMapQuestion, RPQuery
 from maptab.score.errors import ERROR_TYPES
 from maptab.score.parse import (
+    _TOTAL_PATTERNS,
     Segment,
+    _to_float,
     parse_answer,
     parse_reasonmap,
     parse_route,
     parse_totals,
 )
-from maptab.score.qa import qa_correct, totals_correct
+from maptab.score.qa import TOTAL_LETTERS, qa_correct
 from maptab.score.reasonmap import map_score, score_reasonmap
 from maptab.score.verified import gold_routes, station_index, verify_route
 
@@ -143,6 +147,54 @@ def _prefix_share(stations: Sequence[str | None], gold: Sequence[Sequence[str]])
     return best
 
 
+_BEGIN, _END = "<route_begin>", "<route_end>"
+
+
+def _canonical_route(text: str) -> str | None:
+    """The content of the route tags when ``text`` holds no other tag: exactly two ``<``
+    (those of ``<route_begin>…<route_end>``, written so) and no ``◁``. Every reasoning tag
+    starts with one of those characters, so :func:`~maptab.score.parse.strip_reasoning`
+    leaves such a text as it is, and :func:`~maptab.score.parse.parse_route` of the text
+    equals ``parse_route`` of this content (which has no tag at all); ``None`` otherwise.
+    The answer format the prompts ask for takes this path, which skips the tag searches."""
+    if len(text) > MAX_RESPONSE_CHARS or text.count("<") != 2 or "◁" in text:
+        return None
+    b = text.find(_BEGIN)
+    e = text.find(_END)
+    if b == -1 or e < b + len(_BEGIN):
+        return None
+    return text[b + len(_BEGIN) : e]
+
+
+def _totals(text: str, canonical: bool) -> dict[str, float]:
+    """:func:`~maptab.score.parse.parse_totals` of ``text``; for a canonical text (no
+    reasoning tag, so nothing to strip) its patterns are applied directly."""
+    if not canonical:
+        return parse_totals(text)
+    out: dict[str, float] = {}
+    for name, pattern in _TOTAL_PATTERNS.items():
+        found = pattern.findall(text)
+        if found:
+            v = _to_float(found[-1])
+            if v is not None:
+                out[name] = v
+    return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _cents_equal(pred: float | None, gold: float) -> bool:
+    return qa_correct(pred, gold)
+
+
+def _totals_right(reported: dict[str, float], gold: dict[str, float]) -> dict[str, bool]:
+    """:func:`~maptab.score.qa.totals_correct`, with each (reported, gold) pair memoised."""
+    return {
+        TOTAL_LETTERS[name]: _cents_equal(reported.get(name), value)
+        for name, value in gold.items()
+        if name in TOTAL_LETTERS and value is not None
+    }
+
+
 def rp_reward(
     response: str, query: RPQuery, network: Network, mix: Network | None = None
 ) -> RewardBreakdown:
@@ -152,13 +204,14 @@ def rp_reward(
     queries, as in :func:`maptab.score.verified.verify_route`).
     """
     index = station_index(network)
-    parsed = parse_route(response, index.vocabulary)
+    inner = _canonical_route(response) if isinstance(response, str) else None
+    parsed = parse_route(response if inner is None else inner, index.vocabulary)
     if parsed is None:
         return RewardBreakdown("rp", 0.0, False, False, error_type=ERROR_TYPES[0])
     totals_share: float | None = None
     totals_ok: bool | None = None
     if query.report_totals and query.totals:
-        right = totals_correct(parse_totals(response), query.totals)
+        right = _totals_right(_totals(response, inner is not None), query.totals)
         if right:
             totals_share = sum(right.values()) / len(right)
             totals_ok = all(right.values())
