@@ -186,10 +186,28 @@ def decode_reference(text: str | bytes | dict[str, Any]) -> Reference:
         if digest != key:
             raise ReferenceError("reward reference: content does not match its key (edited?)")
     ref = _decode(data, key)
+    _prepare(ref)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.clear()
     _CACHE[prefix] = (len(text), ref)
     return ref
+
+
+def _prepare(ref: Reference) -> None:
+    """Do once per reference what every reward call on it would otherwise start with: for
+    RP, verify its first gold route (builds the map's name index and costs the gold, both
+    memoised by the verifier), so later calls only cost the answer's own route. A gold
+    route that does not fit its map is reported here, naming the sample."""
+    if not isinstance(ref.record, RPQuery):
+        return
+    from maptab.rewards.core import rp_reward  # core does not import this module
+
+    mix = ref.mix if ref.record.category == "map_mix" else None
+    assert ref.network is not None
+    try:
+        rp_reward(f"<route_begin>{ref.record.routes[0]}<route_end>", ref.record, ref.network, mix)
+    except ValueError as exc:
+        raise ReferenceError(f"reward reference {ref.record.id}: {exc}") from None
 
 
 def _decode(data: dict[str, Any], key: str | None) -> Reference:
