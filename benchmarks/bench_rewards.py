@@ -13,7 +13,9 @@ Timed, per call (``time.perf_counter_ns``), in this order:
 2. ``reward``: :func:`maptab.rewards.reward` on every answer, each a *new* string object
    for the reference (as a trainer's batch gives), every route scored for the first time —
    the figure the 50 µs target is about;
-3. ``scorer``: :func:`maptab.score.scorer.score_rp`, maptab's full per-sample scorer
+3. ``repeat``: the same calls again (a completion already scored for that sample, as
+   identical completions in a GRPO group are; answered from the reward's memo);
+4. ``scorer``: :func:`maptab.score.scorer.score_rp`, maptab's full per-sample scorer
    (paper and strict metrics), on the same answers against the dataset's own networks
    (its caches are separate from the reward's: other network objects).
 
@@ -63,7 +65,16 @@ def _timed(out: dict[str, list[int]], key: str, fn, *args) -> None:  # noqa: ANN
     out[key + " cpu"].append(c1 - c0)
 
 
-KEYS = ("decode", "decode cpu", "reward", "reward cpu", "scorer", "scorer cpu")
+KEYS = (
+    "decode",
+    "decode cpu",
+    "reward",
+    "reward cpu",
+    "repeat",
+    "repeat cpu",
+    "scorer",
+    "scorer cpu",
+)
 
 
 def run_seed(root: Path, preset: str, seed: int, limit: int | None) -> dict[str, list[int]]:
@@ -88,6 +99,9 @@ def run_seed(root: Path, preset: str, seed: int, limit: int | None) -> dict[str,
     for _, ref, answers in items:
         for a in answers:
             _timed(out, "reward", reward, a, _fresh(ref))
+    for _, ref, answers in items:
+        for a in answers:
+            _timed(out, "repeat", reward, _fresh(a), _fresh(ref))
     maps = _Maps(Dataset(ds_dir))
     for query, _, answers in items:
         for a in answers:

@@ -12,6 +12,7 @@ records and networks directly, for callers that hold a dataset.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from maptab.rewards.core import (
@@ -87,15 +88,30 @@ def score_completion(
     :class:`ReferenceError` for a reference maptab did not write; never for an answer."""
     ref = reference if isinstance(reference, Reference) else decode_reference(reference)
     text = completion_text(completion)
+    key = (id(ref), text)
+    hit = _SEEN.get(key)
+    if hit is not None and hit[0] is ref:
+        return replace(hit[1])  # a copy: the caller may change it
     record = ref.record
     if isinstance(record, RPQuery):
         assert ref.network is not None
         mix = ref.mix if record.category == "map_mix" else None
-        return rp_reward(text, record, ref.network, mix)
-    if isinstance(record, QAQuery):
-        return qa_reward(text, record)
-    assert isinstance(record, ReasonMapQuestion) and ref.network is not None
-    return reasonmap_reward(text, record, ref.network, ref.mode)
+        out = rp_reward(text, record, ref.network, mix)
+    elif isinstance(record, QAQuery):
+        out = qa_reward(text, record)
+    else:
+        assert isinstance(record, ReasonMapQuestion) and ref.network is not None
+        out = reasonmap_reward(text, record, ref.network, ref.mode)
+    if len(_SEEN) >= _SEEN_SIZE:
+        _SEEN.clear()
+    _SEEN[key] = (ref, replace(out))
+    return out
+
+
+# the same completion to the same sample is scored once: a GRPO group often holds identical
+# completions, and a prompt comes back every epoch
+_SEEN: dict[tuple[int, str], tuple[Reference, RewardBreakdown]] = {}
+_SEEN_SIZE = 1 << 16
 
 
 def reward(completion: Any, reference: str | bytes | dict[str, Any] | Reference) -> float:

@@ -73,7 +73,7 @@ RP_WEIGHTS = {
 _BELOW_ONE = math.nextafter(1.0, 0.0)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RewardBreakdown:
     """One reward and the parts it was computed from.
 
