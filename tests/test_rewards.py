@@ -281,6 +281,51 @@ def test_prefix_credit_for_a_truncated_gold_route(samples: list[dict[str, Any]])
     pytest.fail("no gold route of 4 stations or more in mini")
 
 
+FRAGMENTS = st.sampled_from(
+    [
+        "<route_begin>",
+        "<route_end>",
+        "<ROUTE_BEGIN>",
+        "<think>",
+        "</think>",
+        "◁think▷",
+        "\n",
+        "-",
+        " → ",
+        "(transfer)",
+        "**",
+        "Route: ",
+        "Total_Time: 14.12",
+        "total price = 3",
+        "Average_Reliability: 0.5",
+        "```",
+        " ",
+        ".",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data())
+def test_canonical_fast_path_equals_the_parser(
+    samples: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """The reward reads a tags-only answer through a shortcut; it must give exactly what
+    parse_route / parse_totals give on the whole text."""
+    from maptab.rewards.core import _canonical_route, _totals
+    from maptab.score.parse import parse_route, parse_totals
+    from maptab.score.verified import station_index
+
+    s = data.draw(st.sampled_from(_rp_samples(samples)))
+    vocab = station_index(s["network"]).vocabulary
+    names = st.sampled_from(sorted(s["network"].vertices)[:8])
+    text = "".join(data.draw(st.lists(FRAGMENTS | names, max_size=14)))
+    inner = _canonical_route(text)
+    got = parse_route(text if inner is None else inner, vocab)
+    assert got == parse_route(text, vocab)
+    assert _totals(text, inner is not None) == parse_totals(text)
+
+
 # ----------------------------------------------------------------------------- references
 def test_reference_round_trip(samples: list[dict[str, Any]]) -> None:
     for s in samples[::11]:
@@ -289,7 +334,9 @@ def test_reference_round_trip(samples: list[dict[str, Any]]) -> None:
         assert ref.record.id == s["record"].id
         if s["network"] is not None:
             assert compact_network(ref.network) == compact_network(s["network"])
-        assert decode_reference(json.loads(s["reference"])).record.id == s["record"].id
+        as_dict = decode_reference(json.loads(s["reference"]))  # a trainer may hand a dict
+        assert as_dict.record.id == s["record"].id
+        assert reward(s["answers"]["oracle"], as_dict) == 1.0
     net = samples[0]["network"]
     back = network_from_compact(compact_network(net))
     assert back.vertices == net.vertices and back.edges == net.edges

@@ -165,8 +165,10 @@ def decode_reference(text: str | bytes | dict[str, Any]) -> Reference:
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
-    if isinstance(text, dict):
-        return _decode(text, None)
+    if isinstance(text, dict):  # not memoised: a dict has no key to find it by
+        ref = _decode(text, None)
+        _prepare(ref)
+        return ref
     if not isinstance(text, str):
         raise ReferenceError(f"reward reference: expected a JSON string, got {type(text).__name__}")
     prefix = text[:_PREFIX_LEN] if text.startswith(_HEAD) else text
