@@ -23,7 +23,7 @@ tokenizers = pytest.importorskip("tokenizers", reason="needs maptab[rl]: make te
 datasets = pytest.importorskip("datasets", reason="needs maptab[rl]: make test-rl")
 
 from maptab.generate.pipeline import build_benchmark  # noqa: E402
-from maptab.generate.rl import export_rl  # noqa: E402
+from maptab.rewards.export import export_rl  # noqa: E402
 from maptab.rewards.trl import REFERENCE_COLUMN, maptab_reward  # noqa: E402
 
 CHAT_TEMPLATE = (

@@ -55,7 +55,7 @@ def export(
 
             path = export_hf(dataset, out)
         else:
-            from maptab.generate.rl import export_rl
+            from maptab.rewards.export import export_rl
 
             if table_format not in ("csv", "json"):
                 fail(f"unknown table format {table_format!r}; choose csv or json")
