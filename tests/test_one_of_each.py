@@ -71,3 +71,34 @@ def test_identity_cache_keys_on_the_object_not_its_value():
     assert cache.get(a, lambda: calls.append("a2") or 3) == 1
     assert cache.get(a, lambda: calls.append("x") or 4, "extra") == 4
     assert calls == ["a", "b", "x"]
+
+
+def test_the_qa_type_count_is_the_length_of_the_table():
+    from maptab.generate.qa import QA_TYPES
+    from maptab.schema import QA_TYPE_COUNT
+
+    assert len(QA_TYPES) == QA_TYPE_COUNT
+    assert sorted(t.number for t in QA_TYPES) == list(range(1, QA_TYPE_COUNT + 1))
+
+
+def test_every_exception_class_derives_from_maptab_error():
+    """Every exception defined in src/maptab subclasses MaptabError (one root, issue 12)."""
+    import importlib
+    import pkgutil
+
+    import maptab
+    from maptab.errors import MaptabError
+
+    found = []
+    for info in pkgutil.walk_packages(maptab.__path__, "maptab."):
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, BaseException)
+                and value.__module__ == module.__name__
+            ):
+                found.append(value)
+    assert found, "no exception classes found"
+    stray = [f"{c.__module__}.{c.__qualname__}" for c in found if not issubclass(c, MaptabError)]
+    assert stray == []

@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from maptab.cli.app import app, console, err_console, fail
 from maptab.cli.progress import track
+from maptab.dataset import MapImager
 from maptab.errors import MaptabError
 
 
@@ -23,6 +24,24 @@ def _warn(message: str) -> None:
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
+
+
+def _renderer(render: bool) -> MapImager | None:
+    """The map imager the builders draw with, or ``None`` under ``--no-render``."""
+    if not render:
+        return None
+    from maptab.render.images import DatasetImager
+
+    return DatasetImager()
+
+
+def _style_name(name: str | None) -> str | None:
+    """``--map-style`` checked and canonical even under ``--no-render`` (it is recorded)."""
+    if name is None:
+        return None
+    from maptab.render.style import get_style
+
+    return get_style(name).name
 
 
 @app.command()
@@ -97,8 +116,8 @@ def build(
                 branch_splits=branch_splits,
                 seed=seed,
                 per_map=per_map,
-                progress=True,
-                render=render,
+                progress=track,
+                renderer=_renderer(render),
                 warn=_warn,
             )
         else:
@@ -108,11 +127,11 @@ def build(
                 out,
                 preset=preset,
                 seed=seed,
-                render=render,
+                renderer=_renderer(render),
                 report_totals=report_totals,
                 cost_model=cost_model,
                 progress=track,
-                map_style=map_style,
+                map_style=_style_name(map_style),
             )
     except (MaptabError, OSError) as exc:
         fail(str(exc))

@@ -21,7 +21,7 @@ import multiprocessing
 import os
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
@@ -30,13 +30,20 @@ from typing import Any
 
 import numpy as np
 
-from maptab.dataset import TABLE_FILES, DatasetError, DatasetWriter, MapEntry
+from maptab.dataset import (
+    TABLE_FILES,
+    DatasetError,
+    DatasetWriter,
+    MapEntry,
+    MapImager,
+    draw_map_image,
+)
 from maptab.generate import allocation, attributes, difficulty, qa, synth
 from maptab.generate.prompts import rp_prompt
 from maptab.generate.queries import eligible_pairs, od_queries, sample_pairs
 from maptab.generate.reasonmap import reasonmap_questions
 from maptab.network import Network
-from maptab.render.style import get_style
+from maptab.progress import Progress, or_silent
 from maptab.schema import QA_STYLES, RP_STYLES, QAQuery, ReasonMapQuestion, RPQuery
 from maptab.tables import derive_mix
 
@@ -302,10 +309,10 @@ def build_benchmark(
     *,
     preset: str | Preset = "mini",
     seed: int = 0,
-    render: bool = True,
+    renderer: MapImager | None = None,
     report_totals: bool = False,
     cost_model: str = "additive",
-    progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None,
+    progress: Progress | None = None,
     workers: int | None = None,
     timings: dict[str, float] | None = None,
     map_style: str | None = None,
@@ -315,8 +322,11 @@ def build_benchmark(
     The build is atomic (:class:`~maptab.dataset.DatasetWriter`): an interrupted or failed
     build leaves the previous dataset at ``out_dir`` untouched.
 
-    ``map_style`` (default: the preset's) is the render style of every map image
-    (:mod:`maptab.render.style`); it is recorded in each map's ``meta["render_style"]``.
+    ``renderer`` draws every map's image (pass :class:`maptab.render.images.DatasetImager`;
+    ``None``: no images). ``map_style`` (default: the preset's) is the render style of every
+    map image (:mod:`maptab.render.style`; checked by ``renderer``, taken as given without
+    one); it is recorded in each map's ``meta["render_style"]``. ``progress`` wraps the loop
+    over maps (:mod:`maptab.progress`).
 
     ``workers`` processes compute the maps' queries in parallel (default: one per CPU, up to
     8, for builds of more than 2,000 OD pairs; 1 otherwise). The output does not depend on it.
@@ -329,8 +339,10 @@ def build_benchmark(
         spec = PRESETS[preset]
     else:
         raise DatasetError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
-    track = progress or (lambda items, _label, _total: items)
-    style = get_style(map_style or spec.map_style).name
+    track = or_silent(progress)
+    style = map_style or spec.map_style
+    style = renderer.style_name(style) if renderer is not None else style.strip().lower()
+    render = renderer is not None
     nets = synthesize_maps(spec, seed)
     clock.lap("synthesize maps")
     entries = classify_maps(nets, seed)
@@ -380,7 +392,8 @@ def build_benchmark(
         for job, (rp, qa_rows, rm) in track(zip(jobs, results, strict=True), "maps", len(jobs)):
             if style != "clean":
                 job.net.meta["render_style"] = style
-            writer.add_map(job.net, job.entry, render=render)
+            image, problems = draw_map_image(writer, job.net, job.entry, renderer)
+            writer.add_map(job.net, job.entry, image=image, legibility=problems)
             writer.add("rp", rp)
             writer.add("qa", qa_rows)
             writer.add("reasonmap", rm)

@@ -545,7 +545,8 @@ QA_TYPES: tuple[QAType, ...] = (
     _row(24, T, "MM-SR", "lowest Price among A's neighbours", "value", _a_cheapest_neighbour,
          _s_station),
 )  # fmt: skip
-"""All 24 QA types, in SPEC 10 order (12 per scenario)."""
+"""All QA types (24), in SPEC 10 order (12 per scenario); every count of QA types is its
+length."""
 
 QA_BY_NUMBER: dict[int, QAType] = {t.number: t for t in QA_TYPES}
 
@@ -555,7 +556,7 @@ def qa_type(qtype: int) -> QAType:
     try:
         return QA_BY_NUMBER[qtype]
     except KeyError:
-        raise QAError(f"unknown QA type {qtype!r}; expected 1-24") from None
+        raise QAError(f"unknown QA type {qtype!r}; expected 1-{len(QA_TYPES)}") from None
 
 
 def _checked(qtype: int, network: Network) -> QAType:
