@@ -339,27 +339,70 @@ def build_benchmark(
         spec = PRESETS[preset]
     else:
         raise DatasetError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
-    track = or_silent(progress)
-    style = map_style or spec.map_style
-    style = renderer.style_name(style) if renderer is not None else style.strip().lower()
-    render = renderer is not None
+    style = style_name(map_style or spec.map_style, renderer)
     nets = synthesize_maps(spec, seed)
     clock.lap("synthesize maps")
+    options = {
+        "preset": asdict(spec),
+        "render": renderer is not None,
+        "report_totals": report_totals,
+        "cost_model": cost_model,
+        "map_style": style,
+    }
+    return write_benchmark(
+        out_dir,
+        nets,
+        spec,
+        seed,
+        options,
+        renderer=renderer,
+        progress=progress,
+        workers=workers,
+        clock=clock,
+    )
+
+
+def style_name(name: str, renderer: MapImager | None) -> str:
+    """Map style ``name`` as the renderer spells it (checked), or as given without one."""
+    return renderer.style_name(name) if renderer is not None else name.strip().lower()
+
+
+def write_benchmark(
+    out_dir: str | Path,
+    nets: list[Network],
+    spec: Preset,
+    seed: int,
+    options: dict[str, Any],
+    *,
+    renderer: MapImager | None = None,
+    progress: Progress | None = None,
+    workers: int | None = None,
+    clock: _Stopwatch | None = None,
+    images: dict[str, Path] | None = None,
+    source: str | None = None,
+) -> dict[str, Any]:
+    """Classify ``nets`` (SPEC 8), allocate OD pairs (Algorithm 1), write every map's tables,
+    image and queries (SPEC 9-11) into ``out_dir``; returns the manifest.
+
+    The steps :func:`build_benchmark` runs after synthesising its maps, shared with builders
+    that bring their own maps (:mod:`maptab.generate.owntables`). ``options`` go to the
+    manifest (``options["map_style"]`` is the style recorded on each map); ``images`` maps a
+    map id to an image copied instead of drawn; ``source`` is recorded on every map entry.
+    """
+    clock = clock or _Stopwatch(None)
+    track = or_silent(progress)
+    style = options.get("map_style", "clean")
+    cost_model = options.get("cost_model", "additive")
+    report_totals = bool(options.get("report_totals", False))
+    render = renderer is not None
     entries = classify_maps(nets, seed)
+    if source is not None:
+        for e in entries:
+            e.source = source
     clock.lap("map difficulty and split")
     quotas = pair_quotas(nets, entries, spec)
     clock.lap("allocation (Algorithm 1)")
-    writer = DatasetWriter(
-        Path(out_dir),
-        seed,
-        options={
-            "preset": asdict(spec),
-            "render": render,
-            "report_totals": report_totals,
-            "cost_model": cost_model,
-            "map_style": style,
-        },
-    )
+    writer = DatasetWriter(Path(out_dir), seed, options=options)
     jobs = []
     pairs_before: dict[str, int] = defaultdict(int)
     maps_before: dict[str, int] = defaultdict(int)
@@ -392,12 +435,14 @@ def build_benchmark(
         for job, (rp, qa_rows, rm) in track(zip(jobs, results, strict=True), "maps", len(jobs)):
             if style != "clean":
                 job.net.meta["render_style"] = style
-            image, problems = draw_map_image(writer, job.net, job.entry, renderer)
+            image, problems = (images or {}).get(job.entry.id), None
+            if image is None:
+                image, problems = draw_map_image(writer, job.net, job.entry, renderer)
             writer.add_map(job.net, job.entry, image=image, legibility=problems)
             writer.add("rp", rp)
             writer.add("qa", qa_rows)
             writer.add("reasonmap", rm)
-        clock.lap("queries, tables" + (", images" if render else ""))
+        clock.lap("queries, tables" + (", images" if render or images else ""))
         manifest = writer.finish()  # the dataset appears at out_dir only now, complete
     clock.lap("manifest and hashes")
     return manifest
