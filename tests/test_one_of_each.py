@@ -102,3 +102,46 @@ def test_every_exception_class_derives_from_maptab_error():
     assert found, "no exception classes found"
     stray = [f"{c.__module__}.{c.__qualname__}" for c in found if not issubclass(c, MaptabError)]
     assert stray == []
+
+
+def test_the_builder_reports_progress_through_the_hook_and_draws_through_the_renderer(tmp_path):
+    """Progress and images are injected (issue 12): the builder calls what it is given."""
+    from pathlib import Path
+
+    from maptab.dataset import Dataset
+    from maptab.generate.pipeline import Preset, build_benchmark
+
+    calls: list[tuple[str, int | None, int]] = []
+
+    def progress(items, label, total=None):
+        seen = 0
+        for item in items:
+            seen += 1
+            yield item
+        calls.append((label, total, seen))
+
+    class Imager:
+        drawn: list[str] = []
+
+        def style_name(self, name):
+            return name.upper()
+
+        def draw(self, network, path: Path) -> list[str]:
+            path.write_bytes(b"png of " + network.map_id.encode())
+            self.drawn.append(network.map_id)
+            return ["a problem"] if network.map_id == "metro-000" else []
+
+    tiny = Preset("tiny", 1, 1, 4, 4, q_min=2, sizes=("small",))
+    imager = Imager()
+    manifest = build_benchmark(
+        tmp_path / "ds", preset=tiny, seed=3, renderer=imager, progress=progress
+    )
+    assert calls == [("maps", 2, 2)]
+    assert imager.drawn == ["metro-000", "travel-000"]
+    assert manifest["options"]["map_style"] == "CLEAN"
+    assert manifest["options"]["legibility_problems"] == {"metro-000": ["a problem"]}
+    ds = Dataset(tmp_path / "ds")
+    assert ds.image_path("travel-000").read_bytes() == b"png of travel-000"
+    plain = build_benchmark(tmp_path / "plain", preset=tiny, seed=3)
+    assert plain["options"]["render"] is False
+    assert Dataset(tmp_path / "plain").image_path("travel-000") is None
