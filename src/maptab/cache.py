@@ -27,6 +27,9 @@ V = TypeVar("V")
 O = TypeVar("O")  # noqa: E741
 
 
+_MISSING = object()
+
+
 class KeyedCache(Generic[K, V]):
     """A bounded least-recently-used memo of ``key -> value``."""
 
@@ -42,9 +45,10 @@ class KeyedCache(Generic[K, V]):
     def get(self, key: K, build: Callable[[], V]) -> V:
         """The value under ``key``, computed by ``build()`` (and kept) on a miss."""
         data = self._data
-        if key in data:
+        hit = data.get(key, _MISSING)
+        if hit is not _MISSING:
             data.move_to_end(key)
-            return data[key]
+            return hit  # type: ignore[return-value]
         value = build()
         data[key] = value
         if len(data) > self.maxsize:
@@ -59,19 +63,28 @@ class IdentityCache(Generic[O, V]):
     """A bounded memo of values derived from an object, keyed by the object's identity."""
 
     def __init__(self, maxsize: int) -> None:
-        self._memo: KeyedCache[tuple[Hashable, ...], tuple[O, V]] = KeyedCache(maxsize)
+        if maxsize < 1:
+            raise ValueError("maxsize must be at least 1")
+        self.maxsize = maxsize
+        self._data: OrderedDict[Hashable, tuple[O, V]] = OrderedDict()
 
     def __len__(self) -> int:
-        return len(self._memo)
+        return len(self._data)
 
     def get(self, obj: O, build: Callable[[], V], *extra: Hashable) -> V:
         """The value derived from ``obj`` (and ``extra``), computed by ``build()`` on a miss."""
-        key = (id(obj), *extra)
-        held, value = self._memo.get(key, lambda: (obj, build()))
-        if held is not obj:  # cannot happen while the entry holds obj; kept as a guard
-            value = build()
-            self._memo._data[key] = (obj, value)
+        key = (id(obj), *extra) if extra else id(obj)
+        data = self._data
+        hit = data.get(key)
+        if hit is not None and hit[0] is obj:  # the entry holds obj: its id is not reused
+            data.move_to_end(key)
+            return hit[1]
+        value = build()
+        data[key] = (obj, value)
+        data.move_to_end(key)
+        if len(data) > self.maxsize:
+            data.popitem(last=False)
         return value
 
     def clear(self) -> None:
-        self._memo.clear()
+        self._data.clear()
