@@ -81,6 +81,11 @@ RP_STYLES = (
     "user_oriented",
     "constraint_explicit",
 )
+# how many QA types SPEC 10 defines: the length of the QA type table
+# (maptab.generate.qa.QA_TYPES, which lives above this module; tests/test_one_of_each.py holds
+# the two equal). Record checks read it; everything above the schema reads len(QA_TYPES).
+QA_TYPE_COUNT = 24
+
 QA_STYLES = ("direct", "conversational", "formal", "academic", "concise")
 
 
@@ -362,8 +367,8 @@ def _rp_problem(row: dict[str, Any]) -> str | None:
 
 
 def _qa_problem(row: dict[str, Any]) -> str | None:
-    if not 1 <= row["type"] <= 24:
-        return f"field 'type': {row['type']} is not a QA type (1-24)"
+    if not 1 <= row["type"] <= QA_TYPE_COUNT:
+        return f"field 'type': {row['type']} is not a QA type (1-{QA_TYPE_COUNT})"
     return None
 
 
