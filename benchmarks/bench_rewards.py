@@ -79,7 +79,7 @@ KEYS = (
 
 def run_seed(root: Path, preset: str, seed: int, limit: int | None) -> dict[str, list[int]]:
     ds_dir = root / f"{preset}-{seed}"
-    build_benchmark(ds_dir, preset=preset, seed=seed, render=False, report_totals=True)
+    build_benchmark(ds_dir, preset=preset, seed=seed, report_totals=True)
     ds = Dataset(ds_dir)
     metro = {m for m, e in ds.maps.items() if e.scenario == "metromap"}
     requests = [

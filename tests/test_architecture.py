@@ -22,6 +22,8 @@ Where the layers put the modules that are not in a stage package, and why:
   report: it reads a dataset, runs the baselines and applies the paper metrics.
 * ``integrity`` (``maptab validate`` re-derives every gold label and compares) is a check
   like scoring: it reads a dataset and recomputes answers with the generator's code.
+* ``rewards`` (RL rewards and the TRL/verl exports) is an integration, like a task kind's
+  file: it builds the same prompts as ``run`` and scores with ``score``.
 * everything else at the top of ``maptab`` (network, tables, costs, solver, schema, dataset,
   cache, progress, rounding, ...) is the domain: the objects and exact computations every
   stage shares.
@@ -38,7 +40,7 @@ PACKAGE = SRC / "maptab"
 LAYERS = ("domain", "generate", "render", "run", "score", "report", "tasks", "cli")
 
 # top-level modules placed above the domain (see the module docstring)
-PLACED = {"maptab.describe": "report", "maptab.integrity": "score", "maptab.rewards": "score"}
+PLACED = {"maptab.describe": "report", "maptab.integrity": "score", "maptab.rewards": "tasks"}
 
 # (importer layer, imported layer) pairs that are below but still not allowed
 FORBIDDEN = {("run", "generate"), ("score", "run")}

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from maptab.cli import app
 from maptab.generate.pipeline import build_benchmark
+from maptab.render.images import DatasetImager
 from maptab.rewards.trl import maptab_reward
 from maptab.rewards.verl import compute_score
 from maptab.run.baselines import OracleProvider
@@ -24,7 +25,7 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def mini(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("export_rl") / "mini"
-    build_benchmark(root, preset="mini", seed=4, render=True, report_totals=True)
+    build_benchmark(root, preset="mini", seed=4, renderer=DatasetImager(), report_totals=True)
     return root
 
 
@@ -114,7 +115,7 @@ def test_export_is_deterministic(mini: Path, tmp_path: Path) -> None:
 
 def test_missing_images_is_one_line_error(tmp_path: Path) -> None:
     root = tmp_path / "bare"
-    build_benchmark(root, preset="mini", seed=4, render=False)
+    build_benchmark(root, preset="mini", seed=4)
     result = runner.invoke(
         app, ["export", str(root), "--format", "trl", "--out", str(tmp_path / "o")]
     )

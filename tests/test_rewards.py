@@ -40,7 +40,7 @@ SEED = 9
 @pytest.fixture(scope="module")
 def mini(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("rewards") / "mini"
-    build_benchmark(root, preset="mini", seed=SEED, render=False, report_totals=True)
+    build_benchmark(root, preset="mini", seed=SEED, report_totals=True)
     return root
 
 

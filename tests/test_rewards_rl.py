@@ -61,7 +61,7 @@ def test_grpo_two_steps_with_maptab_reward(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("WANDB_DISABLED", "true")
     ds_dir = tmp_path / "mini"
-    build_benchmark(ds_dir, preset="mini", seed=9, render=False)
+    build_benchmark(ds_dir, preset="mini", seed=9)
     out = export_rl(ds_dir, tmp_path / "trl", "trl", images=False)
     data = datasets.load_dataset("parquet", data_files={"train": str(out / "train.parquet")})
     # a handful of short samples: QA questions and edge-table route queries
