@@ -14,6 +14,7 @@ a feasible candidate of its own.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -27,7 +28,7 @@ from maptab.render.geometry import (
     StationMark,
     Stroke,
 )
-from maptab.render.text import TextBlock
+from maptab.render.text import TextBlock, footprint
 
 LINE_PENALTY = 8.0
 
@@ -125,7 +126,6 @@ class LabelSlot:
     block: TextBlock
     ok: bool
     handle: int = field(default=-1)
-    turned: bool = False  # placed as a label turned a quarter turn (metro, map styles)
 
 
 def place_label(placer: Placer, owner: str, tiers: list[list[tuple[Box, TextBlock]]]) -> LabelSlot:
@@ -133,6 +133,8 @@ def place_label(placer: Placer, owner: str, tiers: list[list[tuple[Box, TextBloc
     tier's least-blocked box (crowded); the box is recorded in ``placer``."""
     slot: LabelSlot | None = None
     for tier in tiers:
+        if not tier:
+            continue
         i, ok = placer.pick([b for b, _ in tier])
         if ok:
             slot = LabelSlot(owner, tiers, *tier[i], True)
@@ -212,7 +214,79 @@ def add_legend_entry(
     return box
 
 
-def around_point(center: Point, gap: float, block: TextBlock, order: Sequence[str]) -> list[Box]:
+@dataclass(frozen=True, slots=True)
+class Extent:
+    """A width and a height: the footprint of a label as drawn."""
+
+    width: float
+    height: float
+
+
+#: sides a label turned by ±45° may take, so that it runs away from its station: text
+#: reading up to the right starts above-right of the station (or ends below-left of it)
+DIAGONAL_SIDES: dict[int, tuple[str, ...]] = {45: ("NE", "SW"), -45: ("SE", "NW")}
+#: a diagonal label's box corner sits this much closer in (its ink starts inside the corner)
+DIAGONAL_GAP = 0.7
+
+
+def label_candidates(
+    center: Point,
+    gap: float,
+    block: TextBlock,
+    sides: Sequence[str],
+    factors: Sequence[float] = (1.0,),
+    pad: float = 0.0,
+) -> list[tuple[Box, TextBlock]]:
+    """Candidate boxes for ``block`` around ``center``, ``gap × f + pad`` px away for each
+    factor ``f``, each box
+    the label's extent as drawn (:func:`maptab.render.text.footprint`): level, a quarter turn,
+    ±45° (only on the two sides it runs away from the station) or stacked vertically."""
+    w, h = footprint(block)
+    shape = Extent(w, h)
+    order: Sequence[str] = sides
+    if block.angle in DIAGONAL_SIDES:
+        keep = DIAGONAL_SIDES[block.angle]
+        order = [d for d in sides if d in keep]
+        gap *= DIAGONAL_GAP
+    return [
+        (box, block) for f in factors for box in around_point(center, gap * f + pad, shape, order)
+    ]
+
+
+def ink_boxes(box: Box, block: TextBlock) -> list[Box]:
+    """Small boxes covering the ink of a label drawn in ``box``: the box itself, or for a
+    label turned ±45° a chain of squares along its slanted text line (its box's corners are
+    empty)."""
+    if block.angle in (0, 90, -90) or block.vertical:
+        return [box]
+    a = math.radians(block.angle)
+    ux, uy = math.cos(a), -math.sin(a)  # the text's direction in the image (y down)
+    h = block.height
+    half = h * abs(math.cos(a)) / 2 + h * abs(math.sin(a)) / 2  # half-side of a turned square
+    cx, cy = box.center
+    n = max(1, math.ceil(block.width / h))
+    step = (block.width - h) / (n - 1) if n > 1 else 0.0
+    out = []
+    for i in range(n):
+        t = -block.width / 2 + h / 2 + i * step
+        x, y = cx + ux * t, cy + uy * t
+        out.append(Box(x - half, y - half, x + half, y + half))
+    return out
+
+
+def off_the_lines(placer: Placer, tier: list[tuple[Box, TextBlock]]) -> list[tuple[Box, TextBlock]]:
+    """The candidates whose ink (:func:`ink_boxes`) touches no stroke: a turned, diagonal or
+    stacked label is only drawn clear of the lines (else the level label is used)."""
+    return [
+        (box, block)
+        for box, block in tier
+        if not any(placer.line_hits(b) for b in ink_boxes(box, block))
+    ]
+
+
+def around_point(
+    center: Point, gap: float, block: TextBlock | Extent, order: Sequence[str]
+) -> list[Box]:
     """Candidate boxes for a label beside ``center``, ``gap`` px away, in ``order``."""
     cx, cy = center
     w, h = block.width, block.height

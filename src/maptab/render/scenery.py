@@ -100,7 +100,7 @@ def add_secondary_labels(
     n = 0
     for s, lab in placed.labels.items():
         text = romanise(network.label(s), lang)
-        if not text or lab.angle:
+        if not text or lab.angle or lab.vertical:
             continue
         block = measure(text, max(9, round(lab.block.size * 0.62)), None)
         cx = (lab.box.x0 + lab.box.x1) / 2
