@@ -15,7 +15,7 @@ a feasible candidate of its own.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from maptab.render.geometry import (
@@ -115,24 +115,45 @@ class Placer:
         return 0, False
 
 
+Candidate = tuple[Box, TextBlock]
+#: a tier of candidates, or a function that makes it (called only when the tier is reached)
+Tier = list[Candidate] | Callable[[], list[Candidate]]
+
+
 @dataclass
 class LabelSlot:
     """A placed label: its candidate tiers (boxes with the text each would show, tried tier by
     tier), the chosen box and text, whether it is collision-free, and its handle."""
 
     owner: str
-    tiers: list[list[tuple[Box, TextBlock]]]
+    tiers: list[Tier]
     box: Box
     block: TextBlock
     ok: bool
     handle: int = field(default=-1)
 
+    def tier(self, k: int) -> list[Candidate]:
+        """Tier ``k``, made (once) if it was given as a function."""
+        return _resolve(self.tiers, k)
 
-def place_label(placer: Placer, owner: str, tiers: list[list[tuple[Box, TextBlock]]]) -> LabelSlot:
+    def all_tiers(self) -> Iterator[list[Candidate]]:
+        return (self.tier(k) for k in range(len(self.tiers)))
+
+
+def _resolve(tiers: list[Tier], k: int) -> list[Candidate]:
+    t = tiers[k]
+    if callable(t):
+        t = tiers[k] = t()
+    return t
+
+
+def place_label(placer: Placer, owner: str, tiers: list[Tier]) -> LabelSlot:
     """Place a label greedily: the best box of the first tier with a free one, else the first
-    tier's least-blocked box (crowded); the box is recorded in ``placer``."""
+    tier's least-blocked box (crowded); the box is recorded in ``placer``. A tier given as a
+    function is made only when reached (a smaller font is measured only if needed)."""
     slot: LabelSlot | None = None
-    for tier in tiers:
+    for k in range(len(tiers)):
+        tier = _resolve(tiers, k)
         if not tier:
             continue
         i, ok = placer.pick([b for b, _ in tier])
@@ -154,7 +175,7 @@ def repair(placer: Placer, slots: dict[str, LabelSlot]) -> None:
         placer.free(slot.handle)
         moved = any(
             _move_blocker(placer, slots, slot, box, block)
-            for tier in slot.tiers
+            for tier in slot.all_tiers()
             for box, block in tier
         )
         if not moved:
@@ -189,7 +210,7 @@ def _move_blocker(
         return False
     placer.free(other.handle)
     handle = placer.block(padded, ("label", slot.owner))
-    for tier in other.tiers:
+    for tier in other.all_tiers():
         i, ok = placer.pick([b for b, _ in tier])
         if ok:
             other.box, other.block = tier[i]

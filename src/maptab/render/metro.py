@@ -44,6 +44,7 @@ from maptab.render.geometry import (
 from maptab.render.labels import (
     LabelSlot,
     Placer,
+    Tier,
     add_legend_entry,
     label_candidates,
     off_the_lines,
@@ -379,13 +380,17 @@ def _station_label(
     center = mark.center
     sides = preferred_sides(center, (px[n] for n in network.neighbours(station)))
     gap = mark.radius + mark.outline / 2 + 3.0 * (size / FONT_PX)
-    tiers = []
+    tiers: list[Tier] = []
     block = measure(text, size, lang)
     turned = orient_block(block, orient, level=sides[0] == "N")
     if turned is not None:
         tier = label_candidates(center, gap, turned, sides, (1.0, 1.8), placer.pad)
         tiers.append(off_the_lines(placer, tier))
-    for font, factors in ((size, (1.0, 1.8)), (max(9, round(size * 0.8)), (1.0, 2.2))):
-        block = measure(text, font, lang)
-        tiers.append(label_candidates(center, gap, block, sides, factors, placer.pad))
+    tiers.append(label_candidates(center, gap, block, sides, (1.0, 1.8), placer.pad))
+    small = max(9, round(size * 0.8))
+    tiers.append(
+        lambda: label_candidates(
+            center, gap, measure(text, small, lang), sides, (1.0, 2.2), placer.pad
+        )
+    )
     return place_label(placer, station, tiers)
