@@ -47,25 +47,35 @@ def styles(seeds: int, repeat: int) -> None:
     """Seconds per 400-station map, clean vs realistic vs hard (module docstring)."""
     nets = [sample_metro(400, lang=lang, seed=s) for s in range(seeds) for lang in ("zh", "en")]
     times: dict[str, list[float]] = {"clean": [], "realistic": [], "hard": []}
+    cpu: dict[str, list[float]] = {k: [] for k in times}
     load = os.getloadavg()
     for net in nets:
         for style in times:
             ours(net, style)  # warm this map's fonts and sizes
             for _ in range(repeat):
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 ours(net, style)
                 times[style].append(time.perf_counter() - t)
+                cpu[style].append(time.process_time() - c)
     load = tuple(max(a, b) for a, b in zip(load, os.getloadavg(), strict=True))
     print(f"\n400-station maps, {len(nets)} maps x {repeat} runs (zh and en, seeds 0..{seeds - 1})")
     print(
         f"load average (1/5/15 min, highest of start and end): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
-    print(f"{'style':<10} {'p50 s':>7} {'p99 s':>7} {'max s':>7} {'p50 / clean':>12}")
+    print("wall-clock seconds, and CPU seconds of this process (less affected by other jobs)")
+    print(
+        f"{'style':<10} {'p50 s':>7} {'p99 s':>7} {'max s':>7} {'p50 / clean':>12} "
+        f"{'cpu p50':>8} {'cpu p99':>8} {'cpu max':>8} {'cpu / clean':>12}"
+    )
     base = statistics.median(times["clean"])
+    cbase = statistics.median(cpu["clean"])
     for style, xs in times.items():
-        p50 = statistics.median(xs)
+        p50, c50 = statistics.median(xs), statistics.median(cpu[style])
+        cs = cpu[style]
         print(
-            f"{style:<10} {p50:>7.3f} {percentile(xs, 0.99):>7.3f} {max(xs):>7.3f} {p50 / base:>12.2f}"
+            f"{style:<10} {p50:>7.3f} {percentile(xs, 0.99):>7.3f} {max(xs):>7.3f} "
+            f"{p50 / base:>12.2f} {c50:>8.3f} {percentile(cs, 0.99):>8.3f} {max(cs):>8.3f} "
+            f"{c50 / cbase:>12.2f}"
         )
 
 
