@@ -13,6 +13,10 @@
   pinyin, Korean, Russian, Greek), a smaller second line under the station label;
 * **size variation** — each station label's font size is scaled by a factor in
   :attr:`Style.size_jitter`;
+* **turned, diagonal and vertical labels** — a share of the labels is offered turned a
+  quarter turn (level track), turned ±45°, or for CJK text set vertically, one glyph under
+  another (:func:`label_orientations`); the placer falls back to a level label where the
+  oriented one finds no free place clear of the lines;
 * **distractors** (:mod:`maptab.render.scenery`) — other lines in muted colours, water,
   parks, landmark pictograms, a street grid with street names, a compass and an inset map;
 * **distinguishable lines** — two line colours closer than ΔE 15 (CIE76) get different dash
