@@ -25,7 +25,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from maptab.generate.synth import MetroSpec, synth_metro
+from maptab.generate.synth import MetroSpec, ScenicSpec, synth_metro, synth_scenic
 from maptab.render import render_map
 from maptab.render.ocr import measure, ocr_available, read_image, station_labels
 
@@ -43,6 +43,20 @@ GENERATED = [
     (7, 80, "es"),
     (12, 200, "en"),
 ]
+#: generated scenic maps: (spots, language, seed)
+SCENIC = [(25, "en", 1), (30, "zh", 2), (20, "de", 3)]
+
+
+def orientation_recall(placed, missing: list[str]) -> dict[str, list[int]]:
+    """[found, drawn] per way a station label is drawn (level, 90, 45, -45, vertical)."""
+    out: dict[str, list[int]] = {}
+    gone = set(missing)
+    for s, lab in placed.labels.items():
+        key = "vertical" if lab.vertical else ("level" if not lab.angle else str(lab.angle))
+        cell = out.setdefault(key, [0, 0])
+        cell[0] += s not in gone
+        cell[1] += 1
+    return out
 
 
 def real_maps():
@@ -80,6 +94,10 @@ def main() -> None:
     parser.add_argument("--styles", default="clean,realistic,hard")
     parser.add_argument("--maps", help="comma-separated indices into GENERATED (default: all)")
     parser.add_argument("--json", type=Path, help="write every figure to this file")
+    parser.add_argument("--no-scenic", action="store_true", help="skip the scenic maps")
+    parser.add_argument(
+        "--cls", action="store_true", help="run RapidOCR's angle classifier on every text line"
+    )
     args = parser.parse_args()
     if not ocr_available():
         print("bench_legibility: no OCR engine (pip install 'maptab[ocr]'); skipped")
@@ -106,25 +124,51 @@ def main() -> None:
         print(f"real maps: n={len(real)} recall q1 {q1:.1%} median {med:.1%} q3 {q3:.1%}")
         figures["real_iqr"] = [q1, med, q3]
 
-    picked = [int(i) for i in args.maps.split(",")] if args.maps else range(len(GENERATED))
-    maps = [(i, GENERATED[i]) for i in picked][: 2 if args.quick else None]
+    picked = (
+        [int(i) for i in args.maps.split(",") if i]
+        if args.maps is not None
+        else range(len(GENERATED))
+    )
+    maps = [
+        (
+            f"{lang}-{n}",
+            lambda i=i, lines=lines, n=n, lang=lang: synth_metro(
+                MetroSpec(lines, n, language=lang), 40 + i, f"bench-{i}"
+            ),
+        )
+        for i, (lines, n, lang) in [(i, GENERATED[i]) for i in picked]
+    ][: 2 if args.quick else None]
+    if not (args.quick or args.no_scenic):
+        maps += [
+            (
+                f"scenic-{lang}-{n}",
+                lambda n=n, lang=lang, seed=seed: synth_scenic(
+                    ScenicSpec(n, language=lang), seed, f"bench-scenic-{seed}"
+                ),
+            )
+            for n, lang, seed in SCENIC
+        ]
     for style in args.styles.split(","):
         recalls = []
-        for i, (lines, n, lang) in maps:
-            net = synth_metro(MetroSpec(lines, n, language=lang), 40 + i, f"bench-{i}")
+        for key, make in maps:
+            net = make()
             t = time.perf_counter()
             result = render_map(net, style=style)
-            r = measure(read_image(result.image), station_labels(net, result.placed))
+            dets = read_image(result.image, angle_classifier=args.cls)
+            r = measure(dets, station_labels(net, result.placed))
             recalls.append(r.recall)
             w, h = result.image.size
-            figures["generated"].setdefault(style, {})[f"{lang}-{n}"] = {
+            kinds = orientation_recall(result.placed, r.missing)
+            figures["generated"].setdefault(style, {})[key] = {
                 **r.to_dict(),
                 "size": [w, h],
+                "orientation": kinds,
             }
+            by_kind = " ".join(f"{k} {f}/{n}" for k, (f, n) in sorted(kinds.items()))
             print(
-                f"{style:<9} {lang} {n:>3} stations {w:>5}x{h:<5} recall {r.recall:6.1%}  "
+                f"{style:<9} {key:<14} {w:>5}x{h:<5} recall {r.recall:6.1%}  "
                 f"false {r.false_detections:>4}/{r.detections:<4} "
-                f"loc p50 {r.location_error(0.5)} px  {time.perf_counter() - t:6.1f}s",
+                f"loc p50 {r.location_error(0.5)} px  {time.perf_counter() - t:6.1f}s  [{by_kind}]",
                 flush=True,
             )
         med = statistics.median(recalls)

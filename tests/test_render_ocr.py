@@ -196,3 +196,33 @@ def test_realistic_style_reads_harder_than_clean():
         assert drawn.recall >= 0.85, (style, drawn.missing)
     assert recall["clean"] >= 0.9
     assert 0.5 <= recall["realistic"] < recall["clean"], recall
+
+
+def _one_label(text: str, lang: str, *, angle: int = 0, vertical: bool = False) -> Image.Image:
+    """A white image with one station label drawn as the renderer draws it."""
+    from maptab.render.draw import to_image
+    from maptab.render.geometry import Box, LabelBox, PlacedGeometry
+    from maptab.render.text import footprint, measure, oriented
+
+    block = oriented(measure(text, 30, lang), angle=angle, vertical=vertical)
+    w, h = footprint(block)
+    lab = LabelBox(text, block, Box(60, 60, 60 + w, 60 + h))
+    placed = PlacedGeometry(round(w) + 120, round(h) + 120, "metromap", "#FFFFFF", 9.0)
+    placed.labels[text] = lab
+    return to_image(placed)
+
+
+@needs_ocr
+@pytest.mark.parametrize(
+    ("text", "lang", "angle", "vertical", "cls"),
+    [
+        ("西直门站", "zh", 0, True, False),  # stacked CJK: the reader turns tall lines itself
+        ("Queen Square", "en", 45, False, False),  # the detector's boxes follow the slant
+        ("Mill Road", "en", -45, False, False),
+        ("Market Street", "en", 90, False, True),  # a quarter turn needs the angle classifier
+    ],
+)
+def test_reader_reads_turned_diagonal_and_vertical_labels(text, lang, angle, vertical, cls):
+    img = _one_label(text, lang, angle=angle, vertical=vertical)
+    dets = read_image(img, angle_classifier=cls)
+    assert measure(dets, [st(text)]).found == 1, [d.text for d in dets]

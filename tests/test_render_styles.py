@@ -4,15 +4,20 @@ bilingual labels, scenery and a paper-like size while every legibility check sti
 from __future__ import annotations
 
 import hashlib
+import math
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from PIL import Image, ImageChops
 
 from maptab.generate.synth import METRO_LANGUAGE_WEIGHTS
 from maptab.matching import station_match
 from maptab.network import Network
 from maptab.render import check_legibility, place_map, render_map
+from maptab.render.draw import to_image
+from maptab.render.geometry import Box, LabelBox, PlacedGeometry
+from maptab.render.labels import ink_boxes
 from maptab.render.style import (
     LOOKS,
     STYLES,
@@ -27,6 +32,7 @@ from maptab.render.style import (
     romanise,
     station_texts,
 )
+from maptab.render.text import can_stack, column, footprint, measure, oriented
 from samplenets import LANGS, sample_metro, sample_scenic
 
 
@@ -234,3 +240,110 @@ def test_turned_labels_stand_on_level_track_and_are_drawn_turned():
         assert lab.owner not in result.placed.secondary
     assert result.svg.count("rotate(-90") == len(turned)
     assert not any(lab.angle for lab in place_map(net).labels.values())  # clean: none
+
+
+def _ink_box(lab: LabelBox, background: str = "#FFFFFF") -> tuple[int, int, int, int] | None:
+    """The bounding box of the pixels painted for ``lab`` alone (in map coordinates)."""
+    m = 40
+    x0, y0 = math.floor(lab.box.x0) - m, math.floor(lab.box.y0) - m
+    moved = LabelBox(
+        lab.owner,
+        lab.block,
+        Box(lab.box.x0 - x0, lab.box.y0 - y0, lab.box.x1 - x0, lab.box.y1 - y0),
+        lab.kind,
+        halo=lab.halo,
+    )
+    w = math.ceil(lab.box.x1 - lab.box.x0) + 2 * m
+    h = math.ceil(lab.box.y1 - lab.box.y0) + 2 * m
+    alone = PlacedGeometry(w, h, "metromap", background, 9.0, labels={lab.owner: moved})
+    img = to_image(alone)
+    bbox = ImageChops.difference(img, Image.new("RGB", img.size, background)).getbbox()
+    return None if bbox is None else (bbox[0] + x0, bbox[1] + y0, bbox[2] + x0, bbox[3] + y0)
+
+
+def _oriented(placed: PlacedGeometry) -> list[LabelBox]:
+    return [lab for lab in placed.labels.values() if lab.angle or lab.vertical]
+
+
+@pytest.mark.parametrize(
+    ("lang", "scenario"), [("zh", "metro"), ("ja", "metro"), ("en", "metro"), ("zh", "scenic")]
+)
+def test_vertical_and_diagonal_labels_cover_their_ink_and_stay_attached(lang, scenario):
+    net = (
+        sample_metro(90, lang=lang, seed=6)
+        if scenario == "metro"
+        else sample_scenic(25, lang=lang, seed=6)
+    )
+    placed = place_map(net, style="hard")
+    assert check_legibility(placed, net) == []
+    labels = _oriented(placed)
+    kinds = {("vertical" if lab.vertical else lab.angle) for lab in labels}
+    assert {45, -45} <= kinds or scenario == "scenic"
+    assert ("vertical" in kinds) == (lang in ("zh", "ja"))  # only CJK text is stacked
+    assert labels
+    for lab in labels:
+        ink = _ink_box(lab)
+        assert ink is not None  # something is drawn
+        b = lab.box
+        # the placer's box holds every painted pixel (2 px for anti-aliasing and whole-pixel pasting)
+        assert b.x0 - 2 <= ink[0] and b.y0 - 2 <= ink[1], (lab.block.text, b, ink)
+        assert ink[2] <= b.x1 + 2 and ink[3] <= b.y1 + 2, (lab.block.text, b, ink)
+        # attached: the ink starts within three font sizes of its own station's mark
+        mark = placed.stations[lab.owner]
+        near = min(_distance(mark.center, c) for c in ink_boxes(b, lab.block))
+        assert near <= mark.radius + mark.outline + 3 * lab.block.size, (lab.block.text, near)
+        # clear of the lines: no stroke crosses the ink of a turned or stacked label
+        for s in placed.strokes:
+            for p, q in zip(s.points, s.points[1:], strict=False):
+                assert not any(
+                    c.inflate(s.width / 2).hits_segment(p, q) for c in ink_boxes(b, lab.block)
+                )
+        if lab.vertical:
+            assert can_stack(lab.block.text) and b.y1 - b.y0 > b.x1 - b.x0
+            assert lab.owner not in placed.secondary
+
+
+def _distance(p: tuple[float, float], b: Box) -> float:
+    dx = max(b.x0 - p[0], 0.0, p[0] - b.x1)
+    dy = max(b.y0 - p[1], 0.0, p[1] - b.y1)
+    return math.hypot(dx, dy)
+
+
+def test_orientation_shares_follow_the_style():
+    net = sample_metro(200, lang="zh", seed=8)
+    counts = {}
+    for style in ("clean", "realistic", "hard"):
+        placed = place_map(net, style=style)
+        counts[style] = sum(lab.vertical for lab in placed.labels.values())
+        angles = [lab.angle for lab in placed.labels.values() if lab.angle]
+        assert (style == "clean") == (not angles and counts[style] == 0)
+    assert 0 < counts["realistic"] < counts["hard"]
+    assert counts["hard"] <= 0.3 * len(net.vertices) + 3 * math.sqrt(len(net.vertices))
+
+
+def test_oriented_labels_render_deterministically_in_png_and_svg():
+    net = sample_metro(60, lang="zh", seed=9)
+    a = render_map(net, style="hard", fmt="svg")
+    b = render_map(net, style="hard", fmt="svg")
+    assert a.image.tobytes() == b.image.tobytes() and a.svg == b.svg
+    vertical = [lab for lab in a.placed.labels.values() if lab.vertical]
+    diagonal = [lab for lab in a.placed.labels.values() if lab.angle in (45, -45)]
+    assert vertical and diagonal
+    assert a.svg.count("rotate(-45 ") + a.svg.count("rotate(45 ") == len(diagonal)
+
+
+def test_text_footprints():
+    block = measure("Market Street", 20, "en")
+    assert footprint(block) == (block.width, block.height)
+    assert footprint(oriented(block, angle=90)) == (block.height, block.width)
+    w, h = footprint(oriented(block, angle=45))
+    assert w == pytest.approx((block.width + block.height) / math.sqrt(2)) and w == pytest.approx(h)
+    assert can_stack("西直门站") and not can_stack("西直门 A") and not can_stack("站")
+    assert not can_stack("Arbat") and not can_stack("一" * 9)
+    col = oriented(measure("西直门站", 20, "zh"), vertical=True)
+    cells, width, height = column(col)
+    assert [c.block.text for c in cells] == list("西直门站")
+    assert footprint(col) == (width, height) and height > 4 * 20 * 0.9 and width < 1.3 * 20
+    assert all(b.dy > a.dy for a, b in zip(cells, cells[1:], strict=False))
+    with pytest.raises(ValueError):
+        oriented(block, vertical=True)

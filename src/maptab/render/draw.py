@@ -16,7 +16,7 @@ from PIL import Image, ImageDraw
 
 from maptab.render.fonts import FontFace
 from maptab.render.geometry import LabelBox, PlacedGeometry, Point, Shape, StationMark, Stroke
-from maptab.render.text import draw_block
+from maptab.render.text import column, draw_block
 
 SUPERSAMPLE = 4
 
@@ -88,7 +88,8 @@ def _paste_mark(img: Image.Image, m: StationMark) -> None:
 
 
 def _draw_turned(img: Image.Image, lab: LabelBox, background: str) -> None:
-    """A label turned a quarter turn anticlockwise, with its halo, pasted into its box."""
+    """A label turned ``lab.angle`` degrees anticlockwise, with its halo, pasted centred in its
+    box (a quarter turn exactly, other angles resampled bicubically)."""
     b = lab.block
     halo = max(2, round(b.size / 7)) if lab.halo else 0
     m = halo + 2
@@ -98,11 +99,32 @@ def _draw_turned(img: Image.Image, lab: LabelBox, background: str) -> None:
         draw_block(ink, b, m, m, fill=(255, 255), halo=(0, 255), halo_width=halo)
     else:
         draw_block(ImageDraw.Draw(tile), b, m, m, fill=(255, 255))
-    tile = tile.transpose(Image.Transpose.ROTATE_90)
+    if lab.angle == 90:
+        tile = tile.transpose(Image.Transpose.ROTATE_90)
+        at = (round(lab.box.x0) - m, round(lab.box.y0) - m)
+    else:
+        tile = tile.rotate(lab.angle, resample=Image.Resampling.BICUBIC, expand=True)
+        cx, cy = lab.box.center
+        at = (round(cx - tile.width / 2), round(cy - tile.height / 2))
     lum, alpha = tile.split()
     colour = Image.new("RGB", tile.size, "#111111")
     colour.paste(Image.new("RGB", tile.size, background), mask=Image.eval(lum, lambda v: 255 - v))
-    img.paste(colour, (round(lab.box.x0) - m, round(lab.box.y0) - m), alpha)
+    img.paste(colour, at, alpha)
+
+
+def _draw_column(draw: ImageDraw.ImageDraw, lab: LabelBox, background: str) -> None:
+    """A vertical label: its glyphs one under another, centred in the column (SPEC 15)."""
+    cells, _, _ = column(lab.block)
+    halo = max(2, round(lab.block.size / 7)) if lab.halo else 0
+    for c in cells:
+        draw_block(
+            draw,
+            c.block,
+            lab.box.x0 + c.dx,
+            lab.box.y0 + c.dy,
+            halo=background if halo else None,
+            halo_width=halo,
+        )
 
 
 def _draw_label(draw: ImageDraw.ImageDraw, lab: LabelBox, background: str) -> None:
@@ -184,7 +206,9 @@ def to_image(placed: PlacedGeometry) -> Image.Image:
     for m in placed.stations.values():
         _paste_mark(img, m)
     for lab in [*placed.labels.values(), *placed.secondary.values()]:
-        if lab.angle:
+        if lab.vertical:
+            _draw_column(draw, lab, placed.background)
+        elif lab.angle:
             _draw_turned(img, lab, placed.background)
         else:
             _draw_label(draw, lab, placed.background)
@@ -256,14 +280,23 @@ def _svg_label(lab: LabelBox) -> list[str]:
     cx = (lab.box.x0 + lab.box.x1) / 2
     baseline = lab.box.y0 + lab.block.ascent
     turn = ""
-    if lab.angle:  # turned a quarter turn anticlockwise about the box centre
+    if lab.angle:  # turned anticlockwise about the box centre
         cy = (lab.box.y0 + lab.box.y1) / 2
         baseline = cy - lab.block.height / 2 + lab.block.ascent
-        turn = f' transform="rotate(-{lab.angle} {cx:.1f} {cy:.1f})"'
+        turn = f' transform="rotate({-lab.angle} {cx:.1f} {cy:.1f})"'
 
     family = _svg_families([r.face for r in lab.block.runs])
     halo = ' class="halo"' if lab.halo else ""
     direction = ' direction="rtl"' if lab.block.rtl else ""
+    if lab.vertical:  # one <text> per glyph, as the PNG draws them
+        cells, width, _ = column(lab.block)
+        for c in cells:
+            out.append(
+                f'<text x="{lab.box.x0 + width / 2:.1f}" '
+                f'y="{lab.box.y0 + c.dy + c.block.ascent:.1f}" font-size="{lab.block.size}" '
+                f'font-family="{family}" text-anchor="middle"{halo}>{escape(c.block.text)}</text>'
+            )
+        return out
     out.append(
         f'<text x="{cx:.1f}" y="{baseline:.1f}" font-size="{lab.block.size}" '
         f'font-family="{family}" text-anchor="middle"{direction}{halo}{turn}>'

@@ -134,7 +134,17 @@ class LabelBox:
     kind: str = "station"  # station | annotation | legend | title
     frame: str | None = None  # outline colour of a boxed label (annotations)
     halo: bool = False  # drawn with a halo in the background colour (it crosses a stroke)
-    angle: int = 0  # 90: drawn turned a quarter turn anticlockwise (``box`` holds the turned ink)
+
+    @property
+    def angle(self) -> int:
+        """Degrees the text is turned anticlockwise (0, 90, 45, -45); ``box`` holds the turned
+        ink (:func:`maptab.render.text.footprint`)."""
+        return self.block.angle
+
+    @property
+    def vertical(self) -> bool:
+        """True when the glyphs are set one under another (CJK labels)."""
+        return self.block.vertical
 
 
 @dataclass(slots=True)

@@ -14,7 +14,8 @@ a feasible candidate of its own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from maptab.render.geometry import (
@@ -27,7 +28,7 @@ from maptab.render.geometry import (
     StationMark,
     Stroke,
 )
-from maptab.render.text import TextBlock
+from maptab.render.text import TextBlock, footprint
 
 LINE_PENALTY = 8.0
 
@@ -114,25 +115,47 @@ class Placer:
         return 0, False
 
 
+Candidate = tuple[Box, TextBlock]
+#: a tier of candidates, or a function that makes it (called only when the tier is reached)
+Tier = list[Candidate] | Callable[[], list[Candidate]]
+
+
 @dataclass
 class LabelSlot:
     """A placed label: its candidate tiers (boxes with the text each would show, tried tier by
     tier), the chosen box and text, whether it is collision-free, and its handle."""
 
     owner: str
-    tiers: list[list[tuple[Box, TextBlock]]]
+    tiers: list[Tier]
     box: Box
     block: TextBlock
     ok: bool
     handle: int = field(default=-1)
-    turned: bool = False  # placed as a label turned a quarter turn (metro, map styles)
+
+    def tier(self, k: int) -> list[Candidate]:
+        """Tier ``k``, made (once) if it was given as a function."""
+        return _resolve(self.tiers, k)
+
+    def all_tiers(self) -> Iterator[list[Candidate]]:
+        return (self.tier(k) for k in range(len(self.tiers)))
 
 
-def place_label(placer: Placer, owner: str, tiers: list[list[tuple[Box, TextBlock]]]) -> LabelSlot:
+def _resolve(tiers: list[Tier], k: int) -> list[Candidate]:
+    t = tiers[k]
+    if callable(t):
+        t = tiers[k] = t()
+    return t
+
+
+def place_label(placer: Placer, owner: str, tiers: list[Tier]) -> LabelSlot:
     """Place a label greedily: the best box of the first tier with a free one, else the first
-    tier's least-blocked box (crowded); the box is recorded in ``placer``."""
+    tier's least-blocked box (crowded); the box is recorded in ``placer``. A tier given as a
+    function is made only when reached (a smaller font is measured only if needed)."""
     slot: LabelSlot | None = None
-    for tier in tiers:
+    for k in range(len(tiers)):
+        tier = _resolve(tiers, k)
+        if not tier:
+            continue
         i, ok = placer.pick([b for b, _ in tier])
         if ok:
             slot = LabelSlot(owner, tiers, *tier[i], True)
@@ -152,7 +175,7 @@ def repair(placer: Placer, slots: dict[str, LabelSlot]) -> None:
         placer.free(slot.handle)
         moved = any(
             _move_blocker(placer, slots, slot, box, block)
-            for tier in slot.tiers
+            for tier in slot.all_tiers()
             for box, block in tier
         )
         if not moved:
@@ -187,7 +210,7 @@ def _move_blocker(
         return False
     placer.free(other.handle)
     handle = placer.block(padded, ("label", slot.owner))
-    for tier in other.tiers:
+    for tier in other.all_tiers():
         i, ok = placer.pick([b for b, _ in tier])
         if ok:
             other.box, other.block = tier[i]
@@ -212,7 +235,79 @@ def add_legend_entry(
     return box
 
 
-def around_point(center: Point, gap: float, block: TextBlock, order: Sequence[str]) -> list[Box]:
+@dataclass(frozen=True, slots=True)
+class Extent:
+    """A width and a height: the footprint of a label as drawn."""
+
+    width: float
+    height: float
+
+
+#: sides a label turned by ±45° may take, so that it runs away from its station: text
+#: reading up to the right starts above-right of the station (or ends below-left of it)
+DIAGONAL_SIDES: dict[int, tuple[str, ...]] = {45: ("NE", "SW"), -45: ("SE", "NW")}
+#: a diagonal label's box corner sits this much closer in (its ink starts inside the corner)
+DIAGONAL_GAP = 0.7
+
+
+def label_candidates(
+    center: Point,
+    gap: float,
+    block: TextBlock,
+    sides: Sequence[str],
+    factors: Sequence[float] = (1.0,),
+    pad: float = 0.0,
+) -> list[tuple[Box, TextBlock]]:
+    """Candidate boxes for ``block`` around ``center``, ``gap × f + pad`` px away for each
+    factor ``f``, each box
+    the label's extent as drawn (:func:`maptab.render.text.footprint`): level, a quarter turn,
+    ±45° (only on the two sides it runs away from the station) or stacked vertically."""
+    w, h = footprint(block)
+    shape = Extent(w, h)
+    order: Sequence[str] = sides
+    if block.angle in DIAGONAL_SIDES:
+        keep = DIAGONAL_SIDES[block.angle]
+        order = [d for d in sides if d in keep]
+        gap *= DIAGONAL_GAP
+    return [
+        (box, block) for f in factors for box in around_point(center, gap * f + pad, shape, order)
+    ]
+
+
+def ink_boxes(box: Box, block: TextBlock) -> list[Box]:
+    """Small boxes covering the ink of a label drawn in ``box``: the box itself, or for a
+    label turned ±45° a chain of squares along its slanted text line (its box's corners are
+    empty)."""
+    if block.angle in (0, 90, -90) or block.vertical:
+        return [box]
+    a = math.radians(block.angle)
+    ux, uy = math.cos(a), -math.sin(a)  # the text's direction in the image (y down)
+    h = block.height
+    half = h * abs(math.cos(a)) / 2 + h * abs(math.sin(a)) / 2  # half-side of a turned square
+    cx, cy = box.center
+    n = max(1, math.ceil(block.width / h))
+    step = (block.width - h) / (n - 1) if n > 1 else 0.0
+    out = []
+    for i in range(n):
+        t = -block.width / 2 + h / 2 + i * step
+        x, y = cx + ux * t, cy + uy * t
+        out.append(Box(x - half, y - half, x + half, y + half))
+    return out
+
+
+def off_the_lines(placer: Placer, tier: list[tuple[Box, TextBlock]]) -> list[tuple[Box, TextBlock]]:
+    """The candidates whose ink (:func:`ink_boxes`) touches no stroke: a turned, diagonal or
+    stacked label is only drawn clear of the lines (else the level label is used)."""
+    return [
+        (box, block)
+        for box, block in tier
+        if not any(placer.line_hits(b) for b in ink_boxes(box, block))
+    ]
+
+
+def around_point(
+    center: Point, gap: float, block: TextBlock | Extent, order: Sequence[str]
+) -> list[Box]:
     """Candidate boxes for a label beside ``center``, ``gap`` px away, in ``order``."""
     cx, cy = center
     w, h = block.width, block.height

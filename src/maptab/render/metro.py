@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import colorsys
 from collections import defaultdict
-from dataclasses import dataclass
 
 from maptab.network import Network
 from maptab.render.geometry import (
@@ -45,8 +44,10 @@ from maptab.render.geometry import (
 from maptab.render.labels import (
     LabelSlot,
     Placer,
+    Tier,
     add_legend_entry,
-    around_point,
+    label_candidates,
+    off_the_lines,
     place_label,
     preferred_sides,
     record_station_labels,
@@ -54,10 +55,11 @@ from maptab.render.labels import (
 from maptab.render.style import (
     CLEAN,
     Style,
+    label_orientations,
     line_looks,
+    orient_block,
     size_factors,
     station_texts,
-    turned_stations,
 )
 from maptab.render.text import measure
 
@@ -296,17 +298,14 @@ def _place_metro(
     size = round(FONT_PX * scale)
     texts = station_texts(network, style)
     factor = size_factors(network, style)
-    turned = turned_stations(network, style)
+    orients = label_orientations(network, style, texts)
     slots = {
         s: _station_label(
-            network, placed, placer, s, round(size * factor[s]), lang, px, texts[s], s in turned
+            network, placed, placer, s, round(size * factor[s]), lang, px, texts[s], orients.get(s)
         )
         for s in order
     }
     record_station_labels(placer, slots, placed)
-    for s, slot in slots.items():
-        if slot.turned:
-            placed.labels[s].angle = 90
     return placed
 
 
@@ -372,34 +371,26 @@ def _station_label(
     lang: str | None,
     px: dict[str, Point],
     text: str,
-    turnable: bool = False,
+    orient: str | None = None,
 ) -> LabelSlot:
-    """Place one station label: 16 boxes around the mark, then 16 in a smaller font. A
-    ``turnable`` label on level track is placed (and later drawn) turned a quarter turn."""
+    """Place one station label: 16 boxes around the mark, then 16 in a smaller font. With an
+    ``orient`` (:func:`maptab.render.style.label_orientations`) the turned, diagonal or
+    stacked label is tried first; a quarter turn only on level track."""
     mark = placed.stations[station]
     center = mark.center
     sides = preferred_sides(center, (px[n] for n in network.neighbours(station)))
-    turned = turnable and sides[0] == "N"  # level track: the label stands above or below it
     gap = mark.radius + mark.outline / 2 + 3.0 * (size / FONT_PX)
-    tiers = []
-    for font, factors in ((size, (1.0, 1.8)), (max(9, round(size * 0.8)), (1.0, 2.2))):
-        block = measure(text, font, lang)
-        shape = TurnedShape(block.height, block.width) if turned else block
-        tiers.append(
-            [
-                (box, block)
-                for f in factors
-                for box in around_point(center, gap * f + placer.pad, shape, sides)
-            ]
+    tiers: list[Tier] = []
+    block = measure(text, size, lang)
+    turned = orient_block(block, orient, level=sides[0] == "N")
+    if turned is not None:
+        tier = label_candidates(center, gap, turned, sides, (1.0, 1.8), placer.pad)
+        tiers.append(off_the_lines(placer, tier))
+    tiers.append(label_candidates(center, gap, block, sides, (1.0, 1.8), placer.pad))
+    small = max(9, round(size * 0.8))
+    tiers.append(
+        lambda: label_candidates(
+            center, gap, measure(text, small, lang), sides, (1.0, 2.2), placer.pad
         )
-    slot = place_label(placer, station, tiers)
-    slot.turned = turned
-    return slot
-
-
-@dataclass(frozen=True, slots=True)
-class TurnedShape:
-    """The footprint of a label turned a quarter turn (its width and height swapped)."""
-
-    width: float
-    height: float
+    )
+    return place_label(placer, station, tiers)

@@ -17,6 +17,7 @@ so a map always comes out the same.
 
 from __future__ import annotations
 
+import difflib
 import math
 import random
 
@@ -25,7 +26,7 @@ import numpy as np
 from maptab.network import Network
 from maptab.render.geometry import Box, LabelBox, PlacedGeometry, Point, Shape
 from maptab.render.labels import Placer
-from maptab.render.ocr import normalise, ratio_at_least
+from maptab.render.ocr import normalise
 from maptab.render.style import Style, bilingual, rng_for, romanise, target_size
 from maptab.render.text import measure
 
@@ -100,7 +101,7 @@ def add_secondary_labels(
     n = 0
     for s, lab in placed.labels.items():
         text = romanise(network.label(s), lang)
-        if not text or lab.angle:
+        if not text or lab.angle or lab.vertical:
             continue
         block = measure(text, max(9, round(lab.block.size * 0.62)), None)
         cx = (lab.box.x0 + lab.box.x1) / 2
@@ -171,12 +172,27 @@ def _street_names(network: Network, count: int, rng: random.Random) -> list[str]
     labels = [normalise(network.label(s)) for s in network.vertices]
     out = []
     for name in pool:
-        n = normalise(name)
-        if not any(ratio_at_least(n, lab, 0.6) for lab in labels):
+        if not _resembles_any(normalise(name), labels, 0.6):
             out.append(name)
         if len(out) == count:
             break
     return out
+
+
+def _resembles_any(name: str, labels: list[str], threshold: float) -> bool:
+    """True when some label reaches ``threshold`` (difflib ratio) against ``name``; one
+    matcher holds ``name`` so its index is built once, and lengths alone rule most out."""
+    if not name:
+        return False
+    m = difflib.SequenceMatcher(None, autojunk=False)
+    m.set_seq2(name)
+    for lab in labels:
+        if not lab or 2 * min(len(lab), len(name)) / (len(lab) + len(name)) < threshold:
+            continue
+        m.set_seq1(lab)
+        if m.quick_ratio() >= threshold and m.ratio() >= threshold:
+            return True
+    return False
 
 
 def add_scenery(

@@ -30,12 +30,21 @@ from maptab.render.labels import (
     Placer,
     add_legend_entry,
     around_point,
+    label_candidates,
+    off_the_lines,
     place_label,
     preferred_sides,
     record_station_labels,
 )
 from maptab.render.metro import pair_key
-from maptab.render.style import CLEAN, Style, size_factors, station_texts
+from maptab.render.style import (
+    CLEAN,
+    Style,
+    label_orientations,
+    orient_block,
+    size_factors,
+    station_texts,
+)
 from maptab.render.text import measure
 
 EDGE_PX = 220.0
@@ -135,6 +144,7 @@ def scenic_geometry(
     size = round(FONT_PX * scale)
     texts = station_texts(network, style)
     factor = size_factors(network, style)
+    orients = label_orientations(network, style, texts)
     slots = {}
     for s in network.vertices:
         mark = placed.stations[s]
@@ -143,7 +153,12 @@ def scenic_geometry(
         gap = mark.radius + mark.outline + 3 * scale + placer.pad
         boxes = around_point(mark.center, gap, block, sides)
         boxes += around_point(mark.center, gap * 2.2, block, sides)
-        slots[s] = place_label(placer, s, [[(box, block) for box in boxes]])
+        tiers = [[(box, block) for box in boxes]]
+        turned = orient_block(block, orients.get(s), level=sides[0] == "N")
+        if turned is not None:
+            tier = label_candidates(mark.center, gap, turned, sides, (1.0, 2.2))
+            tiers.insert(0, off_the_lines(placer, tier))
+        slots[s] = place_label(placer, s, tiers)
     record_station_labels(placer, slots, placed)
     return placed
 

@@ -13,6 +13,10 @@
   pinyin, Korean, Russian, Greek), a smaller second line under the station label;
 * **size variation** — each station label's font size is scaled by a factor in
   :attr:`Style.size_jitter`;
+* **turned, diagonal and vertical labels** — a share of the labels is offered turned a
+  quarter turn (level track), turned ±45°, or for CJK text set vertically, one glyph under
+  another (:func:`label_orientations`); the placer falls back to a level label where the
+  oriented one finds no free place clear of the lines;
 * **distractors** (:mod:`maptab.render.scenery`) — other lines in muted colours, water,
   parks, landmark pictograms, a street grid with street names, a compass and an inset map;
 * **distinguishable lines** — two line colours closer than ΔE 15 (CIE76) get different dash
@@ -31,6 +35,7 @@ from dataclasses import dataclass
 from maptab.errors import MaptabError
 from maptab.matching import MATCH_THRESHOLD, station_match
 from maptab.network import Network
+from maptab.render.text import TextBlock, can_stack, oriented
 
 STYLE_NAMES = ("clean", "realistic", "hard")
 MIN_VARIANT_SIMILARITY = MATCH_THRESHOLD
@@ -52,7 +57,9 @@ class Style:
     variant_share: tuple[float, float] = (0.0, 0.0)
     bilingual_share: float = 0.0
     size_jitter: tuple[float, float] = (1.0, 1.0)
-    turned_share: float = 0.0  # metro labels on level track drawn vertically (a quarter turn)
+    turned_share: float = 0.0  # labels on level track drawn a quarter turn (non-CJK labels)
+    vertical_share: float = 0.0  # CJK labels set vertically, one glyph under another
+    diagonal_share: float = 0.0  # labels turned ±45° (any script)
     scenery: float = 0.0  # 0 = none, 1 = realistic amount, >1 = more
     paper_size: bool = False
     texture: bool = False
@@ -71,6 +78,8 @@ STYLES: dict[str, Style] = {
         bilingual_share=0.8,
         size_jitter=(0.8, 1.2),
         turned_share=0.1,
+        vertical_share=0.15,
+        diagonal_share=0.08,
         scenery=1.0,
         paper_size=True,
         texture=True,
@@ -82,6 +91,8 @@ STYLES: dict[str, Style] = {
         bilingual_share=1.0,
         size_jitter=(0.65, 1.25),
         turned_share=0.25,
+        vertical_share=0.3,
+        diagonal_share=0.15,
         scenery=2.0,
         paper_size=True,
         texture=True,
@@ -237,12 +248,46 @@ def size_factors(network: Network, style: Style) -> dict[str, float]:
     }
 
 
-def turned_stations(network: Network, style: Style) -> set[str]:
-    """Stations whose label may be drawn turned a quarter turn (a per-station draw)."""
-    if style.turned_share <= 0:
-        return set()
-    rng = rng_for(network, "turned")
-    return {s for s in network.vertices if rng.random() < style.turned_share}
+#: how a label may be drawn other than level (:func:`label_orientations`)
+TURN, STACK, DIAG_UP, DIAG_DOWN = "turn", "stack", "diag+45", "diag-45"
+
+
+def label_orientations(
+    network: Network, style: Style, texts: dict[str, str] | None = None
+) -> dict[str, str]:
+    """Stations whose label is offered turned, stacked or diagonal (a per-station draw).
+
+    A label of 2–8 CJK characters (:func:`maptab.render.text.can_stack`) is set vertically
+    with probability :attr:`Style.vertical_share`; any other label is turned a quarter turn
+    with :attr:`Style.turned_share` (the renderer uses it only on level track). Then any label
+    is turned ±45° with :attr:`Style.diagonal_share`. The renderer falls back to a level
+    label where the oriented one finds no free place.
+    """
+    if style.turned_share <= 0 and style.vertical_share <= 0 and style.diagonal_share <= 0:
+        return {}
+    texts = texts if texts is not None else {s: network.label(s) for s in network.vertices}
+    rng = rng_for(network, "orientation")
+    out: dict[str, str] = {}
+    for s in network.vertices:
+        r, up = rng.random(), rng.random() < 0.5
+        stack = can_stack(texts[s])
+        first = style.vertical_share if stack else style.turned_share
+        if r < first:
+            out[s] = STACK if stack else TURN
+        elif r < first + style.diagonal_share:
+            out[s] = DIAG_UP if up else DIAG_DOWN
+    return out
+
+
+def orient_block(block: TextBlock, orient: str | None, *, level: bool) -> TextBlock | None:
+    """``block`` as ``orient`` draws it (a quarter turn only when ``level``), else ``None``."""
+    if orient == STACK:
+        return oriented(block, vertical=True)
+    if orient == TURN and level:
+        return oriented(block, angle=90)
+    if orient in (DIAG_UP, DIAG_DOWN):
+        return oriented(block, angle=45 if orient == DIAG_UP else -45)
+    return None
 
 
 # ------------------------------------------------------------------------- bilingual labels

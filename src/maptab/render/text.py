@@ -9,13 +9,14 @@ wheels bundle libraqm and HarfBuzz and load FriBiDi (Debian ``libfribidi0``, ins
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from PIL import ImageDraw, ImageFont, features
 
 from maptab.errors import MaptabError
-from maptab.render.fonts import FontFace, font_runs, is_rtl, needs_shaping
+from maptab.render.fonts import FontFace, char_script, font_runs, is_rtl, needs_shaping
 
 
 class TextEngineError(MaptabError, RuntimeError):
@@ -45,7 +46,12 @@ class TextRun:
 
 @dataclass(frozen=True, slots=True)
 class TextBlock:
-    """A measured one-line label: ink box ``width`` × ``ascent + descent`` about a baseline."""
+    """A measured one-line label: ink box ``width`` × ``ascent + descent`` about a baseline.
+
+    ``angle`` (degrees anticlockwise: 0, 90, 45 or -45) and ``vertical`` (CJK glyphs set one
+    under another) say how the label is drawn; ``width``/``height`` stay those of the
+    horizontal line and :func:`footprint` gives the drawn extent.
+    """
 
     text: str
     size: int
@@ -54,6 +60,8 @@ class TextBlock:
     ascent: float
     descent: float
     rtl: bool
+    angle: int = 0
+    vertical: bool = False
 
     @property
     def height(self) -> float:
@@ -120,3 +128,71 @@ def draw_block(
             stroke_width=halo_width if halo is not None else 0,
             stroke_fill=halo,
         )
+
+
+# ------------------------------------------------------------------ turned and vertical labels
+#: scripts whose labels may be set vertically (one glyph under another)
+STACKABLE = frozenset({"han", "kana", "hangul", "cjk"})
+#: glyphs in a vertical label, at most
+MAX_STACK = 8
+
+
+def can_stack(text: str) -> bool:
+    """True when ``text`` is 2–8 CJK characters (no spaces, Latin or digits): a label that real
+    Asian maps often set vertically."""
+    return 2 <= len(text) <= MAX_STACK and all(char_script(c) in STACKABLE for c in text)
+
+
+def oriented(block: TextBlock, *, angle: int = 0, vertical: bool = False) -> TextBlock:
+    """``block`` to be drawn turned by ``angle`` degrees anticlockwise, or stacked vertically."""
+    if vertical and not can_stack(block.text):
+        raise ValueError(f"cannot set {block.text!r} vertically")
+    return replace(block, angle=angle, vertical=vertical)
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One glyph of a vertical label: its block and its ink box's offset in the column."""
+
+    block: TextBlock
+    dx: float
+    dy: float
+
+
+@lru_cache(maxsize=4096)
+def column(block: TextBlock) -> tuple[tuple[Cell, ...], float, float]:
+    """The glyphs of a vertical label, each centred in the column on a common per-cell
+    baseline, and the column's width and height."""
+    glyphs: list[TextBlock] = []
+    for run in block.runs:
+        font = pil_font(run.face, block.size)
+        for ch in run.text:
+            _, y0, _, y1 = font.getbbox(ch, anchor="ls")
+            adv = font.getlength(ch)
+            asc, desc = max(-y0, block.size * 0.72), max(y1, block.size * 0.05)
+            glyphs.append(
+                TextBlock(ch, block.size, (TextRun(ch, run.face, 0.0),), adv, asc, desc, False)
+            )
+    up = max(g.ascent for g in glyphs)
+    down = max(g.descent for g in glyphs)
+    gap = block.size * 0.08
+    pitch = up + down + gap
+    width = max(g.width for g in glyphs)
+    cells = tuple(
+        Cell(g, (width - g.width) / 2, i * pitch + up - g.ascent) for i, g in enumerate(glyphs)
+    )
+    return cells, width, len(glyphs) * pitch - gap
+
+
+def footprint(block: TextBlock) -> tuple[float, float]:
+    """Width and height of the box that holds the label as drawn (turned, stacked or level)."""
+    if block.vertical:
+        _, w, h = column(block)
+        return w, h
+    if block.angle in (90, -90):
+        return block.height, block.width
+    if block.angle:
+        a = math.radians(block.angle)
+        c, s = abs(math.cos(a)), abs(math.sin(a))
+        return block.width * c + block.height * s, block.width * s + block.height * c
+    return block.width, block.height
