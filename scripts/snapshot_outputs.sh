@@ -40,11 +40,11 @@ python3 - "$out" <<'PY'
 """Hash every output file; in text files drop volatile values (times, durations, versions)."""
 import hashlib, pathlib, re, sys
 root = pathlib.Path(sys.argv[1])
-KEYS = r"\w+_at|latency_s|started|finished|created|elapsed\w*|duration\w*|seconds|wall\w*|host\w*|maptab_version|version|python|platform|generated\w*|time\w*"
+KEYS = r"\w+_at|latency_s|rate|started|finished|created|elapsed\w*|duration\w*|seconds|wall\w*|host\w*|maptab_version|version|python|platform|generated\w*|time\w*"
 lines = []
 for f in sorted(p for p in root.rglob("*") if p.is_file() and p.name not in ("log.txt", "hashes.txt")):
     data = f.read_bytes()
-    if f.suffix in (".json", ".html", ".md", ".csv", ".tex", ".txt"):
+    if f.suffix in (".json", ".jsonl", ".html", ".md", ".csv", ".tex", ".txt"):
         t = data.decode("utf-8", "replace")
         t = re.sub(rf'"({KEYS})": *("[^"]*"|[0-9.eE+-]+)', r'"\1": X', t)
         t = re.sub(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?( ?UTC|Z|[+-]\d\d:\d\d)?", "TIME", t)
