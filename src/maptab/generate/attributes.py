@@ -5,11 +5,16 @@
 Values are drawn directly on their decimal grid (integers divided by 100, by 10, or by 365),
 so they are exact after rounding and always inside their SPEC 6 ranges.
 
-**metromap** (uniform draws, two decimals)
+**metromap** (uniform draws, two decimals; handed out by line and busyness, see below)
 
 * Edge_tab: Time U[2.00, 3.00]; Price U[0.00, 1.50]; Comfort U[0.00, 1.00]; Reliability 0.
 * Vertex_tab: Time U[0.50, 2.00]; Price 0; Comfort U[0.00, 1.00]; Reliability U[0.50, 1.00];
   Transfer Time an integer U[5, 15] on transfer stations (two or more lines), else 0.
+* Per map and column the values are those i.i.d. draws, handed out by rank of a score
+  (highest score, costliest value): the score mixes the line's level (a line quality shared
+  by its attributes), the station's or track's busyness (betweenness rank) and noise, so
+  whole lines are slow or dear and busy interchanges slow, as on real networks; weighted
+  optima then leave the fewest-stations route about as often as in the paper (issue 13).
 
 **travelmap** (the skewed distributions are ours; see ``docs/synthesis.md``)
 
@@ -54,10 +59,11 @@ def _comfort(rng: np.random.Generator) -> float:
     return _skewed(rng, 10, 40, 4.0, 2.0) / 10
 
 
-# Copula weights of the metro draws (docs/synthesis.md, "Attributes"): the share of each
-# item's latent variance that its line carries (LINE_SHARE), and the share of a line's
-# latent level that is the line's overall quality, common to its four attributes
-# (QUALITY_SHARE). Marginals stay exactly uniform whatever these are.
+# Shares of a metro item's score variance (docs/synthesis.md, "Attributes"): its line's
+# level (LINE_SHARE), the busyness of its station (BUSY_SHARE, TRANSFER_BUSY_SHARE) or track
+# (EDGE_BUSY_SHARE); the rest is noise. QUALITY_SHARE: the part of a line's level that is
+# its overall quality, common to its four attributes. The values stay SPEC 6's uniform
+# draws whatever these are; only which item gets which follows the score.
 LINE_SHARE = {"time": 0.35, "price": 0.3, "comfort": 0.35, "reliability": 0.35}
 QUALITY_SHARE = 0.9
 BUSY_SHARE = {"time": 0.55, "comfort": 0.55, "reliability": 0.55}
