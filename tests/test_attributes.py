@@ -330,3 +330,30 @@ def test_metro_structure_keeps_determinism_on_plain_networks():
     a, b = synthesize_attributes(net, 5), synthesize_attributes(net, 5)
     assert a.to_dict() == b.to_dict()
     check_metro(a)
+
+
+def test_metro_attributes_do_not_follow_the_string_hash_seed():
+    """Busyness ranks and hand-out order must not depend on set/dict order of names."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import hashlib, json;"
+        "from maptab.generate.synth import MetroSpec, synth_metro;"
+        "from maptab.generate.attributes import synthesize_attributes;"
+        "n = synthesize_attributes(synth_metro(MetroSpec(6, 90, 1, 1, 2), 4), 9);"
+        "print(hashlib.sha256(json.dumps(n.to_dict(), sort_keys=True, default=str)"
+        ".encode()).hexdigest())"
+    )
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": h},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for h in ("0", "1", "4242")
+    }
+    assert len(digests) == 1
