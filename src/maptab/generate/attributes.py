@@ -77,16 +77,16 @@ _METRO_GRIDS = {  # hundredths: (lo, hi) of SPEC 6's uniform ranges
     ("vertex", "comfort"): (0, 100),
     ("vertex", "reliability"): (50, 100),
 }
-# +1: a higher latent level means a worse line (slower, dearer, less comfortable, less
-# reliable), so a line's quality pushes all its costs the same way.
 _STANDARD_NORMAL = NormalDist()
+# +1: a higher value costs more (time, price); -1: a lower value does (comfort,
+# reliability). Levels and scores are on the cost side: high means costly.
 _COST_SIGN = {"time": 1.0, "price": 1.0, "comfort": -1.0, "reliability": -1.0}
 
 
 def _line_levels(lines: list[str], rng: np.random.Generator) -> dict[str, dict[str, float]]:
     """A standard normal latent level per line and attribute: ``√q·Q + √(1−q)·η``,
-    ``Q`` the line's quality (shared by its attributes), ``η`` its own, signed so that
-    a high level is a high cost."""
+    ``Q`` the line's quality (shared by its attributes), ``η`` its own; a high level is a
+    high cost (slow, dear, uncomfortable, unreliable)."""
     levels: dict[str, dict[str, float]] = {}
     for line in lines:
         quality = float(rng.standard_normal())
@@ -182,7 +182,8 @@ def _assign(draws: list[float], scores: list[float], *, cost_up: bool) -> list[f
 
 
 def _normal_scores(values: list[float]) -> list[float]:
-    """Normal scores of ``values``' ranks (ties by position): ``Φ⁻¹((rank + ½)/n)``."""
+    """Normal scores of ``values``' ranks, ``Φ⁻¹((rank + ½)/n)``; equal values are ranked
+    by position (mostly the termini tie, all at betweenness 0, at the bottom)."""
     n = len(values)
     out = [0.0] * n
     for rank, i in enumerate(sorted(range(n), key=lambda j: values[j])):
