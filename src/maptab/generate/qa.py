@@ -40,23 +40,14 @@ import numpy as np
 
 from maptab.errors import MaptabError
 from maptab.network import Edge, Network, Scenario, hop_distances
-from maptab.schema import QA_STYLES, QAQuery
+from maptab.schema import QA_CAPABILITIES, QA_STYLES, QAQuery
 
 Params = dict[str, Any]
 Shown = Mapping[str, Sequence[str]] | None
 AnswerFn = Callable[[Network, Params, Shown, int], "float | Fraction"]
 SampleFn = Callable[[Network, np.random.Generator, int], Params]
 
-CAPABILITIES: dict[str, str] = {
-    "VP": "Visual Perception",
-    "TU": "Table Understanding",
-    "CA": "Cross-modal Alignment",
-    "GT": "Graph Topology Reasoning",
-    "SL": "Spatial Localization",
-    "NR": "Numerical Reasoning",
-    "PP": "Path Planning",
-    "GR": "Global Reasoning",
-}
+CAPABILITIES = QA_CAPABILITIES
 """Capability codes (the paper's Table 3 abbreviations) and their names."""
 
 TABLE1: dict[Scenario, dict[str, str]] = {

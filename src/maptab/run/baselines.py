@@ -50,6 +50,7 @@ from maptab.run.requests import ChatRequest
 from maptab.schema import RP_BY_NAME, TOTAL_FIELDS, QAQuery, RPCategory, RPQuery
 from maptab.solver import Route, fewest_stations, optimal_routes
 from maptab.tables import derive_mix
+from maptab.tasks.base import get as get_kind
 
 
 def walked_route(network: Network, stations: list[str]) -> Route:
@@ -171,21 +172,9 @@ class _Baseline:
         return Completion(self.answer(request))
 
     def answer(self, request: ChatRequest) -> str:
-        row = request.meta["sample"]
-        if request.kind == "qa":
-            return self.qa(request, row)
-        net = self.network(request)
-        if request.kind == "rp":
-            q = RPQuery.from_dict(row)
-            s, t = net.resolve(q.source), net.resolve(q.target)
-            if s is None or t is None:
-                raise ValueError(f"{request.id}: source or target is not a station of the map")
-            return self.rp_text(request, q, s, t)
-        s, t = net.resolve(row["station_1"]), net.resolve(row["station_2"])
-        if s is None or t is None:
-            raise ValueError(f"{request.id}: station_1 or station_2 is not a station of the map")
-        segs = self.reasonmap(net, row, s, t)
-        return reasonmap_answer(segs, request.meta.get("variant", "short"), row["long_template"])
+        """The answer to one request: its task kind's ``answer`` calls back into this
+        baseline (:meth:`rp_text`, :meth:`qa`, :meth:`reasonmap` for the built-in kinds)."""
+        return get_kind(request.kind).answer(self, request)
 
     def rp_text(self, request: ChatRequest, q: RPQuery, s: str, t: str) -> str:
         """The whole RP answer: the route block (the oracle adds reported totals)."""
