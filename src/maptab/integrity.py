@@ -155,8 +155,8 @@ def _check_record(
 def _gold_problem(record: RPQuery | QAQuery, network: Network) -> str | None:
     """How the stored gold label of ``record`` differs from the re-derived one, if it does."""
     from maptab.costs import CostError
-    from maptab.generate.qa import QAError, qa_answer_of
     from maptab.generate.queries import gold_label
+    from maptab.qa import QAError, qa_answer_of
     from maptab.tables import derive_mix
 
     if isinstance(record, QAQuery):

@@ -93,7 +93,7 @@ QA_CAPABILITIES: dict[str, str] = {
 }
 """The QA capabilities (MapTab Table 1): paper abbreviation → name, in the paper's column
 order; the builder tags QA types with the codes, reports print the abbreviations."""
-QA_TYPES = 24
+QA_TYPE_COUNT = 24
 """How many diagnostic QA types there are (SPEC 10), numbered 1 … ``QA_TYPES``."""
 QA_STYLES = ("direct", "conversational", "formal", "academic", "concise")
 
@@ -162,7 +162,7 @@ class QAQuery:
     """One diagnostic QA sample (a row of ``qa.jsonl``); ``type`` is 1–24 (SPEC 10).
 
     ``params`` are the stations, lines or edges the question is about, so the answer can be
-    recomputed from the map (:func:`maptab.generate.qa.qa_answer`).
+    recomputed from the map (:func:`maptab.qa.qa_answer`).
     """
 
     id: str
@@ -377,9 +377,9 @@ def rp_row_problem(row: dict[str, Any]) -> str | None:
 
 
 def qa_row_problem(row: dict[str, Any]) -> str | None:
-    """A QA row whose ``type`` is not one of the :data:`QA_TYPES` types, or ``None``."""
-    if not 1 <= row["type"] <= QA_TYPES:
-        return f"field 'type': {row['type']} is not a QA type (1-{QA_TYPES})"
+    """A QA row whose ``type`` is not one of the :data:`QA_TYPE_COUNT` types, or ``None``."""
+    if not 1 <= row["type"] <= QA_TYPE_COUNT:
+        return f"field 'type': {row['type']} is not a QA type (1-{QA_TYPE_COUNT})"
     return None
 
 

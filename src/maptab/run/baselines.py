@@ -16,11 +16,11 @@ questions add ``Number of Via Stops:`` or ``Via Stops:`` per the row's ``long_te
     answer adds one line per total (``Total_Time: x`` …, SPEC 9, 13) with the totals of that
     route and its line assignment from :func:`maptab.costs.route_totals`, written as the
     dataset labels are (times and prices to 2 decimals, averages to 6).
-  - QA (SPEC 10): :func:`maptab.generate.qa.qa_answer` of the row's ``type`` and ``params``,
+  - QA (SPEC 10): :func:`maptab.qa.qa_answer` of the row's ``type`` and ``params``,
     with the station order of the tables as shown (``tables`` row indices into the map's
     stations; type 22's dropped spot is absent from them). Rows written before QA params
     were stored have no ``params`` key: for them only, the stored ``answer`` is echoed.
-  - ReasonMap (SPEC 14): the optimum of :func:`maptab.generate.reasonmap.plan_routes`.
+  - ReasonMap (SPEC 14): the optimum of :func:`maptab.planning.plan_routes`.
 
   So the oracle scores 100% on every category that shows tables, and a disagreement with a
   stored label points at the label, the scorer or the solver.
@@ -42,9 +42,9 @@ from typing import Any
 
 from maptab.costs import Weights, route_totals
 from maptab.dataset import Dataset
-from maptab.generate.qa import qa_answer_of
-from maptab.generate.reasonmap import plan_routes
 from maptab.network import Network
+from maptab.planning import plan_routes
+from maptab.qa import qa_answer_of
 from maptab.run.providers import Completion
 from maptab.run.requests import ChatRequest
 from maptab.schema import RP_BY_NAME, TOTAL_FIELDS, QAQuery, RPCategory, RPQuery

@@ -26,7 +26,7 @@ from maptab.report.tables import (
     metric_cell,
     scenarios_of,
 )
-from maptab.schema import QA_TYPES, QAQuery, decode_record, qa_row_problem
+from maptab.schema import QA_TYPE_COUNT, QAQuery, decode_record, qa_row_problem
 from maptab.score.errors import ERROR_TYPES
 from maptab.score.metrics import Columns, Metric, aggregate, metric_text
 from maptab.score.parse import parse_answer
@@ -48,7 +48,7 @@ def decode(row: dict[str, Any]) -> QAQuery:
 
 def selector(token: str) -> Any:
     """``qa:N`` selects QA type N."""
-    if token.startswith(_PREFIX) and token[3:].isdigit() and 1 <= int(token[3:]) <= QA_TYPES:
+    if token.startswith(_PREFIX) and token[3:].isdigit() and 1 <= int(token[3:]) <= QA_TYPE_COUNT:
         wanted = int(token[3:])
         return lambda r: r.type == wanted
     return None
@@ -233,7 +233,7 @@ TASK = TaskKind(
     answer=answer,
     order=20,
     selector=selector,
-    selector_help=(f"{_PREFIX}1 … {_PREFIX}{QA_TYPES}",),
+    selector_help=(f"{_PREFIX}1 … {_PREFIX}{QA_TYPE_COUNT}",),
     slim=slim,
     metrics=METRICS,
     leaderboard=_leaderboard,
