@@ -21,7 +21,7 @@ from pathlib import Path
 
 VOLATILE = (
     r"started\w*|finished\w*|created|elapsed\w*|duration\w*|seconds|wall\w*|host\w*"
-    r"|maptab_version|version|python|platform|generated\w*|time\w*|latency_s"
+    r"|maptab_version|version|python|platform|generated\w*|time\w*|latency_s|rate"
 )
 TEXT = (".json", ".jsonl", ".html", ".md", ".csv", ".tex", ".txt")
 HASHED = re.compile(r"\b(gold|pred|map)-[0-9a-f]{16}")
