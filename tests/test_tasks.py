@@ -34,9 +34,8 @@ ALLOWED = {
     # the dataset writer's built-in file table and the typed accessors Dataset.rp()/qa()/
     # reasonmap() kept for the builders and tests
     "dataset.py": "writer's built-in query files; typed accessors",
-    # deep integrity check re-derives RP and QA labels (follow-up: a TaskKind field)
-    "integrity.py": "label re-derivation of rp and qa rows; 'reasonmap' map source",
     # 'reasonmap' here is a map's source (ReasonMap station data), not a task kind
+    "integrity.py": "map source 'reasonmap' (no value ranges for its tables)",
     "metadata.py": "map source 'reasonmap'",
 }
 

@@ -108,6 +108,10 @@ class TaskKind:
     External results (``maptab score --results``): ``match_question`` (a sample may be
     matched by its question text) and ``match_pair`` (the two record fields a
     ``station_1``/``station_2`` pair is matched against).
+
+    ``maptab validate``: ``check_label(record, network)`` re-derives a row's gold label
+    and says how the stored one differs (``None``: it agrees; no ``check_label``: the
+    kind's labels are not re-derived); ``label_checkable(row)`` says whether a row can be.
     """
 
     name: str
@@ -137,6 +141,8 @@ class TaskKind:
     route_overlays: bool = False
     match_question: bool = False
     match_pair: tuple[str, str] | None = None
+    check_label: Callable[[Any, Any], str | None] | None = None
+    label_checkable: Callable[[dict[str, Any]], bool] = lambda row: True
 
     def sample_ids(self, record_id: str) -> Iterator[tuple[str, str]]:
         """``(sample id, variant)`` of each request a row with ``record_id`` becomes."""

@@ -221,6 +221,18 @@ def _capability_figure(runs: Sequence[Any], path: Any) -> Any:
     )
 
 
+def check_label(record: QAQuery, network: Any) -> str | None:
+    """How the stored answer differs from the one re-derived from its parameters, or
+    ``None``."""
+    from maptab.qa import QAError, qa_answer_of
+
+    try:
+        answer = qa_answer_of(record, network)
+    except QAError as exc:
+        return f"QA answer cannot be re-derived ({exc})"
+    return None if answer == record.answer else f"answer {record.answer} != {answer}"
+
+
 TASK = TaskKind(
     name=NAME,
     title="QA",
@@ -243,4 +255,7 @@ TASK = TaskKind(
     summary_view=_summary_view,
     figures=((20, _capability_figure, "capability_profile.png"),),
     match_question=True,
+    check_label=check_label,
+    # rows written before QA parameters were stored have none to re-derive from
+    label_checkable=lambda row: "params" in row,
 )

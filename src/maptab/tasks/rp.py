@@ -410,6 +410,42 @@ def _error_figure(runs: Sequence[Any], path: Any) -> Any:
     return error_bars(runs, path, kind=NAME)
 
 
+def check_label(record: RPQuery, network: Any) -> str | None:
+    """How the stored gold label of ``record`` differs from the re-derived one (routes,
+    station and transfer counts, totals by the exact solver), or ``None``."""
+    from maptab.costs import CostError
+    from maptab.generate.queries import gold_label
+    from maptab.tables import derive_mix
+
+    category = RP_BY_NAME[record.category]
+    if not category.criteria_free and record.weights is None:
+        return f"criteria category {record.category!r} without weights"
+    mix = network.with_attributes(vertices=derive_mix(network))
+    try:
+        gold = gold_label(
+            network,
+            mix,
+            category,
+            record.source,
+            record.target,
+            record.weights,
+            cost_model=record.cost_model,
+        )
+    except CostError as exc:
+        return f"gold label cannot be re-derived ({exc})"
+    label = gold.label()
+    for key, stored in (
+        ("routes", record.routes),
+        ("route_vertex_numbers", record.route_vertex_numbers),
+        ("transfer_vertex_numbers", record.transfer_vertex_numbers),
+    ):
+        if label[key] != stored:
+            return f"{key} {stored} != re-derived {label[key]}"
+    if (gold.totals or None) != (record.totals or None):
+        return f"totals {record.totals} != re-derived {gold.totals}"
+    return None
+
+
 TASK = TaskKind(
     name=NAME,
     title="Route planning",
@@ -437,4 +473,5 @@ TASK = TaskKind(
     route_overlays=True,
     match_question=True,
     match_pair=("source", "target"),
+    check_label=check_label,
 )
