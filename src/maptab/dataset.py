@@ -27,8 +27,10 @@ against the manifest, and checks each JSONL row against its schema as it is read
 
 from __future__ import annotations
 
+import csv
 import glob
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -40,7 +42,7 @@ from typing import IO, Any
 
 from maptab import __version__
 from maptab.errors import MaptabError
-from maptab.limits import open_regular, read_json
+from maptab.limits import MAX_TABLE_BYTES, open_regular, read_bytes, read_json
 from maptab.network import Network
 from maptab.schema import (
     SCHEMA_VERSION,
@@ -353,6 +355,31 @@ def _swap_into_place(work: Path, target: Path) -> None:
         shutil.rmtree(old)
     else:
         os.rename(work, target)
+
+
+# --------------------------------------------------------------------------- reading
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A map table as written: header and rows of raw cell strings."""
+
+    columns: list[str]
+    rows: list[list[str]]
+
+
+def read_table(path: Path) -> Table:
+    """A MapTab CSV as header + rows of raw cell strings (BOM tolerated, values untouched)."""
+    data = read_bytes(path, MAX_TABLE_BYTES, error=DatasetError)
+    try:
+        rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise DatasetError(f"{path}: not a readable UTF-8 CSV ({exc})") from None
+    if not rows:
+        raise DatasetError(f"{path}: empty table")
+    header, body = rows[0], [r for r in rows[1:] if r]
+    for n, row in enumerate(body, 2):
+        if len(row) != len(header):
+            raise DatasetError(f"{path}: row {n} has {len(row)} cells, header has {len(header)}")
+    return Table(header, body)
 
 
 class Dataset:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maptab.dataset import TABLE_FILES, Dataset, DatasetError
+from maptab.dataset import TABLE_FILES, Dataset, DatasetError, read_table
 from maptab.network import Network
 from maptab.schema import RecordError, read_jsonl_lines
 from maptab.tasks.base import TaskKind, all_kinds
@@ -121,7 +121,6 @@ def validate_dataset(root: str | Path, *, sample: int = 200, seed: int = 0) -> D
 
 def _check_tables(ds: Dataset, map_id: str, report: DatasetReport) -> dict[str, int | None]:
     """Validate the map's Edge_tab / Vertex_tab; returns ``{"<map>/<table>": rows}``."""
-    from maptab.run.requests import read_table
     from maptab.validate import validate_tables
 
     entry = ds.maps[map_id]

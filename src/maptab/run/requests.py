@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from maptab.dataset import TABLE_FILES, Dataset, DatasetError, Sample
-from maptab.limits import MAX_TABLE_BYTES, open_image, read_bytes
+from maptab.dataset import TABLE_FILES, Dataset, DatasetError, Sample, Table, read_table
+from maptab.limits import open_image
 from maptab.tables import split_lines
 from maptab.tasks.base import get as get_kind
 
@@ -160,30 +160,8 @@ class ImageEncoder:
 
 
 # --------------------------------------------------------------------------- tables
-@dataclass(frozen=True, slots=True)
-class _Table:
-    columns: list[str]
-    rows: list[list[str]]
-
-
-def read_table(path: Path) -> _Table:
-    """A MapTab CSV as header + rows of raw cell strings (BOM tolerated, values untouched)."""
-    data = read_bytes(path, MAX_TABLE_BYTES, error=DatasetError)
-    try:
-        rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise DatasetError(f"{path}: not a readable UTF-8 CSV ({exc})") from None
-    if not rows:
-        raise DatasetError(f"{path}: empty table")
-    header, body = rows[0], [r for r in rows[1:] if r]
-    for n, row in enumerate(body, 2):
-        if len(row) != len(header):
-            raise DatasetError(f"{path}: row {n} has {len(row)} cells, header has {len(header)}")
-    return _Table(header, body)
-
-
 def _select(
-    table: _Table, order: Sequence[int] | None, keep: Sequence[str] | None, drop: Sequence[str]
+    table: Table, order: Sequence[int] | None, keep: Sequence[str] | None, drop: Sequence[str]
 ) -> tuple[list[str], list[list[str]]]:
     cols = [c for c in table.columns if (keep is None or c in keep) and c not in drop]
     idx = [table.columns.index(c) for c in cols]
@@ -192,7 +170,7 @@ def _select(
 
 
 def table_text(
-    table: _Table,
+    table: Table,
     *,
     order: Sequence[int] | None = None,
     keep: Sequence[str] | None = None,
@@ -268,7 +246,7 @@ class RequestBuilder:
         self.table_format = table_format
         self.images = images
         self.encoder = ImageEncoder(image or ImageSpec(), cache_dir)
-        self._tables: dict[tuple[str, str], _Table] = {}
+        self._tables: dict[tuple[str, str], Table] = {}
         self._dirs: dict[str, Path] = {}
 
     def map_dir(self, map_id: str) -> Path:
@@ -277,7 +255,7 @@ class RequestBuilder:
             self._dirs[map_id] = self.dataset.map_dir(map_id)
         return self._dirs[map_id]
 
-    def table(self, map_id: str, kind: str) -> _Table:
+    def table(self, map_id: str, kind: str) -> Table:
         key = (map_id, kind)
         if key not in self._tables:
             self.map_dir(map_id)
