@@ -50,10 +50,6 @@ FORBIDDEN = {("run", "generate"), ("score", "run")}
 # branch: a provider base module instead of the providers <-> provider-modules circle).
 # The lead empties this list after merging them; nothing may be added to it.
 KNOWN_VIOLATIONS = {
-    ("maptab.score.scorer", "maptab.run.requests"),  # scorer asks run which samples exist
-    ("maptab.integrity", "maptab.run.requests"),  # read_table belongs to the dataset layer
-    ("maptab.run.baselines", "maptab.generate.qa"),  # qa_answer_of -> beside the domain
-    ("maptab.run.baselines", "maptab.generate.reasonmap"),  # plan_routes -> beside the domain
     ("maptab.run.providers", "maptab.run.baselines"),  # the providers circle
     ("maptab.run.providers", "maptab.run.openai_provider"),
     ("maptab.run.providers", "maptab.run.vllm_provider"),

@@ -11,14 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maptab.generate.reasonmap import (
-    PlanError,
-    RoutePlanner,
-    plan_routes,
     question_difficulty,
     reasonmap_questions,
     scaled_quota,
 )
 from maptab.network import Edge, Network, Vertex
+from maptab.planning import PlanError, RoutePlanner, plan_routes
 from maptab.schema import RMSegment
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -142,14 +142,10 @@ class _RMDataset:
     def __init__(self, question: ReasonMapQuestion) -> None:
         self.question = question
 
-    def rp(self) -> list:
-        return []
-
-    def qa(self) -> list:
-        return []
-
-    def reasonmap(self) -> list[ReasonMapQuestion]:
-        return [self.question]
+    def records(self, kind: str):
+        """``(line, row, record)`` of the one question for its kind, nothing for the others."""
+        if kind == "reasonmap":
+            yield 1, self.question.to_dict(), self.question
 
 
 def test_reasonmap_samples_show_prompt_gold_and_parsed_answer(tmp_path):

@@ -13,16 +13,15 @@ from maptab.report.loader import ReportError
 from maptab.report.tables import (
     Cell,
     build_tables,
-    capability_cell,
     leaderboard_table,
     paired_table,
-    qa_table,
-    reasonmap_table,
-    repetition_table,
     to_csv,
     to_latex,
     to_markdown,
 )
+from maptab.tasks.qa import capability_cell, qa_table
+from maptab.tasks.reasonmap import reasonmap_table
+from maptab.tasks.rp import repetition_table
 
 
 def rp(i, *, strict, ema=None, pma=1.0, ds=0, map_id="m1", cat="time", rep="FR", gap=0.0, **kw):

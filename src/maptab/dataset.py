@@ -27,12 +27,14 @@ against the manifest, and checks each JSONL row against its schema as it is read
 
 from __future__ import annotations
 
+import csv
 import glob
 import hashlib
+import io
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
@@ -40,19 +42,19 @@ from typing import IO, Any, Protocol
 
 from maptab import __version__
 from maptab.errors import MaptabError
-from maptab.limits import open_regular, read_json
+from maptab.limits import MAX_TABLE_BYTES, open_regular, read_bytes, read_json
 from maptab.network import Network
 from maptab.schema import (
     SCHEMA_VERSION,
     QAQuery,
     ReasonMapQuestion,
-    Record,
     RecordError,
     RPQuery,
     check_fields,
-    parse_record,
     read_jsonl_lines,
 )
+from maptab.tasks.base import TaskKind, all_kinds
+from maptab.tasks.base import get as get_kind
 
 QUERY_FILES = {"rp": "rp.jsonl", "qa": "qa.jsonl", "reasonmap": "reasonmap.jsonl"}
 TABLE_FILES = {"edges": "edges.csv", "vertices": "vertices.csv", "mix": "mix.csv"}
@@ -60,6 +62,48 @@ TABLE_FILES = {"edges": "edges.csv", "vertices": "vertices.csv", "mix": "mix.csv
 
 class DatasetError(MaptabError):
     """A dataset folder that is missing files or breaks the layout contract."""
+
+
+@dataclass(slots=True)
+class Sample:
+    """One request's worth of a dataset row: the row of task kind ``kind`` and its record;
+    ``variant`` names which of the kind's variants it is (``short``/``long`` for ReasonMap,
+    ``""`` for a kind asked once), and ``id`` is the row's id, suffixed ``/<variant>``."""
+
+    id: str
+    kind: str
+    row: dict[str, Any]
+    record: Any
+    variant: str = ""
+
+    @property
+    def map_id(self) -> str:
+        return str(self.row["map_id"])
+
+
+def _parse_selectors(
+    kinds: list[TaskKind], categories: Iterable[str] | None
+) -> tuple[set[str], dict[str, list[Callable[[Any], bool]]]]:
+    """Split ``--categories`` into whole kinds and each kind's record predicates."""
+    names = [k.name for k in kinds]
+    whole: set[str] = set()
+    picks: dict[str, list[Callable[[Any], bool]]] = {}
+    for token in categories or ():
+        t = token.strip()
+        if not t:
+            continue
+        if t in names:
+            whole.add(t)
+            continue
+        for k in kinds:
+            pred = k.selector(t)
+            if pred is not None:
+                picks.setdefault(k.name, []).append(pred)
+                break
+        else:
+            valid = ", ".join([*names, *(h for k in kinds for h in k.selector_help)])
+            raise DatasetError(f"unknown category {t!r}; expected one of: {valid}")
+    return whole, picks
 
 
 def safe_join(root: Path, relative: str) -> Path:
@@ -339,6 +383,31 @@ def _swap_into_place(work: Path, target: Path) -> None:
         os.rename(work, target)
 
 
+# --------------------------------------------------------------------------- reading
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A map table as written: header and rows of raw cell strings."""
+
+    columns: list[str]
+    rows: list[list[str]]
+
+
+def read_table(path: Path) -> Table:
+    """A MapTab CSV as header + rows of raw cell strings (BOM tolerated, values untouched)."""
+    data = read_bytes(path, MAX_TABLE_BYTES, error=DatasetError)
+    try:
+        rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise DatasetError(f"{path}: not a readable UTF-8 CSV ({exc})") from None
+    if not rows:
+        raise DatasetError(f"{path}: empty table")
+    header, body = rows[0], [r for r in rows[1:] if r]
+    for n, row in enumerate(body, 2):
+        if len(row) != len(header):
+            raise DatasetError(f"{path}: row {n} has {len(row)} cells, header has {len(header)}")
+    return Table(header, body)
+
+
 class Dataset:
     """Read access to a dataset folder (lazy; networks are cached per map).
 
@@ -435,19 +504,62 @@ class Dataset:
     def table_path(self, map_id: str, kind: str) -> Path:
         return self.map_file(map_id, TABLE_FILES[kind])
 
-    def records(self, kind: str) -> Iterator[tuple[int, dict[str, Any], Record]]:
-        """``(line number, row, record)`` of each row of ``<kind>.jsonl``, each checked against
-        its schema (:func:`maptab.schema.parse_record`); a bad row names file and line."""
-        name = QUERY_FILES[kind]
+    def query_files(self) -> list[str]:
+        """The task kinds whose query file this dataset has, in registry order."""
+        return [k.name for k in all_kinds() if self.has(k.query_file)]
+
+    def records(self, kind: str) -> Iterator[tuple[int, dict[str, Any], Any]]:
+        """``(line number, row, record)`` of each row of the query file of the task kind
+        ``kind``, each checked against its schema (the kind's ``decode``); a bad row names
+        file and line."""
+        task = get_kind(kind)
+        name = task.query_file
         if not self.has(name):
             return
         path = self.file(name)
         for n, row in read_jsonl_lines(path):
             try:
-                record = parse_record(kind, row)
+                record = task.decode(row)
             except RecordError as exc:
                 raise DatasetError(f"{self.root / name}:{n}: {exc}") from None
             yield n, row, record
+
+    def samples(
+        self,
+        *,
+        split: str | None = None,
+        categories: Iterable[str] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[Sample]:
+        """The samples of the dataset, in registry order of the kinds (``rp``, ``qa``,
+        ``reasonmap``, then third-party kinds), each kind in file order, filtered (SPEC 11).
+
+        ``categories`` mixes whole kinds (their names) and each kind's own selectors (an RP
+        category such as ``time``, a QA type such as ``qa:7``); a row is kept when any
+        selector matches. A row of a kind with several ``variants`` is several samples
+        (``<id>/short``, ``<id>/long``). ``limit`` keeps the first N samples after filtering.
+        """
+        kinds = all_kinds()
+        whole, picks = _parse_selectors(kinds, categories)
+        any_sel = bool(whole or picks)
+        present = [k for k in kinds if self.has(k.query_file)]
+        if not present:
+            files = [k.query_file for k in kinds]
+            listed = f"{', '.join(files[:-1])} or {files[-1]}" if len(files) > 1 else files[0]
+            raise DatasetError(f"{self.root}: no {listed}")
+        count = 0
+        for kind in present:
+            mine = picks.get(kind.name, [])
+            for _, row, record in self.records(kind.name):
+                if split is not None and record.split != split:
+                    continue
+                if any_sel and kind.name not in whole and not any(p(record) for p in mine):
+                    continue
+                for sid, v in kind.sample_ids(record.id):
+                    if limit is not None and count >= limit:
+                        return
+                    yield Sample(sid, kind.name, row, record, v)
+                    count += 1
 
     def rp(self) -> list[RPQuery]:
         return [r for _, _, r in self.records("rp")]  # type: ignore[misc]

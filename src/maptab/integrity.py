@@ -6,13 +6,14 @@
 3. every map: ``network.json`` loads, and its Edge_tab / Vertex_tab pass the file, value
    and consistency checks of :func:`maptab.validate.validate_tables` (no value ranges for
    ReasonMap maps, which carry no attributes);
-4. every record of ``rp.jsonl``, ``qa.jsonl`` and ``reasonmap.jsonl`` against its schema
-   (:func:`maptab.schema.parse_record`), its ``map_id`` listed in the manifest and its
-   table row indices in range;
-5. gold labels re-derived on a seeded random sample: route-planning routes, station and
-   transfer counts and totals by the exact solver; QA answers from the stored parameters
-   (rows written before parameters were stored are skipped).
-   ReasonMap references are not re-derived (several plans can be equally right). Queries
+4. every record of each task kind's query file (``rp.jsonl``, ``qa.jsonl``,
+   ``reasonmap.jsonl``, …) against its schema (the kind's ``decode``), its ``map_id``
+   listed in the manifest and its table row indices in range;
+5. gold labels re-derived on a seeded random sample per kind, by the kind's
+   ``check_label``: route-planning routes, station and transfer counts and totals by the
+   exact solver; QA answers from the stored parameters (rows written before parameters
+   were stored are skipped, ``label_checkable``). ReasonMap references are not re-derived
+   (several plans can be equally right). Queries
    the manifest lists under ``options.label_mismatches`` (an import's known differences)
    are skipped.
 
@@ -26,9 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maptab.dataset import QUERY_FILES, TABLE_FILES, Dataset, DatasetError
+from maptab.dataset import TABLE_FILES, Dataset, DatasetError, read_table
 from maptab.network import Network
-from maptab.schema import RP_BY_NAME, QAQuery, RecordError, RPQuery, parse_record, read_jsonl_lines
+from maptab.schema import RecordError, read_jsonl_lines
+from maptab.tasks.base import TaskKind, all_kinds
 
 MAX_PROBLEMS = 200
 """Problems reported before the check stops (a broken file would otherwise list every row)."""
@@ -87,25 +89,31 @@ def validate_dataset(root: str | Path, *, sample: int = 200, seed: int = 0) -> D
             report.add(str(exc))
     skip = set(ds.manifest["options"].get("label_mismatches") or ())
     rng = random.Random(seed)
-    picked = {"rp": _Reservoir(sample, rng), "qa": _Reservoir(sample, rng)}
-    for kind, name in QUERY_FILES.items():
+    kinds = all_kinds()
+    picked = {k.name: _Reservoir(sample, rng) for k in kinds if k.check_label is not None}
+    for kind in kinds:
+        name = kind.query_file
         if not ds.has(name):
             continue
         try:
             for n, row in read_jsonl_lines(ds.file(name)):
                 report.records += 1
                 record = _check_record(ds, kind, row, rows, f"{ds.root / name}:{n}", report)
-                legacy = kind == "qa" and "params" not in row  # no parameters to re-derive from
-                if record is not None and kind in picked and not legacy and record.id not in skip:
-                    picked[kind].offer((f"{ds.root / name}:{n}", record))
+                if (
+                    record is not None
+                    and kind.name in picked
+                    and kind.label_checkable(row)
+                    and record.id not in skip
+                ):
+                    picked[kind.name].offer((f"{ds.root / name}:{n}", record))
         except (DatasetError, RecordError) as exc:
             report.add(str(exc))
-    for reservoir in picked.values():
-        for where, record in reservoir.items:
+    for kind in kinds:
+        for where, record in picked[kind.name].items if kind.name in picked else ():
             if record.map_id not in networks:
                 continue  # its network.json is broken, already reported
             report.gold_checked += 1
-            problem = _gold_problem(record, networks[record.map_id])
+            problem = kind.check_label(record, networks[record.map_id])  # type: ignore[misc]
             if problem:
                 report.add(f"{where}: {problem}")
     return report
@@ -113,7 +121,6 @@ def validate_dataset(root: str | Path, *, sample: int = 200, seed: int = 0) -> D
 
 def _check_tables(ds: Dataset, map_id: str, report: DatasetReport) -> dict[str, int | None]:
     """Validate the map's Edge_tab / Vertex_tab; returns ``{"<map>/<table>": rows}``."""
-    from maptab.run.requests import read_table
     from maptab.validate import validate_tables
 
     entry = ds.maps[map_id]
@@ -127,7 +134,7 @@ def _check_tables(ds: Dataset, map_id: str, report: DatasetReport) -> dict[str, 
 
 def _check_record(
     ds: Dataset,
-    kind: str,
+    kind: TaskKind,
     row: Any,
     table_rows: dict[str, int | None],
     where: str,
@@ -135,7 +142,7 @@ def _check_record(
 ) -> Any:
     """The record of a row, or ``None`` after reporting its problem."""
     try:
-        record = parse_record(kind, row)
+        record = kind.decode(row)
     except RecordError as exc:
         report.add(f"{where}: {exc}")
         return None
@@ -150,45 +157,3 @@ def _check_record(
         elif count is not None and any(not 0 <= i < count for i in order):
             report.add(f"{where}: field 'tables.{table}': a row index is out of range")
     return record
-
-
-def _gold_problem(record: RPQuery | QAQuery, network: Network) -> str | None:
-    """How the stored gold label of ``record`` differs from the re-derived one, if it does."""
-    from maptab.costs import CostError
-    from maptab.generate.qa import QAError, qa_answer_of
-    from maptab.generate.queries import gold_label
-    from maptab.tables import derive_mix
-
-    if isinstance(record, QAQuery):
-        try:
-            answer = qa_answer_of(record, network)
-        except QAError as exc:
-            return f"QA answer cannot be re-derived ({exc})"
-        return None if answer == record.answer else f"answer {record.answer} != {answer}"
-    category = RP_BY_NAME[record.category]
-    if not category.criteria_free and record.weights is None:
-        return f"criteria category {record.category!r} without weights"
-    mix = network.with_attributes(vertices=derive_mix(network))
-    try:
-        gold = gold_label(
-            network,
-            mix,
-            category,
-            record.source,
-            record.target,
-            record.weights,
-            cost_model=record.cost_model,
-        )
-    except CostError as exc:
-        return f"gold label cannot be re-derived ({exc})"
-    label = gold.label()
-    for key, stored in (
-        ("routes", record.routes),
-        ("route_vertex_numbers", record.route_vertex_numbers),
-        ("transfer_vertex_numbers", record.transfer_vertex_numbers),
-    ):
-        if label[key] != stored:
-            return f"{key} {stored} != re-derived {label[key]}"
-    if (gold.totals or None) != (record.totals or None):
-        return f"totals {record.totals} != re-derived {gold.totals}"
-    return None

@@ -81,11 +81,20 @@ RP_STYLES = (
     "user_oriented",
     "constraint_explicit",
 )
-# how many QA types SPEC 10 defines: the length of the QA type table
-# (maptab.generate.qa.QA_TYPES, which lives above this module; tests/test_one_of_each.py holds
-# the two equal). Record checks read it; everything above the schema reads len(QA_TYPES).
+QA_CAPABILITIES: dict[str, str] = {
+    "VP": "Visual Perception",
+    "TU": "Table Understanding",
+    "CA": "Cross-modal Alignment",
+    "GT": "Graph Topology Reasoning",
+    "SL": "Spatial Localization",
+    "NR": "Numerical Reasoning",
+    "PP": "Path Planning",
+    "GR": "Global Reasoning",
+}
+"""The QA capabilities (MapTab Table 1): paper abbreviation → name, in the paper's column
+order; the builder tags QA types with the codes, reports print the abbreviations."""
 QA_TYPE_COUNT = 24
-
+"""How many diagnostic QA types there are (SPEC 10), numbered 1 … ``QA_TYPES``."""
 QA_STYLES = ("direct", "conversational", "formal", "academic", "concise")
 
 
@@ -153,7 +162,7 @@ class QAQuery:
     """One diagnostic QA sample (a row of ``qa.jsonl``); ``type`` is 1–24 (SPEC 10).
 
     ``params`` are the stations, lines or edges the question is about, so the answer can be
-    recomputed from the map (:func:`maptab.generate.qa.qa_answer`).
+    recomputed from the map (:func:`maptab.qa.qa_answer`).
     """
 
     id: str
@@ -352,7 +361,8 @@ def _empty_key(row: dict[str, Any]) -> str | None:
     return None
 
 
-def _rp_problem(row: dict[str, Any]) -> str | None:
+def rp_row_problem(row: dict[str, Any]) -> str | None:
+    """The first value of an :class:`RPQuery` row the scorer cannot use, or ``None``."""
     for key in TOTAL_FIELDS:
         value = row.get(key)
         if value is not None and not _type_ok(value, float):
@@ -366,13 +376,15 @@ def _rp_problem(row: dict[str, Any]) -> str | None:
     return None
 
 
-def _qa_problem(row: dict[str, Any]) -> str | None:
+def qa_row_problem(row: dict[str, Any]) -> str | None:
+    """A QA row whose ``type`` is not one of the :data:`QA_TYPE_COUNT` types, or ``None``."""
     if not 1 <= row["type"] <= QA_TYPE_COUNT:
         return f"field 'type': {row['type']} is not a QA type (1-{QA_TYPE_COUNT})"
     return None
 
 
-def _rm_problem(row: dict[str, Any]) -> str | None:
+def reasonmap_row_problem(row: dict[str, Any]) -> str | None:
+    """The first ReasonMap route segment that breaks :class:`RMSegment`, or ``None``."""
     for i, route in enumerate(row["routes"]):
         for j, seg in enumerate(route):
             problem = check_fields(RMSegment, seg)
@@ -381,22 +393,25 @@ def _rm_problem(row: dict[str, Any]) -> str | None:
     return None
 
 
-_KINDS: dict[str, tuple[Any, Any]] = {
-    "rp": (RPQuery, _rp_problem),
-    "qa": (QAQuery, _qa_problem),
-    "reasonmap": (ReasonMapQuestion, _rm_problem),
-}
-
-
-def parse_record(kind: str, row: Any) -> Record:
-    """The typed record of a dataset row of ``kind`` (``rp``, ``qa``, ``reasonmap``), after
-    checking every field's type and the values the scorer relies on; raises
-    :class:`RecordError` naming the field."""
-    cls, extra = _KINDS[kind]
-    problem = check_fields(cls, row) or _empty_key(row) or extra(row)
+def decode_record(
+    cls: type, row: Any, extra: Callable[[dict[str, Any]], str | None] | None = None
+) -> Any:
+    """The record of the dataclass ``cls`` (with ``from_dict``) of a dataset row, after
+    checking every field's type, that ``id`` and ``map_id`` are not empty, and ``extra``
+    (the values the scorer relies on); raises :class:`RecordError` naming the field."""
+    problem = check_fields(cls, row) or _empty_key(row) or (extra(row) if extra else None)
     if problem:
         raise RecordError(problem)
     return cls.from_dict(row)
+
+
+def parse_record(kind: str, row: Any) -> Record:
+    """The typed record of a dataset row of the task kind ``kind`` (its
+    :attr:`~maptab.tasks.base.TaskKind.decode`); raises :class:`RecordError` naming the
+    field."""
+    from maptab.tasks.base import get
+
+    return get(kind).decode(row)
 
 
 def parse_prediction(row: Any) -> Prediction:

@@ -31,6 +31,7 @@ def demo(
     from maptab.report import leaderboard, write_report
     from maptab.run import make_provider, run
     from maptab.score.scorer import score_run
+    from maptab.tasks import all_kinds
 
     dataset, runs, report = out / "dataset", out / "runs", out / "report"
     try:
@@ -42,10 +43,10 @@ def demo(
             dataset, preset="mini", seed=seed, renderer=DatasetImager(), progress=track
         )
         counts = manifest["counts"]
-        console.print(
-            f"{counts['maps']} maps, {counts['rp']} RP queries, {counts['qa']} QA queries "
-            f"-> {dataset}"
+        samples = ", ".join(
+            f"{counts[k.name]} {k.title} queries" for k in all_kinds() if counts.get(k.name)
         )
+        console.print(f"{counts['maps']} maps, {samples} -> {dataset}")
         run_dirs = []
         for model in DEMO_MODELS:
             console.rule(f"[bold]2. run {model}")

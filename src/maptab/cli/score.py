@@ -46,16 +46,6 @@ def score_cmd(
     console.print(f"wrote {run_dir / 'scores.jsonl'} and {run_dir / 'summary.json'}")
 
 
-def _pct(ci: dict[str, Any] | None) -> str:
-    """``mean±h`` in percent, ``h`` the larger distance from the mean to a CI bound."""
-    if not ci or ci.get("mean") is None:
-        return "–"
-    m, lo, hi = ci["mean"], ci.get("lo"), ci.get("hi")
-    if lo is None or hi is None:
-        return f"{100 * m:.1f}"
-    return f"{100 * m:.1f}±{100 * max(m - lo, hi - m):.1f}"
-
-
 def _table(title: str, columns: tuple[str, ...], left: int) -> Table:
     t = Table(title=title, box=box.SIMPLE_HEAD)
     for i, col in enumerate(columns):
@@ -64,47 +54,20 @@ def _table(title: str, columns: tuple[str, ...], left: int) -> Table:
 
 
 def _print(summary: dict[str, Any]) -> None:
+    """Each task kind's tables (its ``summary_view`` of its ``summary.json`` block), then
+    the counts."""
+    from maptab.tasks import all_kinds
+
     title = "{}, % (± 95% CI, bootstrap clustered by map)"
-    rp = summary.get("rp")
-    if rp:
-        cols = ("scenario", "category", "n", "EMA", "PMA", "DS", "strict", "valid", "gap")
-        t = _table(title.format("Route planning"), cols, 2)
-        for scenario, block in rp["by_scenario"].items():
-            for name, b in [("all", block["overall"]), *block["by_category"].items()]:
-                gap = b.get("gap") or {}
-                t.add_row(
-                    scenario,
-                    name,
-                    str(b["n"]),
-                    _pct(b["ema"]),
-                    f"{100 * b['pma']['mean']:.1f}",
-                    f"{b['ds']['total']:.0f}",
-                    _pct(b["strict"]),
-                    f"{100 * b['valid']['mean']:.1f}",
-                    "–" if gap.get("mean") is None else f"{gap['mean']:.3f}",
-                )
-        console.print(t)
-    qa = summary.get("qa")
-    if qa:
-        t = _table(title.format("QA accuracy"), ("scenario", "n", "accuracy"), 1)
-        for scenario, block in qa["by_scenario"].items():
-            t.add_row(scenario, str(block["overall"]["n"]), _pct(block["overall"]))
-        console.print(t)
-    rm = summary.get("reasonmap")
-    if rm:
-        cols = ("mode", "n", "acc", "acc strict", "weighted acc", "map score", "weighted")
-        t = _table(title.format("ReasonMap"), cols, 1)
-        for mode, b in rm.items():
-            t.add_row(
-                mode,
-                str(b["accuracy"]["n"]),
-                _pct(b["accuracy"]),
-                _pct(b["accuracy_strict"]),
-                _pct(b["weighted_accuracy"]),
-                f"{b['map_score']['mean']:.2f}/{b['max_score']:.0f}",
-                f"{b['weighted_map_score']['mean']:.2f}",
-            )
-        console.print(t)
+    for kind in all_kinds():
+        block = summary.get(kind.name)
+        if not block:
+            continue
+        for name, columns, left, rows in kind.summary_view(block):
+            t = _table(title.format(name), columns, left)
+            for row in rows:
+                t.add_row(*row)
+            console.print(t)
     counts = summary.get("counts", {})
     console.print(
         f"scored {counts.get('scored')}, API errors {counts.get('api_errors')}, "

@@ -25,16 +25,15 @@ import hashlib
 import html
 import json
 from collections.abc import Collection, Sequence
-from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from maptab.report.loader import Run, outcome
 from maptab.report.overlays import Overlays, attach_map_pictures
-from maptab.report.tables import CATEGORY_TITLES, Cell, ReportTable
-from maptab.schema import QAQuery, ReasonMapQuestion, RPQuery
-from maptab.score.parse import parse_reasonmap
+from maptab.report.tables import Cell, ReportTable
+from maptab.tasks.base import TaskError, all_kinds
+from maptab.tasks.base import get as get_kind
 
 __all__ = [
     "MAX_SAMPLES",
@@ -72,7 +71,8 @@ def _cut(text: str | None) -> str:
     return text[:MAX_TEXT] + f"\n… [{len(text) - MAX_TEXT} more characters not shown]"
 
 
-def _fmt(x: Any) -> str:
+def fmt_value(x: Any) -> str:
+    """A metric value as the browser shows it (``–``, ``yes``/``no``, 4 significant digits)."""
     if x is None:
         return "–"
     if isinstance(x, bool):
@@ -82,7 +82,7 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
-def _segments_text(route: Sequence[dict[str, Any]]) -> str:
+def segments_text(route: Sequence[dict[str, Any]]) -> str:
     """ReasonMap segments, one per line: ``Line: A → B (n via stops; via X, Y)``; the via
     fields are shown when present (a parsed short answer has neither)."""
     parts = []
@@ -104,67 +104,32 @@ def _queries(run: Run) -> dict[str, Any]:
     ds = run.dataset
     if ds is None:
         return {}
-    out: dict[str, Any] = {q.id: q for q in ds.rp()}
-    out.update({q.id: q for q in ds.qa()})
-    out.update({q.id: q for q in ds.reasonmap()})
+    out: dict[str, Any] = {}
+    for kind in all_kinds():
+        out.update({rec.id: rec for _, _, rec in ds.records(kind.name)})
     return out
 
 
 def _describe(row: dict[str, Any], query: Any, response: str) -> dict[str, Any]:
-    """Category, difficulties, prompt, gold, predicted answer and metrics of one row."""
-    kind = row["kind"]
-    rec: dict[str, Any] = {"prompt": "", "inputs": "", "gold": "", "pred": "", "metrics": []}
-    if kind == "rp":
-        rec["category"] = CATEGORY_TITLES.get(row["category"], row["category"])
-        rec["mdiff"], rec["qdiff"] = row.get("map_difficulty"), row.get("query_difficulty")
-        rec["pred"] = row.get("route") or ""
-        keys = ("ema", "pma", "ds", "strict", "valid", "optimal", "transfers_ok", "gap")
-        rec["metrics"] = [[k, _fmt(row.get(k))] for k in keys]
-        if row.get("unresolved"):
-            rec["metrics"].append(["not on the map", ", ".join(map(str, row["unresolved"]))])
-        if row.get("totals"):
-            rec["metrics"].append(
-                ["totals right", " ".join(f"{k}:{_fmt(v)}" for k, v in row["totals"].items())]
-            )
-        if isinstance(query, RPQuery):
-            rec["prompt"] = query.question
-            rec["inputs"] = ", ".join(TABLE_TITLES.get(i, i) for i in _rp_inputs(query))
-            rec["gold"] = "\n".join(query.routes)
-    elif kind == "qa":
-        rec["category"] = f"QA type {row['type']}"
-        rec["mdiff"] = rec["qdiff"] = None
-        rec["pred"] = _fmt(row.get("pred"))
-        rec["gold"] = _fmt(row.get("answer"))
-        rec["metrics"] = [["correct", _fmt(row.get("correct"))]]
-        rec["metrics"].append(["capabilities", ", ".join(row.get("capabilities", []))])
-        if isinstance(query, QAQuery):
-            rec["prompt"] = query.question
-            rec["inputs"] = ", ".join(TABLE_TITLES.get(i, i) for i in query.inputs)
-    else:
-        rec["category"] = f"ReasonMap {row['mode']}"
-        rec["mdiff"], rec["qdiff"] = row.get("map_difficulty"), row.get("question_difficulty")
-        rec["metrics"] = [
-            ["correct", _fmt(row.get("correct"))],
-            ["correct (strict)", _fmt(row.get("correct_strict"))],
-            ["map score", f"{_fmt(row.get('map_score'))} / {_fmt(row.get('max_score'))}"],
-        ]
-        segments = parse_reasonmap(response, row["mode"])
-        rec["pred"] = _segments_text([asdict(s) for s in segments]) if segments else ""
-        if isinstance(query, ReasonMapQuestion):
-            short = row["mode"] == "short"
-            rec["prompt"] = query.question_short if short else query.question_long
-            rec["inputs"] = "Map"
-            rec["gold"] = "\n\n".join(
-                f"Reference {k}:\n{_segments_text(r)}" for k, r in enumerate(query.routes, 1)
-            )
-    return rec
-
-
-def _rp_inputs(query: RPQuery) -> tuple[str, ...]:
-    from maptab.schema import RP_BY_NAME
-
-    cat = RP_BY_NAME.get(query.category)
-    return cat.inputs if cat else ()
+    """Category, difficulties, prompt, gold, predicted answer and metrics of one row (its
+    task kind's ``describe``; a row of a kind without one shows its id and fields)."""
+    try:
+        describe = get_kind(str(row["kind"])).describe
+    except TaskError:
+        describe = None
+    if describe is not None:
+        return describe(row, query, response)
+    skip = {"id", "kind", "map_id", "parsed", "error_type"}
+    return {
+        "prompt": "",
+        "inputs": "",
+        "gold": "",
+        "pred": "",
+        "category": str(row["kind"]),
+        "mdiff": None,
+        "qdiff": None,
+        "metrics": [[k, fmt_value(v)] for k, v in row.items() if k not in skip],
+    }
 
 
 def shown_rows(run: Run, limit: int | None, keep: Collection[str] = ()) -> list[dict[str, Any]]:

@@ -22,6 +22,8 @@ from maptab.dataset import Dataset, DatasetError
 from maptab.errors import MaptabError
 from maptab.limits import read_json
 from maptab.schema import Prediction, RecordError, parse_prediction, read_jsonl_lines
+from maptab.tasks.base import TaskError
+from maptab.tasks.base import get as get_kind
 
 __all__ = ["OUTCOMES", "ReportError", "Run", "load_run", "load_runs", "outcome"]
 
@@ -49,7 +51,7 @@ class Run:
         return {r["id"]: r for r in self.scores}
 
     def rows(self, kind: str) -> list[dict[str, Any]]:
-        """Score rows of one kind (``rp``, ``qa`` or ``reasonmap``), in file order."""
+        """Score rows of one task kind, in file order."""
         return [r for r in self.scores if r.get("kind") == kind]
 
     @cached_property
@@ -78,13 +80,18 @@ class Run:
 def outcome(row: dict[str, Any]) -> str:
     """``correct``, ``wrong`` or ``format error`` for a score row.
 
-    Route planning is judged by the strict, verified check (``strict``: valid, optimal,
-    transfer marks right; SPEC 13), QA and ReasonMap by ``correct`` (ReasonMap: the lenient
-    correctness of the paper). Unparseable answers are ``format error`` whatever else holds.
+    A row is judged by its task kind's ``success`` field (route planning: the strict,
+    verified check ``strict``, SPEC 13; QA and ReasonMap: ``correct``, for ReasonMap the
+    lenient correctness of the paper; a row of an unknown kind: ``correct``). Unparseable
+    answers are ``format error`` whatever else holds.
     """
     if not row.get("parsed", True):
         return "format error"
-    ok = row.get("strict") if row.get("kind") == "rp" else row.get("correct")
+    try:
+        field_ = get_kind(str(row.get("kind"))).success
+    except TaskError:
+        field_ = "correct"
+    ok = row.get(field_)
     return "correct" if ok else "wrong"
 
 

@@ -26,6 +26,7 @@ from maptab.limits import open_image
 from maptab.network import Network
 from maptab.report.loader import Run, outcome
 from maptab.schema import RPQuery
+from maptab.tasks.base import all_kinds
 
 __all__ = [
     "MAX_SIDE",
@@ -69,7 +70,8 @@ def select_samples(run: Run, per_group: int) -> list[dict[str, Any]]:
     """The RP score rows of ``run`` that get pictures (module docstring), in file order."""
     taken: dict[tuple[str, str, bool], int] = defaultdict(int)
     chosen = []
-    for row in run.rows("rp"):
+    rows = [r for kind in all_kinds() if kind.route_overlays for r in run.rows(kind.name)]
+    for row in rows:
         key = (str(row["scenario"]), str(row["category"]), outcome(row) == "correct")
         if taken[key] < per_group:
             taken[key] += 1
@@ -111,7 +113,12 @@ def render_overlays(
             continue
         root = str(ds.root.resolve())
         if root not in queries:
-            queries[root] = {q.id: q for q in ds.rp()}
+            queries[root] = {
+                rec.id: rec
+                for kind in all_kinds()
+                if kind.route_overlays
+                for _, _, rec in ds.records(kind.name)
+            }
         query = queries[root].get(row["id"])
         key = (root, str(row["map_id"]))
         if query is None or key in failed:

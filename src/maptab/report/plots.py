@@ -16,7 +16,7 @@ or ``None`` when the runs hold nothing to plot.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +27,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from maptab.report.loader import Run  # noqa: E402
-from maptab.report.tables import capabilities_of, capability_abbrev, capability_cell  # noqa: E402
+from maptab.report.tables import capability_abbrev  # noqa: E402
 from maptab.score.errors import ERROR_TYPES  # noqa: E402
+from maptab.tasks.base import all_kinds  # noqa: E402
 
 __all__ = [
     "capability_profile",
@@ -60,16 +61,9 @@ def _save(fig: Any, path: Path) -> Path:
 
 
 def _heatmap_parts(run: Run) -> list[tuple[str, list[dict[str, Any]], str, str, str]]:
-    """(title, rows, y field, x field, value field) of each heatmap panel of a run."""
-    parts = []
-    rp = run.rows("rp")
-    for s in sorted({r["scenario"] for r in rp}):
-        rows = [r for r in rp if r["scenario"] == s]
-        parts.append((f"RP {s} (strict)", rows, "map_difficulty", "query_difficulty", "strict"))
-    rm = run.rows("reasonmap")
-    if rm:
-        parts.append(("ReasonMap", rm, "map_difficulty", "question_difficulty", "correct"))
-    return parts
+    """(title, rows, y field, x field, value field) of each heatmap panel of a run: every
+    task kind's ``heatmaps``, in registry order."""
+    return [part for kind in all_kinds() for part in kind.heatmaps(run)]
 
 
 def difficulty_heatmap(runs: Sequence[Run], path: Path) -> Path | None:
@@ -120,20 +114,28 @@ def difficulty_heatmap(runs: Sequence[Run], path: Path) -> Path | None:
     return _save(fig, path)
 
 
-def capability_profile(runs: Sequence[Run], path: Path) -> Path | None:
-    """QA capability profile per run (module docstring)."""
-    scenarios = sorted({r["scenario"] for run in runs for r in run.rows("qa")})
+def capability_profile(
+    runs: Sequence[Run],
+    path: Path,
+    *,
+    kind: str,
+    capabilities: Callable[[Sequence[Run], str], list[str]],
+    cell: Callable[[Sequence[dict[str, Any]], str], Any],
+) -> Path | None:
+    """Capability profile per run (module docstring) of the rows of task kind ``kind``:
+    ``capabilities(runs, scenario)`` names the bars, ``cell(rows, capability)`` is one."""
+    scenarios = sorted({r["scenario"] for run in runs for r in run.rows(kind)})
     if not scenarios:
         return None
     fig, axes = plt.subplots(
         len(scenarios), 1, figsize=(9, 3.4 * len(scenarios)), squeeze=False, layout="constrained"
     )
     for ax, s in zip(axes[:, 0], scenarios, strict=True):
-        caps = capabilities_of(runs, s)
+        caps = capabilities(runs, s)
         width = 0.8 / len(runs)
         for k, run in enumerate(runs):
-            rows = [r for r in run.rows("qa") if r["scenario"] == s]
-            cells = [capability_cell(rows, c) for c in caps]
+            rows = [r for r in run.rows(kind) if r["scenario"] == s]
+            cells = [cell(rows, c) for c in caps]
             mean = np.array([np.nan if c.value is None else c.value for c in cells], dtype=float)
             lo = np.array([np.nan if c.lo is None else c.lo for c in cells], dtype=float)
             hi = np.array([np.nan if c.hi is None else c.hi for c in cells], dtype=float)
@@ -150,15 +152,16 @@ def capability_profile(runs: Sequence[Run], path: Path) -> Path | None:
     return _save(fig, path)
 
 
-def gap_distribution(runs: Sequence[Run], path: Path) -> Path | None:
-    """ECDF of the optimality gap over valid routes, per run (module docstring)."""
+def gap_distribution(runs: Sequence[Run], path: Path, *, kind: str) -> Path | None:
+    """ECDF of the optimality gap over valid routes of task kind ``kind``, per run (module
+    docstring)."""
     gaps = {
         run.name: np.sort(
-            [float(r["gap"]) for r in run.rows("rp") if r.get("valid") and r.get("gap") is not None]
+            [float(r["gap"]) for r in run.rows(kind) if r.get("valid") and r.get("gap") is not None]
         )
         for run in runs
     }
-    if not any(run.rows("rp") for run in runs):
+    if not any(run.rows(kind) for run in runs):
         return None
     fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
     top = max((g[-1] for g in gaps.values() if g.size), default=0.0)
@@ -187,9 +190,10 @@ def gap_distribution(runs: Sequence[Run], path: Path) -> Path | None:
     return _save(fig, path)
 
 
-def error_bars(runs: Sequence[Run], path: Path) -> Path | None:
-    """Share of RP samples per error type, per run (module docstring)."""
-    if not any(run.rows("rp") for run in runs):
+def error_bars(runs: Sequence[Run], path: Path, *, kind: str) -> Path | None:
+    """Share of the samples of task kind ``kind`` per error type, per run (module
+    docstring)."""
+    if not any(run.rows(kind) for run in runs):
         return None
     fig, ax = plt.subplots(
         figsize=(8, 0.6 + 0.45 * len(ERROR_TYPES) * max(1, len(runs)) ** 0.5), layout="constrained"
@@ -197,7 +201,7 @@ def error_bars(runs: Sequence[Run], path: Path) -> Path | None:
     height = 0.8 / len(runs)
     y = np.arange(len(ERROR_TYPES))
     for k, run in enumerate(runs):
-        rows = run.rows("rp")
+        rows = run.rows(kind)
         share = np.array([sum(r.get("error_type") == t for r in rows) for t in ERROR_TYPES])
         share = 100 * share / max(1, len(rows))
         pos = y + (k - (len(runs) - 1) / 2) * height
@@ -215,12 +219,11 @@ def error_bars(runs: Sequence[Run], path: Path) -> Path | None:
 
 
 def write_plots(runs: Sequence[Run], out_dir: Path) -> list[Path]:
-    """Every figure into ``out_dir``; returns the files written."""
-    figures = (
-        (difficulty_heatmap, "difficulty_heatmap.png"),
-        (capability_profile, "capability_profile.png"),
-        (gap_distribution, "optimality_gap.png"),
-        (error_bars, "error_types.png"),
-    )
-    written = [fn(runs, out_dir / name) for fn, name in figures]
+    """Every figure into ``out_dir``: the difficulty heatmap, then the task kinds'
+    ``figures`` (``(position, function, file name)``) by position; returns the files
+    written."""
+    figures = [(0, difficulty_heatmap, "difficulty_heatmap.png")]
+    figures += [fig for kind in all_kinds() for fig in kind.figures]
+    figures.sort(key=lambda f: f[0])
+    written = [fn(runs, out_dir / name) for _, fn, name in figures]
     return [p for p in written if p is not None]

@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from maptab.report.loader import Run
-from maptab.schema import RP_BY_NAME, RP_CATEGORIES
-from maptab.score.qa import capability_weights
-from maptab.score.scorer import LEVEL, N_BOOT, compare_runs
-from maptab.score.stats import bootstrap_ci
+from maptab.schema import QA_CAPABILITIES, RP_CATEGORIES
+from maptab.score.metrics import Columns, Metric, interval
+from maptab.score.scorer import compare_runs
+from maptab.tasks.base import all_kinds
 
 __all__ = [
     "CAPABILITY_ABBREV",
@@ -71,20 +71,11 @@ CATEGORY_TITLES = {
     "all_criteria": "T+P+C+R",
     "map_mix": "Map+Mix_tab",
 }
-_CATEGORY_ORDER = [c.name for c in RP_CATEGORIES]
+CATEGORY_ORDER = [c.name for c in RP_CATEGORIES]
 
 # paper Table 1 capabilities, in the paper's column order
-CAPABILITY_ABBREV = {
-    "visual perception": "VP",
-    "table understanding": "TU",
-    "cross-modal alignment": "CA",
-    "graph topology reasoning": "GT",
-    "spatial localization": "SL",
-    "numerical reasoning": "NR",
-    "path planning": "PP",
-    "global reasoning": "GR",
-}
-_ABBREVS = list(CAPABILITY_ABBREV.values())
+CAPABILITY_ABBREV = {name.lower(): code for code, name in QA_CAPABILITIES.items()}
+CAPABILITY_ORDER = list(CAPABILITY_ABBREV.values())
 
 
 def capability_abbrev(name: str) -> str:
@@ -172,42 +163,37 @@ class ReportTable:
 
 
 # --------------------------------------------------------------------------- statistics
-def _interval(
+def interval_cell(
     rows: Sequence[dict[str, Any]],
     value: Callable[[dict[str, Any]], float],
     kind: str = "pct",
     weight: Callable[[dict[str, Any]], float] | None = None,
 ) -> Cell:
+    """The mean of ``value`` over ``rows`` (weighted) with its interval, computed by the
+    scorer's one interval code (:meth:`maptab.score.metrics.Columns.ci`)."""
     if not rows:
         return Cell(None, kind=kind)
-    w = None if weight is None else [weight(r) for r in rows]
-    mean, lo, hi = bootstrap_ci(
-        [float(value(r)) for r in rows],
-        clusters=[r["map_id"] for r in rows],
-        weights=w,
-        n_boot=N_BOOT,
-        level=LEVEL,
-    )
-    if math.isnan(mean):
+    derived = [
+        {"map_id": r["map_id"], "v": value(r), "w": 1.0 if weight is None else weight(r)}
+        for r in rows
+    ]
+    c = Columns(derived)
+    ci = c.ci(c.every, c["v"], None if weight is None else c["w"])
+    if math.isnan(ci["mean"]):
         return Cell(None, kind=kind)
-    return Cell(mean, lo, hi, kind)
+    return Cell(ci["mean"], ci["lo"], ci["hi"], kind)
 
 
-def _ds(rows: Sequence[dict[str, Any]]) -> Cell:
-    """DS is a total (paper Table 2); its interval is the mean's scaled by the count."""
-    c = _interval(rows, lambda r: r["ds"], "int")
-    if c.value is None:
-        return c
-    n = len(rows)
-    return Cell(c.value * n, c.lo * n, c.hi * n, "int")  # type: ignore[operator]
+def metric_cell(metric: Metric, rows: Sequence[dict[str, Any]]) -> Cell:
+    """The cell of a declared metric over ``rows`` (:func:`maptab.score.metrics.interval`)."""
+    value, lo, hi = interval(metric, rows)
+    if value is None:
+        return Cell(None, kind=metric.fmt)
+    return Cell(value, lo, hi, metric.fmt)
 
 
-def _gap(rows: Sequence[dict[str, Any]]) -> Cell:
-    valid = [r for r in rows if r.get("valid") and r.get("gap") is not None]
-    return _interval(valid, lambda r: r["gap"], "num")
-
-
-def _by(rows: Sequence[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
+def by(rows: Sequence[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
+    """``rows`` grouped by the value of ``key`` (rows without it left out)."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         if r.get(key) is not None:
@@ -215,37 +201,23 @@ def _by(rows: Sequence[dict[str, Any]], key: str) -> dict[str, list[dict[str, An
     return out
 
 
-def _scenarios(runs: Sequence[Run], kind: str) -> list[str]:
+def scenarios_of(runs: Sequence[Run], kind: str) -> list[str]:
+    """The scenarios of the score rows of task kind ``kind`` in any of ``runs``, sorted."""
     return sorted({str(r["scenario"]) for run in runs for r in run.rows(kind)})
 
 
-def _categories(runs: Sequence[Run], scenario: str) -> list[str]:
-    present = {
-        str(r["category"]) for run in runs for r in run.rows("rp") if r["scenario"] == scenario
-    }
-    order = {c: i for i, c in enumerate(_CATEGORY_ORDER)}
-    return sorted(present, key=lambda c: (order.get(c, len(order)), c))
-
-
-def _title(category: str) -> str:
+def category_title(category: str) -> str:
     return CATEGORY_TITLES.get(category, category)
 
 
 # --------------------------------------------------------------------------- tables
-def _rm_pooled(rows: Sequence[dict[str, Any]], value: str, kind: str) -> Cell:
-    return _interval(rows, lambda r: r[value], kind, weight=lambda r: r["weight"])
-
-
 def leaderboard_table(runs: Sequence[Run]) -> ReportTable:
-    """The headline comparison, one row per run (module docstring)."""
-    has = {k: any(run.rows(k) for run in runs) for k in ("rp", "qa", "reasonmap")}
+    """The headline comparison, one row per run (module docstring): each task kind with
+    rows in any run adds its ``leaderboard`` columns."""
+    kinds = [k for k in all_kinds() if any(run.rows(k.name) for run in runs)]
     cols = [Column("Model")]
-    if has["rp"]:
-        cols += [Column(n, "RP") for n in ("n", "Strict", "EMA", "PMA", "DS", "Gap")]
-    if has["qa"]:
-        cols += [Column("n", "QA"), Column("Acc", "QA")]
-    if has["reasonmap"]:
-        cols += [Column(n, "ReasonMap") for n in ("n", "W.Acc", "W.Score")]
+    for k in kinds:
+        cols += k.leaderboard(None)
     table = ReportTable(
         "leaderboard",
         "Leaderboard (95% CI, bootstrap clustered by map)",
@@ -258,241 +230,21 @@ def leaderboard_table(runs: Sequence[Run]) -> ReportTable:
     )
     for run in runs:
         row = [Cell(run.name)]
-        if has["rp"]:
-            rp = run.rows("rp")
-            row += [
-                Cell(len(rp), kind="int"),
-                _interval(rp, lambda r: r["strict"]),
-                _interval(rp, lambda r: r["ema"]),
-                _interval(rp, lambda r: r["pma"]),
-                _ds(rp),
-                _gap(rp),
-            ]
-        if has["qa"]:
-            qa = run.rows("qa")
-            row += [Cell(len(qa), kind="int"), _interval(qa, lambda r: r["correct"])]
-        if has["reasonmap"]:
-            rm = run.rows("reasonmap")
-            row += [
-                Cell(len(rm), kind="int"),
-                _rm_pooled(rm, "correct", "pct"),
-                _rm_pooled(rm, "map_score", "num"),
-            ]
-        table.rows.append(row)
-    return table
-
-
-def rp_paper_table(runs: Sequence[Run], scenario: str) -> ReportTable:
-    """MapTab Table 2 for one scenario: EMA / PMA / DS per category."""
-    cats = _categories(runs, scenario)
-    groups = [("all", "All")] + [(c, _title(c)) for c in cats]
-    cols = [Column("Model")] + [Column(m, g) for _, g in groups for m in ("EMA", "PMA", "DS")]
-    table = ReportTable(
-        f"rp_{scenario}",
-        f"Route planning, {scenario}: paper metrics (MapTab Table 2)",
-        cols,
-        note="EMA and PMA in %, DS a total; 95% CI in brackets.",
-    )
-    for run in runs:
-        rows = [r for r in run.rows("rp") if r["scenario"] == scenario]
-        per = _by(rows, "category")
-        row = [Cell(run.name)]
-        for key, _ in groups:
-            g = rows if key == "all" else per.get(key, [])
-            row += [
-                _interval(g, lambda r: r["ema"]),
-                _interval(g, lambda r: r["pma"]),
-                _ds(g),
-            ]
-        table.rows.append(row)
-    return table
-
-
-def rp_strict_table(runs: Sequence[Run], scenario: str) -> ReportTable:
-    """Strict accuracy per category and the verification checks, for one scenario."""
-    cats = _categories(runs, scenario)
-    cols = [Column("Model")]
-    cols += [Column(n, "All") for n in ("Strict", "Valid", "Optimal", "Transfers", "Gap")]
-    cols += [Column("Format err.", "All"), Column("0.5-rule false acc.", "All")]
-    cols += [Column(_title(c), "Strict") for c in cats]
-    table = ReportTable(
-        f"rp_strict_{scenario}",
-        f"Route planning, {scenario}: strict and verified metrics",
-        cols,
-        note=(
-            "Valid: the route exists on the map, is simple and joins the asked stations. "
-            "Optimal: its cost equals the optimum. Transfers: marks right. "
-            "0.5-rule false acc.: answers the paper's lenient EMA accepted although a "
-            "station is not the reference's (misspelt into another station, or not on the "
-            "map; count)."
-        ),
-    )
-    for run in runs:
-        rows = [r for r in run.rows("rp") if r["scenario"] == scenario]
-        per = _by(rows, "category")
-        row = [
-            Cell(run.name),
-            _interval(rows, lambda r: r["strict"]),
-            _interval(rows, lambda r: r["valid"]),
-            _interval(rows, lambda r: r["optimal"]),
-            _interval(rows, lambda r: r["transfers_ok"]),
-            _gap(rows),
-            Cell(sum(not r["parsed"] for r in rows), kind="int"),
-            Cell(sum(bool(r.get("lenient_false_accept")) for r in rows), kind="int"),
-        ]
-        row += [_interval(per.get(c, []), lambda r: r["strict"]) for c in cats]
-        table.rows.append(row)
-    return table
-
-
-def capabilities_of(runs: Sequence[Run], scenario: str) -> list[str]:
-    names = {
-        c
-        for run in runs
-        for r in run.rows("qa")
-        if r["scenario"] == scenario
-        for c in r.get("capabilities", [])
-    }
-    order = {a: i for i, a in enumerate(_ABBREVS)}
-    return sorted(names, key=lambda c: (order.get(capability_abbrev(c), len(order)), c))
-
-
-def capability_cell(rows: Sequence[dict[str, Any]], capability: str) -> Cell:
-    """Accuracy on a capability: the mean of the per-type accuracies of the QA types that
-    carry it (paper Table 3), as a weighted mean with weight 1/n(type)."""
-    mine = [r for r in rows if capability in r.get("capabilities", [])]
-    weights = dict(zip(map(id, mine), capability_weights([r["type"] for r in mine]), strict=True))
-    return _interval(mine, lambda r: r["correct"], weight=lambda r: weights[id(r)])
-
-
-def qa_table(runs: Sequence[Run], scenario: str) -> ReportTable:
-    """MapTab Table 3 for one scenario: accuracy per capability, overall and per type."""
-    caps = capabilities_of(runs, scenario)
-    types = sorted(
-        {int(r["type"]) for run in runs for r in run.rows("qa") if r["scenario"] == scenario}
-    )
-    cols = [Column("Model"), Column("Acc", "All")]
-    cols += [Column(capability_abbrev(c), "Capability") for c in caps]
-    cols += [Column(f"Q{t}", "Type") for t in types]
-    table = ReportTable(
-        f"qa_{scenario}",
-        f"QA, {scenario}: accuracy by capability (MapTab Table 3) and by type",
-        cols,
-        note="Capability = mean accuracy of the QA types attached to it (paper Table 1). "
-        + ", ".join(f"{capability_abbrev(c)}: {c}" for c in caps if capability_abbrev(c) != c),
-    )
-    for run in runs:
-        rows = [r for r in run.rows("qa") if r["scenario"] == scenario]
-        per = _by(rows, "type")
-        row = [Cell(run.name), _interval(rows, lambda r: r["correct"])]
-        row += [capability_cell(rows, c) for c in caps]
-        row += [_interval(per.get(str(t), []), lambda r: r["correct"]) for t in types]
-        table.rows.append(row)
-    return table
-
-
-def repetition_table(runs: Sequence[Run], scenario: str) -> ReportTable | None:
-    """MapTab Table 4 for one scenario; ``None`` when no criteria queries were scored."""
-    cats = [
-        c
-        for c in _categories(runs, scenario)
-        if c in RP_BY_NAME and not RP_BY_NAME[c].criteria_free
-    ]
-    if not cats:
-        return None
-    cols = [Column("Model"), Column("Criteria")]
-    for cls in ("FR", "PR", "NR", "All"):
-        cols += [Column("EMA", cls), Column("PMA", cls)]
-    cols += [Column(letter, "Totals") for letter in "TPCR"]
-    table = ReportTable(
-        f"repetition_{scenario}",
-        f"Route planning, {scenario}: repetition classes and reported totals (MapTab Table 4)",
-        cols,
-        note=(
-            "FR: the optimum is the unique shortest path; PR: one of several; NR: none. "
-            "T/P/C/R: accuracy of reported Total Time, Total Price, Average Comfort, "
-            "Average Reliability (only queries that asked for them). 'All criteria' pools "
-            "the criteria categories."
-        ),
-    )
-    for run in runs:
-        rows = [r for r in run.rows("rp") if r["scenario"] == scenario and r["category"] in cats]
-        per = _by(rows, "category")
-        for key, label in [(c, _title(c)) for c in cats] + [("", "All criteria")]:
-            g = per.get(key, []) if key else rows
-            reps = _by(g, "repetition")
-            row = [Cell(run.name), Cell(label)]
-            for cls in ("FR", "PR", "NR", "All"):
-                sub = g if cls == "All" else reps.get(cls, [])
-                row += [_interval(sub, lambda r: r["ema"]), _interval(sub, lambda r: r["pma"])]
-            asked = [r for r in g if r.get("totals")]
-            for letter in "TPCR":
-                has = [r for r in asked if letter in r["totals"]]
-                row.append(_interval(has, lambda r, x=letter: r["totals"][x]))
-            table.rows.append(row)
-    return table
-
-
-_RM_METRICS = (
-    ("Acc", "correct", "pct", False),
-    ("Acc strict", "correct_strict", "pct", False),
-    ("W.Acc", "correct", "pct", True),
-    ("W.Acc strict", "correct_strict", "pct", True),
-    ("Map score", "map_score", "num", False),
-    ("W.Map score", "map_score", "num", True),
-)
-
-
-def reasonmap_table(runs: Sequence[Run]) -> ReportTable:
-    """ReasonMap Table 2: per mode (S. short, L. long) accuracy and map score."""
-    cols = [Column("Model")]
-    cols += [Column(m, title) for title, *_ in _RM_METRICS for m in ("S.", "L.")]
-    table = ReportTable(
-        "reasonmap",
-        "ReasonMap: accuracy and map score (ReasonMap Table 2)",
-        cols,
-        note=(
-            "W.: difficulty-weighted (SPEC 14 weights). Map score out of 20 (short) and "
-            "40 (long). Strict also checks every segment along its line."
-        ),
-    )
-    for run in runs:
-        modes = _by(run.rows("reasonmap"), "mode")
-        row = [Cell(run.name)]
-        for _, field_, kind, weighted in _RM_METRICS:
-            for mode in ("short", "long"):
-                g = modes.get(mode, [])
-                w = (lambda r: r["weight"]) if weighted else None
-                row.append(_interval(g, lambda r, f=field_: r[f], kind, w))
+        for k in kinds:
+            row += k.leaderboard(run.rows(k.name))
         table.rows.append(row)
     return table
 
 
 def _paired_metrics(run: Run) -> list[tuple[str, str, Callable[[dict[str, Any]], bool]]]:
-    """(label, value field, row filter) for each paired comparison."""
-    out: list[tuple[str, str, Callable[[dict[str, Any]], bool]]] = []
-    scen = sorted({r["scenario"] for r in run.scores if r.get("kind") in ("rp", "qa")})
-    for s in scen:
-        for metric in ("strict", "ema", "pma"):
-            out.append(
-                (
-                    f"RP {s} {metric}",
-                    metric,
-                    lambda r, s=s: r["kind"] == "rp" and r["scenario"] == s,
-                )
-            )
-        out.append(
-            (f"QA {s} accuracy", "correct", lambda r, s=s: r["kind"] == "qa" and r["scenario"] == s)
-        )
-    for mode in ("short", "long"):
-        out.append(
-            (
-                f"ReasonMap {mode} accuracy",
-                "correct",
-                lambda r, m=mode: r["kind"] == "reasonmap" and r["mode"] == m,
-            )
-        )
-    return out
+    """(label, value field, row filter) for each paired comparison: every kind's
+    ``paired`` entries, ordered by their group (a scenario) and then by kind."""
+    entries = []
+    for order, k in enumerate(all_kinds()):
+        for n, (group, label, value, keep) in enumerate(k.paired(run)):
+            entries.append(((group, order, n), (label, value, keep)))
+    entries.sort(key=lambda e: e[0])
+    return [e for _, e in entries]
 
 
 def paired_table(runs: Sequence[Run]) -> ReportTable | None:
@@ -536,16 +288,11 @@ def paired_table(runs: Sequence[Run]) -> ReportTable | None:
 
 
 def build_tables(runs: Sequence[Run]) -> list[ReportTable]:
-    """Every table of the report, leaderboard first (module docstring)."""
+    """Every table of the report: the leaderboard, each task kind's ``tables`` in registry
+    order, the paired differences (module docstring)."""
     tables = [leaderboard_table(runs)]
-    for s in _scenarios(runs, "rp"):
-        tables += [rp_paper_table(runs, s), rp_strict_table(runs, s)]
-        rep = repetition_table(runs, s)
-        if rep is not None:
-            tables.append(rep)
-    tables += [qa_table(runs, s) for s in _scenarios(runs, "qa")]
-    if any(run.rows("reasonmap") for run in runs):
-        tables.append(reasonmap_table(runs))
+    for k in all_kinds():
+        tables += k.tables(runs)
     paired = paired_table(runs)
     if paired is not None and paired.rows:
         tables.append(paired)

@@ -16,11 +16,11 @@ questions add ``Number of Via Stops:`` or ``Via Stops:`` per the row's ``long_te
     answer adds one line per total (``Total_Time: x`` …, SPEC 9, 13) with the totals of that
     route and its line assignment from :func:`maptab.costs.route_totals`, written as the
     dataset labels are (times and prices to 2 decimals, averages to 6).
-  - QA (SPEC 10): :func:`maptab.generate.qa.qa_answer` of the row's ``type`` and ``params``,
+  - QA (SPEC 10): :func:`maptab.qa.qa_answer` of the row's ``type`` and ``params``,
     with the station order of the tables as shown (``tables`` row indices into the map's
     stations; type 22's dropped spot is absent from them). Rows written before QA params
     were stored have no ``params`` key: for them only, the stored ``answer`` is echoed.
-  - ReasonMap (SPEC 14): the optimum of :func:`maptab.generate.reasonmap.plan_routes`.
+  - ReasonMap (SPEC 14): the optimum of :func:`maptab.planning.plan_routes`.
 
   So the oracle scores 100% on every category that shows tables, and a disagreement with a
   stored label points at the label, the scorer or the solver.
@@ -42,14 +42,15 @@ from typing import Any
 
 from maptab.costs import Weights, route_totals
 from maptab.dataset import Dataset
-from maptab.generate.qa import qa_answer_of
-from maptab.generate.reasonmap import plan_routes
 from maptab.network import Network
+from maptab.planning import plan_routes
+from maptab.qa import qa_answer_of
 from maptab.run.providers import Completion
 from maptab.run.requests import ChatRequest
 from maptab.schema import RP_BY_NAME, TOTAL_FIELDS, QAQuery, RPCategory, RPQuery
 from maptab.solver import Route, fewest_stations, optimal_routes
 from maptab.tables import derive_mix
+from maptab.tasks.base import get as get_kind
 
 
 def walked_route(network: Network, stations: list[str]) -> Route:
@@ -171,21 +172,9 @@ class _Baseline:
         return Completion(self.answer(request))
 
     def answer(self, request: ChatRequest) -> str:
-        row = request.meta["sample"]
-        if request.kind == "qa":
-            return self.qa(request, row)
-        net = self.network(request)
-        if request.kind == "rp":
-            q = RPQuery.from_dict(row)
-            s, t = net.resolve(q.source), net.resolve(q.target)
-            if s is None or t is None:
-                raise ValueError(f"{request.id}: source or target is not a station of the map")
-            return self.rp_text(request, q, s, t)
-        s, t = net.resolve(row["station_1"]), net.resolve(row["station_2"])
-        if s is None or t is None:
-            raise ValueError(f"{request.id}: station_1 or station_2 is not a station of the map")
-        segs = self.reasonmap(net, row, s, t)
-        return reasonmap_answer(segs, request.meta.get("variant", "short"), row["long_template"])
+        """The answer to one request: its task kind's ``answer`` calls back into this
+        baseline (:meth:`rp_text`, :meth:`qa`, :meth:`reasonmap` for the built-in kinds)."""
+        return get_kind(request.kind).answer(self, request)
 
     def rp_text(self, request: ChatRequest, q: RPQuery, s: str, t: str) -> str:
         """The whole RP answer: the route block (the oracle adds reported totals)."""

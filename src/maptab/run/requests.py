@@ -31,13 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from maptab.dataset import QUERY_FILES, TABLE_FILES, Dataset, DatasetError
-from maptab.limits import MAX_TABLE_BYTES, open_image, read_bytes
-from maptab.schema import RP_BY_NAME, QAQuery, ReasonMapQuestion, RPQuery
+from maptab.dataset import TABLE_FILES, Dataset, DatasetError, Sample, Table, read_table
+from maptab.limits import open_image
 from maptab.tables import split_lines
+from maptab.tasks.base import get as get_kind
 
-Kind = Literal["rp", "qa", "reasonmap"]
-KINDS: tuple[Kind, ...] = ("rp", "qa", "reasonmap")
+Kind = str  # a task kind's name (:mod:`maptab.tasks`)
 TABLE_TITLES = {"edges": "Edge_tab", "vertices": "Vertex_tab", "mix": "Mix_tab"}
 DEFAULT_MAX_PIXELS = 2048 * 2048
 
@@ -161,30 +160,8 @@ class ImageEncoder:
 
 
 # --------------------------------------------------------------------------- tables
-@dataclass(frozen=True, slots=True)
-class _Table:
-    columns: list[str]
-    rows: list[list[str]]
-
-
-def read_table(path: Path) -> _Table:
-    """A MapTab CSV as header + rows of raw cell strings (BOM tolerated, values untouched)."""
-    data = read_bytes(path, MAX_TABLE_BYTES, error=DatasetError)
-    try:
-        rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise DatasetError(f"{path}: not a readable UTF-8 CSV ({exc})") from None
-    if not rows:
-        raise DatasetError(f"{path}: empty table")
-    header, body = rows[0], [r for r in rows[1:] if r]
-    for n, row in enumerate(body, 2):
-        if len(row) != len(header):
-            raise DatasetError(f"{path}: row {n} has {len(row)} cells, header has {len(header)}")
-    return _Table(header, body)
-
-
 def _select(
-    table: _Table, order: Sequence[int] | None, keep: Sequence[str] | None, drop: Sequence[str]
+    table: Table, order: Sequence[int] | None, keep: Sequence[str] | None, drop: Sequence[str]
 ) -> tuple[list[str], list[list[str]]]:
     cols = [c for c in table.columns if (keep is None or c in keep) and c not in drop]
     idx = [table.columns.index(c) for c in cols]
@@ -193,7 +170,7 @@ def _select(
 
 
 def table_text(
-    table: _Table,
+    table: Table,
     *,
     order: Sequence[int] | None = None,
     keep: Sequence[str] | None = None,
@@ -230,40 +207,6 @@ def _json_cell(column: str, value: str) -> Any:
 
 
 # --------------------------------------------------------------------------- dataset
-@dataclass(slots=True)
-class Sample:
-    """A dataset row with its kind (``variant`` is ``short``/``long`` for ReasonMap)."""
-
-    id: str
-    kind: Kind
-    row: dict[str, Any]
-    record: RPQuery | QAQuery | ReasonMapQuestion
-    variant: str = ""
-
-    @property
-    def map_id(self) -> str:
-        return str(self.row["map_id"])
-
-
-def _parse_selectors(categories: Iterable[str] | None) -> tuple[set[str], set[str], set[int]]:
-    """Split ``--categories`` into whole kinds, RP categories and QA types."""
-    kinds: set[str] = set()
-    rp: set[str] = set()
-    qa: set[int] = set()
-    for token in categories or ():
-        t = token.strip()
-        if t in KINDS:
-            kinds.add(t)
-        elif t in RP_BY_NAME:
-            rp.add(t)
-        elif t.startswith("qa:") and t[3:].isdigit() and 1 <= int(t[3:]) <= 24:
-            qa.add(int(t[3:]))
-        elif t:
-            valid = ", ".join([*KINDS, *RP_BY_NAME, "qa:1 … qa:24"])
-            raise DatasetError(f"unknown category {t!r}; expected one of: {valid}")
-    return kinds, rp, qa
-
-
 def iter_samples(
     dataset_dir: str | Path,
     *,
@@ -272,37 +215,11 @@ def iter_samples(
     limit: int | None = None,
     verify: bool = True,
 ) -> Iterator[Sample]:
-    """The samples of a dataset, in file order (``rp``, ``qa``, ``reasonmap``), filtered.
-
-    ``categories`` mixes whole kinds (``rp``, ``qa``, ``reasonmap``), RP category names
-    (``time``, ``map_mix``, …) and QA types (``qa:7``); a row is kept when any selector
-    matches. ``limit`` keeps the first N requests after filtering. Each row is checked
-    against its schema as it is read (an error names file and line); with ``verify`` each
-    file is first checked against the manifest's hash.
-    """
+    """The samples of a dataset, filtered: :meth:`maptab.dataset.Dataset.samples` (each row
+    checked against its schema as it is read; with ``verify`` each file is first checked
+    against the manifest's hash)."""
     ds = Dataset(dataset_dir, verify=verify)
-    kinds, rp_cats, qa_types = _parse_selectors(categories)
-    any_sel = bool(kinds or rp_cats or qa_types)
-    present = [k for k in KINDS if ds.has(QUERY_FILES[k])]
-    if not present:
-        raise DatasetError(f"{ds.root}: no rp.jsonl, qa.jsonl or reasonmap.jsonl")
-    count = 0
-    for kind in present:
-        for _, row, record in ds.records(kind):
-            if split is not None and record.split != split:
-                continue
-            picked = (isinstance(record, RPQuery) and record.category in rp_cats) or (
-                isinstance(record, QAQuery) and record.type in qa_types
-            )
-            if any_sel and kind not in kinds and not picked:
-                continue
-            variants = ("short", "long") if kind == "reasonmap" else ("",)
-            for v in variants:
-                if limit is not None and count >= limit:
-                    return
-                sid = f"{record.id}/{v}" if v else record.id
-                yield Sample(sid, kind, row, record, v)
-                count += 1
+    return ds.samples(split=split, categories=categories, limit=limit)
 
 
 class RequestBuilder:
@@ -329,7 +246,7 @@ class RequestBuilder:
         self.table_format = table_format
         self.images = images
         self.encoder = ImageEncoder(image or ImageSpec(), cache_dir)
-        self._tables: dict[tuple[str, str], _Table] = {}
+        self._tables: dict[tuple[str, str], Table] = {}
         self._dirs: dict[str, Path] = {}
 
     def map_dir(self, map_id: str) -> Path:
@@ -338,7 +255,7 @@ class RequestBuilder:
             self._dirs[map_id] = self.dataset.map_dir(map_id)
         return self._dirs[map_id]
 
-    def table(self, map_id: str, kind: str) -> _Table:
+    def table(self, map_id: str, kind: str) -> Table:
         key = (map_id, kind)
         if key not in self._tables:
             self.map_dir(map_id)
@@ -355,23 +272,15 @@ class RequestBuilder:
             "verify": self.dataset.verify_files,
             "sample": sample.row,
         }
-        keep: Sequence[str] | None = None
-        drop: Sequence[str] = ()
-        if isinstance(rec, RPQuery):
-            cat = RP_BY_NAME.get(rec.category)
-            if cat is None:
-                raise DatasetError(f"{sample.id}: unknown RP category {rec.category!r}")
-            inputs, text, tables = cat.inputs, rec.question, rec.tables
-            keep = ("Edge",) if cat.edge_column_only else None
-            meta["category"] = rec.category
-        elif isinstance(rec, QAQuery):
-            inputs, text, tables = tuple(rec.inputs), rec.question, rec.tables
-            drop = ("Line",) if rec.drop_line_column else ()
-            meta["type"] = rec.type
-        else:
-            inputs, tables = ("map",), {}
-            text = rec.question_short if sample.variant == "short" else rec.question_long
-            meta["variant"] = sample.variant
+        shown = get_kind(sample.kind).prompt(rec, sample.variant)
+        meta.update(shown.meta)
+        inputs, text, tables, keep, drop = (
+            shown.inputs,
+            shown.text,
+            shown.tables,
+            shown.keep,
+            shown.drop,
+        )
         parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
         label = self.table_format.upper()
         for name in inputs:

@@ -25,43 +25,28 @@ import math
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from json.decoder import scanstring
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from maptab.dataset import QUERY_FILES, Dataset, DatasetError
+from maptab.dataset import Dataset, DatasetError
 from maptab.errors import MaptabError
 from maptab.limits import MAX_RESULTS_BYTES, loads_json, open_regular, read_bytes, read_json
 from maptab.network import Network, table_name
 from maptab.schema import (
     Prediction,
-    QAQuery,
-    ReasonMapQuestion,
     Record,
     RecordError,
-    RPQuery,
     parse_prediction,
-    parse_record,
     read_jsonl,
     read_jsonl_lines,
     write_jsonl,
 )
-from maptab.score.errors import ERROR_TYPES
-from maptab.score.paper import (
-    difficulty_score,
-    matching_references,
-    paper_scores,
-    reference_tokens,
-)
-from maptab.score.parse import parse_answer, parse_reasonmap, parse_route, parse_totals
-from maptab.score.qa import capability_weights, qa_correct, totals_correct
-from maptab.score.reasonmap import score_reasonmap
-from maptab.score.stats import bootstrap_ci, paired_difference
-from maptab.score.verified import gold_routes, station_index, verify_route
+from maptab.score.metrics import LEVEL, N_BOOT
+from maptab.score.stats import paired_difference
 from maptab.tables import derive_mix
+from maptab.tasks.base import TaskKind, all_kinds
 
 __all__ = [
     "ScoreError",
@@ -75,10 +60,7 @@ __all__ = [
 ]
 
 SCORES = "scores.jsonl"
-_RM_MODES = ("short", "long")
 SUMMARY = "summary.json"
-LEVEL = 0.95
-N_BOOT = 2000
 
 
 class ScoreError(MaptabError):
@@ -103,259 +85,14 @@ class _Maps:
         return self._mix[map_id]
 
 
-def _finite(x: float | None) -> float | None:
-    return x if x is not None and math.isfinite(x) else None
-
-
-def score_rp(maps: _Maps, query: RPQuery, response: str) -> dict[str, Any]:
-    """Score row of one route-planning answer (paper and strict metrics, error type)."""
-    net = maps.network(query.map_id)
-    index = station_index(net)
-    parsed = parse_route(response, index.vocabulary)
-    tokens = parsed.tokens() if parsed else None
-    refs = [reference_tokens(r) for r in query.routes]
-    ema, pma = paper_scores(tokens, refs)
-    totals = None
-    if query.report_totals and query.totals:
-        totals = totals_correct(parse_totals(response), query.totals)
-    totals_ok = None if totals is None else all(totals.values())
-    mix = maps.mix(query.map_id) if query.category == "map_mix" else None
-    v = verify_route(net, parsed, query, mix_network=mix, totals_ok=totals_ok)
-    # the 0.5 rule accepted a wrong station: EMA 1, yet no reference that the prediction
-    # matches has the same stations as the resolved prediction
-    gold = gold_routes(index, query.routes)
-    false_accept = bool(ema) and not any(
-        list(gold[i][0]) == v.stations for i in matching_references(tokens, refs)
-    )
-    return {
-        "id": query.id,
-        "kind": "rp",
-        "map_id": query.map_id,
-        "scenario": query.scenario,
-        "category": query.category,
-        "map_difficulty": query.map_difficulty,
-        "query_difficulty": query.query_difficulty,
-        "repetition": query.repetition,
-        "parsed": parsed is not None,
-        "route": parsed.route_string() if parsed else None,
-        "ema": ema,
-        "pma": pma,
-        "ds": difficulty_score(ema, query.map_difficulty, query.query_difficulty),
-        "valid": v.valid,
-        "endpoints_ok": v.endpoints_ok,
-        "simple": v.simple,
-        "adjacent": v.adjacent,
-        "transfers_ok": v.transfers_ok,
-        "optimal": v.optimal,
-        "strict": v.correct,
-        "gap": _finite(v.gap),
-        "unresolved": v.unresolved_names,
-        "lenient_false_accept": false_accept,
-        "totals": totals,
-        "error_type": v.error_type,
-    }
-
-
-def score_qa(query: QAQuery, response: str) -> dict[str, Any]:
-    """Score row of one QA answer."""
-    pred = parse_answer(response)
-    return {
-        "id": query.id,
-        "kind": "qa",
-        "map_id": query.map_id,
-        "scenario": query.scenario,
-        "type": query.type,
-        "capabilities": list(query.capabilities),
-        "parsed": pred is not None,
-        "pred": pred,
-        "answer": query.answer,
-        "correct": qa_correct(pred, query.answer),
-        "error_type": None if pred is not None else ERROR_TYPES[0],
-    }
-
-
-def score_rm(maps: _Maps, question: ReasonMapQuestion, mode: str, response: str) -> dict[str, Any]:
-    """Score row of one ReasonMap answer (``mode`` short or long)."""
-    segments = parse_reasonmap(response, mode)
-    s = score_reasonmap(maps.network(question.map_id), question, segments, mode)
-    return {
-        "id": f"{question.id}/{mode}",
-        "kind": "reasonmap",
-        "question_id": question.id,
-        "mode": mode,
-        "map_id": question.map_id,
-        "question_difficulty": question.question_difficulty,
-        "map_difficulty": question.map_difficulty,
-        "long_template": question.long_template,
-        "parsed": s.parsed,
-        "correct": s.correct,
-        "correct_strict": s.correct_strict,
-        "map_score": s.map_score,
-        "max_score": s.max_score,
-        "weight": s.weight,
-        "error_type": None if s.parsed else ERROR_TYPES[0],
-    }
-
-
-# --------------------------------------------------------------------------- summary
-class _Columns:
-    """Score rows of one kind as numeric columns (``None`` → NaN) plus map cluster codes,
-    so that every group's interval is a few numpy operations."""
-
-    def __init__(self, rows: Sequence[dict[str, Any]]) -> None:
-        self.rows = rows
-        index: dict[str, int] = {}
-        self.cluster = np.fromiter(
-            (index.setdefault(r["map_id"], len(index)) for r in rows),
-            dtype=np.intp,
-            count=len(rows),
-        )
-        self._cols: dict[str, np.ndarray] = {}
-
-    def __getitem__(self, key: str) -> np.ndarray:
-        col = self._cols.get(key)
-        if col is None:
-            col = self._cols[key] = np.fromiter(
-                (math.nan if r[key] is None else float(r[key]) for r in self.rows),
-                dtype=float,
-                count=len(self.rows),
-            )
-        return col
-
-    def groups(
-        self, idx: np.ndarray, key: Callable[[dict[str, Any]], Any]
-    ) -> dict[str, np.ndarray]:
-        """Row indices of ``idx`` grouped by ``key`` (rows whose key is ``None`` left out)."""
-        out: dict[str, list[int]] = defaultdict(list)
-        for i in idx.tolist():
-            k = key(self.rows[i])
-            if k is not None:
-                out[str(k)].append(i)
-        return {k: np.asarray(v, dtype=np.intp) for k, v in sorted(out.items())}
-
-    def ci(self, idx: np.ndarray, values: np.ndarray, weights: np.ndarray | None = None) -> dict:
-        """Mean of ``values[idx]`` (weighted) with its bootstrap interval clustered by map."""
-        mean, lo, hi = bootstrap_ci(
-            values[idx],
-            clusters=self.cluster[idx],
-            weights=None if weights is None else weights[idx],
-            n_boot=N_BOOT,
-            level=LEVEL,
-        )
-        return {"mean": mean, "lo": lo, "hi": hi, "n": int(idx.size)}
-
-
-def _rp_block(c: _Columns, idx: np.ndarray) -> dict[str, Any]:
-    n = int(idx.size)
-    ds = c.ci(idx, c["ds"])
-    valid = idx[(c["valid"][idx] == 1) & ~np.isnan(c["gap"][idx])]
-    accepted = int(c["ema"][idx].sum())
-    false_accepts = int(c["lenient_false_accept"][idx].sum())
-    return {
-        "n": n,
-        "ema": c.ci(idx, c["ema"]),
-        "pma": c.ci(idx, c["pma"]),
-        "ds": {"total": ds["mean"] * n, "lo": ds["lo"] * n, "hi": ds["hi"] * n, "n": n},
-        "strict": c.ci(idx, c["strict"]),
-        "valid": c.ci(idx, c["valid"]),
-        "optimal": c.ci(idx, c["optimal"]),
-        "transfers_ok": c.ci(idx, c["transfers_ok"]),
-        "gap": c.ci(valid, c["gap"]) if valid.size else None,
-        "format_errors": int(n - c["parsed"][idx].sum()),
-        "lenient_false_accept": {
-            "count": false_accepts,
-            "share_of_ema": false_accepts / accepted if accepted else 0.0,
-        },
-    }
-
-
-def _rp_scenario(c: _Columns, idx: np.ndarray) -> dict[str, Any]:
-    out: dict[str, Any] = {"overall": _rp_block(c, idx)}
-    for name, key in (
-        ("by_category", lambda r: r["category"]),
-        ("by_map_difficulty", lambda r: r["map_difficulty"]),
-        ("by_query_difficulty", lambda r: r["query_difficulty"]),
-        ("by_difficulty", lambda r: f"{r['map_difficulty']}/{r['query_difficulty']}"),
-        ("by_repetition", lambda r: r["repetition"]),
-    ):
-        out[name] = {k: _rp_block(c, g) for k, g in c.groups(idx, key).items()}
-    asked = np.asarray([i for i in idx.tolist() if c.rows[i]["totals"] is not None], dtype=np.intp)
-    out["totals"] = {}
-    for letter in "TPCR":
-        if any(letter in c.rows[i]["totals"] for i in asked.tolist()):
-            ok = np.zeros(len(c.rows))
-            for i in asked.tolist():
-                ok[i] = float(c.rows[i]["totals"].get(letter, False))
-            out["totals"][letter] = c.ci(asked, ok)
-    wrong = [c.rows[i]["error_type"] for i in idx.tolist() if c.rows[i]["error_type"]]
-    out["errors"] = {
-        t: {"count": wrong.count(t), "share": wrong.count(t) / idx.size}
-        for t in ERROR_TYPES
-        if t in wrong
-    }
-    return out
-
-
-def _qa_scenario(c: _Columns, idx: np.ndarray) -> dict[str, Any]:
-    per_type = c.groups(idx, lambda r: r["type"])
-    caps: dict[str, list[int]] = defaultdict(list)
-    for i in idx.tolist():
-        for cap in c.rows[i]["capabilities"]:
-            caps[cap].append(i)
-    by_cap = {}
-    for cap, members in sorted(caps.items()):
-        cidx = np.asarray(members, dtype=np.intp)
-        w = np.zeros(len(c.rows))
-        w[cidx] = capability_weights([c.rows[i]["type"] for i in members])
-        by_cap[cap] = c.ci(cidx, c["correct"], w)
-    return {
-        "overall": c.ci(idx, c["correct"]),
-        "format_errors": int(idx.size - c["parsed"][idx].sum()),
-        "by_type": {
-            k: c.ci(g, c["correct"]) for k, g in sorted(per_type.items(), key=lambda kv: int(kv[0]))
-        },
-        "by_capability": by_cap,
-    }
-
-
-def _rm_mode(c: _Columns, idx: np.ndarray) -> dict[str, Any]:
-    w = c["weight"]
-    return {
-        "accuracy": c.ci(idx, c["correct"]),
-        "accuracy_strict": c.ci(idx, c["correct_strict"]),
-        "map_score": c.ci(idx, c["map_score"]),
-        "weighted_accuracy": c.ci(idx, c["correct"], w),
-        "weighted_accuracy_strict": c.ci(idx, c["correct_strict"], w),
-        "weighted_map_score": c.ci(idx, c["map_score"], w),
-        "max_score": c.rows[int(idx[0])]["max_score"],
-        "format_errors": int(idx.size - c["parsed"][idx].sum()),
-    }
-
-
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The summary of score rows (module docstring); pure, deterministic."""
+    """The summary of score rows (module docstring): one block per task kind that has rows,
+    in registry order, each the kind's ``summarise``; pure, deterministic."""
     out: dict[str, Any] = {"settings": {"ci_level": LEVEL, "n_boot": N_BOOT, "cluster": "map_id"}}
-    for kind in ("rp", "qa", "reasonmap"):
-        kind_rows = [r for r in rows if r["kind"] == kind]
-        if not kind_rows:
-            continue
-        c = _Columns(kind_rows)
-        every = np.arange(len(kind_rows), dtype=np.intp)
-        if kind == "rp":
-            scen = c.groups(every, lambda r: r["scenario"])
-            out["rp"] = {
-                "overall": _rp_block(c, every),
-                "by_scenario": {k: _rp_scenario(c, g) for k, g in scen.items()},
-            }
-        elif kind == "qa":
-            scen = c.groups(every, lambda r: r["scenario"])
-            out["qa"] = {
-                "overall": c.ci(every, c["correct"]),
-                "by_scenario": {k: _qa_scenario(c, g) for k, g in scen.items()},
-            }
-        else:
-            modes = c.groups(every, lambda r: r["mode"])
-            out["reasonmap"] = {k: _rm_mode(c, g) for k, g in modes.items()}
+    for kind in all_kinds():
+        kind_rows = [r for r in rows if r["kind"] == kind.name]
+        if kind_rows:
+            out[kind.name] = kind.summarise(kind_rows)
     return out
 
 
@@ -441,10 +178,9 @@ def _row_fields(line: str, keys: Sequence[str], where: str) -> dict[str, Any]:
     return out
 
 
-def _scan(ds: Dataset, kind: str) -> Iterator[tuple[int, str, str]]:
-    """``(line number, line, where)`` of each non-blank line of the ``kind`` query file of
+def _scan(ds: Dataset, name: str) -> Iterator[tuple[int, str, str]]:
+    """``(line number, line, where)`` of each non-blank line of the query file ``name`` of
     ``ds`` (checked against the manifest like every dataset read)."""
-    name = QUERY_FILES[kind]
     if not ds.has(name):
         return
     path = ds.file(name)
@@ -471,35 +207,47 @@ def _row_id(line: str, where: str) -> str | None:
 
 
 class _Queries:
-    """The dataset rows a set of predictions needs, by id (one pass over each query file).
+    """The dataset rows a set of predictions needs, by kind and id (one pass over each
+    query file).
 
     Only rows whose ``id`` is wanted are decoded and checked against their schema (an error
     names file and line); the others are only counted, so scoring a subset of a large
     dataset does not pay for the rest. A later row with the same id replaces an earlier one.
+    Records are kept as the kind's ``slim`` returns them (a paper-size run keeps ~200,000).
     """
 
-    def __init__(self, ds: Dataset, rp_qa_ids: set[str], rm_ids: set[str]) -> None:
-        self.rows: dict[str, dict[str, Record]] = {"rp": {}, "qa": {}, "reasonmap": {}}
-        self.counts = {"rp": 0, "qa": 0, "reasonmap": 0}  # distinct ids of each file
-        for kind, wanted in (("rp", rp_qa_ids), ("qa", rp_qa_ids), ("reasonmap", rm_ids)):
-            found = self.rows[kind]
+    def __init__(self, ds: Dataset, ids: set[str]) -> None:
+        self.kinds = all_kinds()
+        self.rows: dict[str, dict[str, Record]] = {k.name: {} for k in self.kinds}
+        self.counts = {k.name: 0 for k in self.kinds}  # distinct ids of each file
+        for kind in self.kinds:
+            wanted = {s[0] for s in map(kind.split_id, ids) if s is not None}
+            found = self.rows[kind.name]
             every: set[str | None] = set()
-            for _, line, where in _scan(ds, kind):
+            for _, line, where in _scan(ds, kind.query_file):
                 sid = _row_id(line, where)
                 every.add(sid)
                 if sid not in wanted:
                     continue
                 row = loads_json(line, where, error=DatasetError)
                 try:
-                    record = parse_record(kind, row)
+                    record = kind.decode(row)
                 except RecordError as exc:
                     raise DatasetError(f"{where}: {exc}") from None
-                if isinstance(record, RPQuery | QAQuery):
-                    # scoring never reads the prompt or the table row orders, which are
-                    # most of a row's size; a paper-size run keeps ~200,000 records
-                    record = replace(record, question="", tables={})
-                found[record.id] = record
-            self.counts[kind] = len(every)
+                found[record.id] = kind.slim(record)
+            self.counts[kind.name] = len(every)
+
+    def find(self, sample_id: str) -> tuple[TaskKind, Record, str] | None:
+        """``(kind, record, variant)`` of a prediction id, or ``None`` when no kind has it."""
+        for kind in self.kinds:
+            split = kind.split_id(sample_id)
+            if split is not None and split[0] in self.rows[kind.name]:
+                return kind, self.rows[kind.name][split[0]], split[1]
+        return None
+
+    def expected(self) -> int:
+        """How many samples the whole dataset asks for (a row per variant)."""
+        return sum(self.counts[k.name] * len(k.variants) for k in self.kinds)
 
 
 # --------------------------------------------------------------------------- drivers
@@ -548,13 +296,10 @@ def _score_stream(
     (:class:`_Queries`)."""
     ds = _open_dataset(dataset_dir, verify)
     preds = list(predictions)
-    ids = {p.id for p in preds}
-    rm_ids = {base for base, _, mode in (i.rpartition("/") for i in ids) if mode in _RM_MODES}
     try:
-        queries = _Queries(ds, ids, rm_ids)
+        queries = _Queries(ds, {p.id for p in preds})
     except DatasetError as exc:
         raise ScoreError(str(exc)) from None
-    rp, qa, rm = queries.rows["rp"], queries.rows["qa"], queries.rows["reasonmap"]
     maps = _Maps(ds)
     kept: list[dict[str, Any]] = []
     api_errors: dict[str, int] = defaultdict(int)
@@ -567,56 +312,45 @@ def _score_stream(
 
         items = track(preds, description="scoring", console=Console(stderr=True), transient=True)
     for p in items:
-        base, _, mode = p.id.rpartition("/")
-        if p.id in rp:
-            kind = "rp"
-        elif p.id in qa:
-            kind = "qa"
-        elif base in rm and mode in _RM_MODES:
-            kind = "reasonmap"
-        else:
+        found = queries.find(p.id)
+        if found is None:
             raise ScoreError(f"prediction {p.id!r} is not a sample of dataset {dataset_dir}")
+        kind, record, variant = found
         seen.add(p.id)
         if p.error:
-            api_errors[kind] += 1
+            api_errors[kind.name] += 1
             continue
         try:
-            if kind == "rp":
-                # the same answer to the same query is parsed and verified once
-                hit = same.get((p.id, p.response))
-                if hit is None:
-                    row = score_rp(maps, rp[p.id], p.response or "")  # type: ignore[arg-type]
+            # with score_once, the same answer to the same sample is parsed and verified once
+            hit = same.get((p.id, p.response)) if kind.score_once else None
+            if hit is None:
+                row = kind.score(maps, record, variant, p.response or "")
+                if kind.score_once:
                     same[(p.id, p.response)] = row
-                else:
-                    row = dict(hit)
-            elif kind == "qa":
-                row = score_qa(qa[p.id], p.response or "")  # type: ignore[arg-type]
             else:
-                row = score_rm(maps, rm[base], mode, p.response or "")  # type: ignore[arg-type]
+                row = dict(hit)
         except (DatasetError, ValueError) as exc:
             raise ScoreError(f"{dataset_dir}: sample {p.id!r}: {exc}") from None
         kept.append(row)
         emit(row)
     if selection and any(selection.get(k) for k in ("split", "categories", "limit")):
-        from maptab.run.requests import iter_samples
-
-        expected = sum(
-            1
-            for _ in iter_samples(
-                dataset_dir,
-                split=selection.get("split"),
-                categories=selection.get("categories") or None,
-                limit=selection.get("limit"),
-                verify=verify,
+        try:
+            expected = sum(
+                1
+                for _ in ds.samples(
+                    split=selection.get("split"),
+                    categories=selection.get("categories") or None,
+                    limit=selection.get("limit"),
+                )
             )
-        )
+        except DatasetError as exc:
+            raise ScoreError(str(exc)) from None
     else:
-        counts = queries.counts
-        expected = counts["rp"] + counts["qa"] + 2 * counts["reasonmap"]
+        expected = queries.expected()
     summary = summarise(kept)
     summary["counts"] = {
         "predictions": len(preds),
-        "scored": {k: sum(r["kind"] == k for r in kept) for k in ("rp", "qa", "reasonmap")},
+        "scored": {k.name: sum(r["kind"] == k.name for r in kept) for k in queries.kinds},
         "api_errors": dict(api_errors),
         "format_errors": sum(not r["parsed"] for r in kept),
         "missing": expected - len(seen),
@@ -846,27 +580,31 @@ def _match_index(
     kinds: dict[str, str] = {}
     by_question: dict[bytes, list[str]] = defaultdict(list)
     by_pair: dict[tuple[str, str], list[_RPKey]] = defaultdict(list)
-    rp_keys = ("id", "map_id", "category", "question", "source", "target")
-    for kind, keys in (("rp", rp_keys), ("qa", ("id", "question")), ("reasonmap", ("id",))):
-        for _, line, where in _scan(ds, kind):
+    for kind in all_kinds():
+        keys: tuple[str, ...] = ("id",)
+        if kind.match_question:
+            keys += ("question",)
+        if kind.match_pair:
+            keys = ("id", "map_id", "category", "question", *kind.match_pair)
+        for _, line, where in _scan(ds, kind.query_file):
             f = _row_fields(line, keys, where)
             if any(not isinstance(f[k], str) for k in keys):
                 row = loads_json(line, where, error=DatasetError)
                 try:
-                    parse_record(kind, row)  # names the bad field
+                    kind.decode(row)  # names the bad field
                 except RecordError as exc:
                     raise DatasetError(f"{where}: {exc}") from None
                 raise DatasetError(f"{where}: a field of {', '.join(keys)} is not a string")
             sid = f["id"]
-            if kind == "reasonmap":
-                for mode in _RM_MODES:
-                    kinds[f"{sid}/{mode}"] = kind
+            for sample_id, _ in kind.sample_ids(sid):
+                kinds[sample_id] = kind.name
+            if not kind.match_question:
                 continue
-            kinds[sid] = kind
             question = _digest(f["question"])
             by_question[question].append(sid)
-            if kind == "rp":
-                pair = (table_name(f["source"]), table_name(f["target"]))
+            if kind.match_pair:
+                a, b = kind.match_pair
+                pair = (table_name(f[a]), table_name(f[b]))
                 by_pair[pair].append(_RPKey(sid, f["map_id"], f["category"], question))
     return kinds, by_question, by_pair
 

@@ -1,0 +1,213 @@
+"""The task registry: one :class:`TaskKind` record per kind of benchmark sample (SPEC 11-14).
+
+A task kind (route planning ``rp``, map QA, ReasonMap, or a third party's) is everything
+the pipeline needs to know about one kind of sample, named in one record: its query file
+and record type, how a row is decoded and selected, the prompt it becomes, how an answer is
+scored and summarised, the reference (oracle) answer, and its report sections. ``run``,
+``score``, ``report`` and the CLI iterate over :func:`all_kinds` and call these fields; no
+module outside a kind's own file branches on a kind's name (``tests/test_tasks.py``).
+
+Where kinds come from (``docs/tasks.md``):
+
+* built-in kinds are the modules of the package :mod:`maptab.tasks` (every module but this
+  one) that define ``TASK``; they are imported on the first :func:`get` / :func:`all_kinds`
+  (so importing this module costs nothing, and a source checkout needs no install);
+* third-party kinds are entry points of the group ``maptab.tasks`` (``pyproject.toml``:
+  ``[project.entry-points."maptab.tasks"] mykind = "mypkg.mykind:TASK"``), each naming a
+  :class:`TaskKind` (or a callable returning one);
+* :func:`register` adds one at run time (tests, notebooks).
+
+This module imports only :mod:`maptab.errors` and the standard library, so the domain
+modules (``schema``, ``dataset``) may use the registry; the kind modules it loads import
+the stages (score, run, report), which is what they wire together.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any
+
+from maptab.errors import MaptabError
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Prompt",
+    "TaskError",
+    "TaskKind",
+    "all_kinds",
+    "get",
+    "kind_names",
+    "register",
+]
+
+ENTRY_POINT_GROUP = "maptab.tasks"
+
+
+class TaskError(MaptabError):
+    """An unknown task kind, or a task registration that is not a :class:`TaskKind`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """What a sample shows a model (SPEC 11): the question ``text``, the ``inputs`` in order
+    (table names ``edges``/``vertices``/``mix`` and ``map``), the per-table row orders, the
+    table columns kept (``None``: all) or dropped, and ``meta`` keys for the request."""
+
+    text: str
+    inputs: Sequence[str] = ()
+    tables: dict[str, list[int]] = field(default_factory=dict)
+    keep: Sequence[str] | None = None
+    drop: Sequence[str] = ()
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def _none(*_: Any) -> Any:
+    return None
+
+
+def _empty(*_: Any) -> list[Any]:
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class TaskKind:
+    """One kind of sample, everything about it in one record (module docstring).
+
+    Sample side: ``record`` is its dataclass (with ``id``, ``map_id``, ``split``);
+    ``decode(row)`` turns a JSON row into a ``record`` or raises
+    :class:`~maptab.schema.RecordError` naming the field; ``variants`` are the requests one
+    row becomes (``("",)``: one, with the row's id; otherwise ``<id>/<variant>``);
+    ``selector(token)`` returns a predicate on records for a ``--categories`` token of this
+    kind (an RP category, ``qa:7``), or ``None`` when the token is not one of its own;
+    ``selector_help`` lists them for error messages; ``slim(record)`` drops what scoring
+    never reads.
+
+    Run side: ``prompt(record, variant)`` is the :class:`Prompt`; ``answer(baseline,
+    request)`` is a built-in baseline's answer (the ``oracle`` baseline's is the reference
+    answer).
+
+    Score side: ``score(maps, record, variant, response)`` is the score row (a dict with
+    ``id``, ``kind``, ``map_id``, ``parsed`` and the kind's per-sample metric fields);
+    ``score_once``: equal answers to one sample are scored once; ``summarise(rows)`` is the
+    kind's block of ``summary.json``; ``success`` is the field that makes a row ``correct``
+    in reports; ``metrics`` are the :class:`~maptab.score.metrics.Metric` declarations that
+    the summary, report tables and CLI print read.
+
+    Report side: ``leaderboard`` (columns, cells of one run's rows), ``tables(runs)``,
+    ``paired(run)``, ``describe(row, record, response)`` for the sample browser,
+    ``heatmaps(run)`` (difficulty heatmap panels ``(title, rows, y field, x field, value
+    field)``), ``figures`` (``(position, function(runs, path), file name)``: the report's
+    figures, ordered by position), ``route_overlays`` (the browser draws the answered
+    routes of this kind on the map), ``summary_view(block)`` (``(title, columns, text
+    columns, rows)`` tables that ``maptab score`` prints).
+
+    External results (``maptab score --results``): ``match_question`` (a sample may be
+    matched by its question text) and ``match_pair`` (the two record fields a
+    ``station_1``/``station_2`` pair is matched against).
+
+    ``maptab validate``: ``check_label(record, network)`` re-derives a row's gold label
+    and says how the stored one differs (``None``: it agrees; no ``check_label``: the
+    kind's labels are not re-derived); ``label_checkable(row)`` says whether a row can be.
+    """
+
+    name: str
+    title: str
+    query_file: str
+    record: type
+    decode: Callable[[dict[str, Any]], Any]
+    prompt: Callable[[Any, str], Prompt]
+    score: Callable[..., dict[str, Any]]
+    summarise: Callable[[Sequence[dict[str, Any]]], dict[str, Any]]
+    answer: Callable[[Any, Any], str]
+    order: int = 100
+    variants: tuple[str, ...] = ("",)
+    selector: Callable[[str], Callable[[Any], bool] | None] = _none
+    selector_help: tuple[str, ...] = ()
+    slim: Callable[[Any], Any] = lambda r: r
+    score_once: bool = False
+    success: str = "correct"
+    metrics: tuple[Any, ...] = ()
+    leaderboard: Callable[[Sequence[Any]], Any] = _none
+    tables: Callable[[Sequence[Any]], list[Any]] = _empty
+    paired: Callable[[Any], list[Any]] = _empty
+    describe: Callable[[dict[str, Any], Any, str], dict[str, Any]] | None = None
+    summary_view: Callable[[dict[str, Any]], list[Any]] = _empty
+    figures: tuple[tuple[int, Callable[..., Any], str], ...] = ()
+    heatmaps: Callable[[Any], list[Any]] = _empty
+    route_overlays: bool = False
+    match_question: bool = False
+    match_pair: tuple[str, str] | None = None
+    check_label: Callable[[Any, Any], str | None] | None = None
+    label_checkable: Callable[[dict[str, Any]], bool] = lambda row: True
+
+    def sample_ids(self, record_id: str) -> Iterator[tuple[str, str]]:
+        """``(sample id, variant)`` of each request a row with ``record_id`` becomes."""
+        for v in self.variants:
+            yield (f"{record_id}/{v}" if v else record_id), v
+
+    def split_id(self, sample_id: str) -> tuple[str, str] | None:
+        """``(record id, variant)`` of a sample id of this kind's shape, or ``None``."""
+        if self.variants == ("",):
+            return sample_id, ""
+        base, _, v = sample_id.rpartition("/")
+        return (base, v) if v in self.variants and base else None
+
+
+_REGISTRY: dict[str, TaskKind] = {}
+_loaded = False
+
+
+def register(kind: TaskKind) -> TaskKind:
+    """Add ``kind`` to the registry (replacing one of the same name); returns it."""
+    if not isinstance(kind, TaskKind):
+        raise TaskError(f"a task registration must be a TaskKind, not {type(kind).__name__}")
+    _REGISTRY[kind.name] = kind
+    return kind
+
+
+def _load() -> None:
+    """Import the built-in kind modules, then the ``maptab.tasks`` entry points (once)."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    package = importlib.import_module("maptab.tasks")
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if info.name == "base" or info.name.startswith("_"):
+            continue
+        task = getattr(importlib.import_module(f"maptab.tasks.{info.name}"), "TASK", None)
+        if isinstance(task, TaskKind):
+            _REGISTRY.setdefault(task.name, task)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken plug-in names itself, not a traceback
+            raise TaskError(f"task kind entry point {ep.name!r} ({ep.value}): {exc}") from None
+        task = obj() if callable(obj) and not isinstance(obj, TaskKind) else obj
+        if not isinstance(task, TaskKind):
+            raise TaskError(f"task kind entry point {ep.name!r} ({ep.value}) is not a TaskKind")
+        _REGISTRY.setdefault(task.name, task)
+
+
+def all_kinds() -> list[TaskKind]:
+    """Every registered kind, in report order (``order``, then name)."""
+    _load()
+    return sorted(_REGISTRY.values(), key=lambda k: (k.order, k.name))
+
+
+def kind_names() -> tuple[str, ...]:
+    """The names of :func:`all_kinds`, in the same order."""
+    return tuple(k.name for k in all_kinds())
+
+
+def get(name: str) -> TaskKind:
+    """The kind called ``name``; an unknown name is a :class:`TaskError` listing the known."""
+    _load()
+    kind = _REGISTRY.get(name)
+    if kind is None:
+        raise TaskError(f"unknown task kind {name!r}; known: {', '.join(kind_names())}")
+    return kind
