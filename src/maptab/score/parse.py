@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from maptab.limits import MAX_RESPONSE_CHARS
+from maptab.reasoning import REASONING_TAGS as _REASONING_TAGS  # noqa: F401 (tests read it)
 from maptab.reasoning import strip_reasoning as _strip_blocks
 
 __all__ = [
