@@ -210,3 +210,38 @@ def test_a_function_returning_no_text_fails_its_sample_only(tmp_path):
         json.loads(x) for x in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()
     ]
     assert s.errors == 2 and rows[0]["error"] == "the model function returned int, not str"
+
+
+def test_the_run_stage_has_no_import_circle_and_the_base_imports_no_provider():
+    """Module-level imports among maptab.run's modules (the package ``__init__`` aside) form
+    no cycle, and ``run.base`` and ``run.providers`` import no concrete provider."""
+    import ast
+
+    import maptab.run
+
+    root = Path(maptab.run.__file__).parent
+    graph: dict[str, set[str]] = {}
+    for path in root.glob("*.py"):
+        if path.name == "__init__.py":
+            continue
+        name = f"maptab.run.{path.stem}"
+        deps = set()
+        for node in ast.parse(path.read_text()).body:  # top level only: lazy imports are fine
+            if isinstance(node, ast.ImportFrom) and node.module:
+                deps.add(node.module)
+            elif isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names)
+            elif isinstance(node, ast.If):  # `if TYPE_CHECKING:` blocks are not run
+                continue
+        graph[name] = {d for d in deps if d.startswith("maptab.run.")}
+    concrete = {"maptab.run.openai_provider", "maptab.run.vllm_provider", "maptab.run.baselines"}
+    assert not graph["maptab.run.base"] & (concrete | {"maptab.run.providers"})
+    assert not graph["maptab.run.providers"] & concrete
+
+    def visit(node: str, stack: list[str]) -> None:
+        assert node not in stack, " -> ".join([*stack, node])
+        for dep in graph.get(node, ()):
+            visit(dep, [*stack, node])
+
+    for name in graph:
+        visit(name, [])
