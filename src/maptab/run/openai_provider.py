@@ -32,6 +32,7 @@ from maptab.run.http import RemoteProtocolError, Response, make_client
 from maptab.run.requests import ChatRequest
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_URL_CACHE = 8  # JSON-encoded image URLs kept (requests come grouped by map)
 _RETRY_STATUS = {408, 409, 425, 429}
 
 
@@ -113,12 +114,42 @@ class OpenAIProvider:
             "max_retries": max_retries,
             "rpm": rpm,
         }
+        self._token = f"maptab-image-{random.getrandbits(64):016x}"
+        self._token_json = json.dumps(self._token).encode()
+        self._urls: dict[str, bytes] = {}
         self.attempts = 0  # HTTP attempts made, retries included (for tests and reports)
 
     def body(self, request: ChatRequest) -> bytes:
-        """The JSON body sent for ``request``."""
-        payload = {"model": self.model, "messages": request.messages, **self._params}
-        return json.dumps(payload, ensure_ascii=False).encode()
+        """The JSON body sent for ``request``: the bytes of ``json.dumps({"model", "messages",
+        settings…}, ensure_ascii=False)``, built without re-escaping image data URLs.
+
+        Escaping a multi-megabyte base64 URL costs tens of milliseconds per request, and a
+        run sends the same few URLs thousands of times (one per map); each is encoded once
+        (the last :data:`_URL_CACHE` kept) and spliced into a body whose images are tokens.
+        """
+        urls: list[str] = []
+        messages = [_tokenised(m, urls, self._token) for m in request.messages]
+        payload = {"model": self.model, "messages": messages, **self._params}
+        skeleton = json.dumps(payload, ensure_ascii=False).encode()
+        if not urls:
+            return skeleton
+        pieces = skeleton.split(self._token_json)
+        if len(pieces) != len(urls) + 1:  # the token occurs elsewhere: encode plainly
+            full = {"model": self.model, "messages": request.messages, **self._params}
+            return json.dumps(full, ensure_ascii=False).encode()
+        out = [pieces[0]]
+        for url, piece in zip(urls, pieces[1:], strict=True):
+            out += (self._url_json(url), piece)
+        return b"".join(out)
+
+    def _url_json(self, url: str) -> bytes:
+        data = self._urls.pop(url, None)  # re-inserted below: most recent last
+        if data is None:
+            data = json.dumps(url, ensure_ascii=False).encode()
+            if len(self._urls) >= _URL_CACHE:
+                del self._urls[next(iter(self._urls))]
+        self._urls[url] = data
+        return data
 
     async def complete(self, request: ChatRequest) -> Completion:
         """Send one request, retrying transient failures; raises :class:`ProviderError`."""
@@ -156,6 +187,22 @@ class OpenAIProvider:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+def _tokenised(message: Any, urls: list[str], token: str) -> Any:
+    """``message`` with each image part's URL replaced by ``token`` (the URL appended to
+    ``urls``); other parts and keys unchanged, in order."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return message
+    parts = []
+    for part in content:
+        image = part.get("image_url") if isinstance(part, dict) else None
+        if isinstance(image, dict) and isinstance(image.get("url"), str):
+            urls.append(image["url"])
+            part = {**part, "image_url": {**image, "url": token}}
+        parts.append(part)
+    return {**message, "content": parts}
 
 
 class _StatusError(Exception):
