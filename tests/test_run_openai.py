@@ -300,3 +300,34 @@ def test_vllm_malformed_engine_output_fails_requests_not_the_loop(bad):
     outs = asyncio.run(main())  # before the fix: the batch task died and this hung
     assert len(outs) == 6 and all(isinstance(o, ProviderError) for o in outs), outs
     assert all(str(o).startswith("vllm: ") for o in outs)
+
+
+def test_body_is_the_plain_json_encoding_whatever_the_images():
+    import json
+
+    p = OpenAIProvider("m", base_url="http://127.0.0.1:9/v1", extra_body={"top_k": 1})
+    big = "data:image/png;base64," + "QUJD" * 50_000
+    other = 'data:image/png;base64,"odd\\url\u00e9'
+    parts = [
+        {"type": "text", "text": "question ü"},
+        {"type": "image_url", "image_url": {"url": big, "detail": "high"}},
+        {"type": "text", "text": "between"},
+        {"type": "image_url", "image_url": {"url": other}},
+        {"type": "image_url", "image_url": {"url": big}},
+    ]
+    for messages in (
+        [{"role": "user", "content": parts}],
+        [{"role": "system", "content": "plain"}, {"role": "user", "content": parts}],
+        [{"role": "user", "content": [*parts, {"type": "text", "text": p._token}]}],
+        [{"role": "user", "content": [{"type": "text", "text": "no image"}]}],
+    ):
+        req = ChatRequest("x", "rp", messages)
+        plain = {
+            "model": "m",
+            "messages": messages,
+            "temperature": 0.0,
+            "max_tokens": 2048,
+            "top_k": 1,
+        }
+        for _ in range(2):  # the second time from the URL cache
+            assert p.body(req) == json.dumps(plain, ensure_ascii=False).encode()

@@ -41,7 +41,7 @@ def test_truncated_last_line_is_repaired(tmp_path, tail):
     path.write_bytes(good + tail.encode())
     with PredictionStore(tmp_path) as st:
         assert st.repaired == len(tail)
-        assert set(st.rows) == {"s1", "s2"}
+        assert st.ids() == ["s1", "s2"]
         st.append(_pred(3))
     assert [r["id"] for r in _lines(path)] == ["s1", "s2", "s3"]
 
@@ -59,7 +59,7 @@ def test_last_row_wins_and_compaction_keeps_one_row_per_id(tmp_path):
         st.append(_pred(1, error="timeout"))
         st.append(_pred(2))
         st.append(_pred(1, response="fixed"))
-        assert st.rows["s1"]["response"] == "fixed"
+        assert st.row("s1")["response"] == "fixed" and st.row("s2")["response"] == "ok"
         assert st.compact() is True
         assert st.compact() is False
         st.append(_pred(3))

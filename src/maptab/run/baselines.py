@@ -45,7 +45,7 @@ from maptab.dataset import Dataset
 from maptab.network import Network
 from maptab.planning import plan_routes
 from maptab.qa import qa_answer_of
-from maptab.run.providers import Completion
+from maptab.run.base import Completion, InProcessProvider
 from maptab.run.requests import ChatRequest
 from maptab.schema import RP_BY_NAME, TOTAL_FIELDS, QAQuery, RPCategory, RPQuery
 from maptab.solver import Route, fewest_stations, optimal_routes
@@ -138,7 +138,7 @@ def path_segments(network: Network, path: Route) -> list[dict[str, Any]]:
     return segs
 
 
-class _Baseline:
+class _Baseline(InProcessProvider):
     """Shared plumbing: networks per (dataset, map), dispatch on the request kind."""
 
     name = ""

@@ -1,139 +1,142 @@
-"""The provider interface: anything that turns a :class:`ChatRequest` into a completion.
+"""The provider registry: a ``--model`` spec (or a Python callable) to a provider (SPEC 16).
 
-Providers are HTTP endpoints (:class:`~maptab.run.openai_provider.OpenAIProvider`), a local
-vLLM engine (:class:`~maptab.run.vllm_provider.VLLMProvider`) or built-in baselines
-(:mod:`maptab.run.baselines`). :func:`make_provider` builds one from a ``--model`` spec.
+A spec is ``PREFIX`` or ``PREFIX:ARG``. Built-in prefixes are a table of dotted paths,
+imported only when used: ``openai:NAME`` (:class:`~maptab.run.openai_provider.OpenAIProvider`),
+``vllm:PATH`` (:class:`~maptab.run.vllm_provider.VLLMProvider`) and the baselines
+``oracle``, ``shortest``, ``random``, ``blank`` (:mod:`maptab.run.baselines`). Other
+distributions add prefixes through the entry-point group ``maptab.providers``: the entry
+point's name is the prefix, its object a factory called as ``factory(ARG, **options)``
+(``ARG`` is ``""`` when the spec has no colon) that returns a provider. Built-in prefixes
+cannot be overridden. Each factory gets only the options its signature names (all of them
+if it takes ``**kwargs``); options left ``None`` are not passed.
+
+The base types (:class:`Completion`, :class:`Provider`, the errors, :class:`RateLimiter`)
+live in :mod:`maptab.run.base`; they are re-exported here for existing imports.
 """
 
 from __future__ import annotations
 
-import asyncio
-import re
-import time
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+import importlib
+import inspect
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Any
 
-from maptab.errors import MaptabError
-from maptab.run.requests import ChatRequest
+from maptab.reasoning import split_reasoning
+from maptab.run.base import (
+    Completion,
+    Provider,
+    ProviderConfigError,
+    ProviderError,
+    RateLimiter,
+    SyncProvider,
+)
 
+__all__ = [
+    "BASELINES",
+    "ENTRY_POINT_GROUP",
+    "Completion",
+    "Provider",
+    "ProviderConfigError",
+    "ProviderError",
+    "RateLimiter",
+    "SyncProvider",
+    "available_providers",
+    "make_provider",
+    "split_reasoning",
+]
 
-class ProviderError(MaptabError, RuntimeError):
-    """A request that failed for good (after its retries); recorded as the row's ``error``."""
-
-
-class ProviderConfigError(MaptabError):
-    """A provider that cannot be set up (bad spec, missing key, missing extra)."""
-
-
-@dataclass(slots=True)
-class Completion:
-    """A model's answer, with any reasoning kept apart from it."""
-
-    text: str
-    reasoning: str = ""
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
-@runtime_checkable
-class Provider(Protocol):
-    """What :func:`maptab.run.runner.run` needs from a model.
-
-    ``name`` is the provider kind (``openai``, ``vllm``, ``oracle``…), ``model`` the model
-    name, ``settings`` the generation settings recorded with every prediction (never a
-    key), ``uses_images`` whether requests need their image parts.
-    """
-
-    name: str
-    model: str
-    settings: dict[str, Any]
-    uses_images: bool
-
-    async def complete(self, request: ChatRequest) -> Completion: ...
-
-    async def aclose(self) -> None: ...
-
-
-_THINK = re.compile(r"<(think|thinking|reasoning)>(.*?)(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
-_CLOSE_ONLY = re.compile(r"^(.*?)</(think|thinking|reasoning)>", re.DOTALL | re.IGNORECASE)
-
-
-def split_reasoning(text: str) -> tuple[str, str]:
-    """``(answer, reasoning)``: ``<think>…</think>`` blocks moved out of the answer.
-
-    An unclosed block runs to the end (a reply cut off while thinking has no answer). A
-    closing tag with no opening one (chat templates that open the block in the prompt)
-    makes everything before it reasoning.
-    """
-    reasoning: list[str] = []
-    m = _CLOSE_ONLY.match(text)
-    if m and f"<{m.group(2).lower()}>" not in m.group(1).lower():
-        reasoning.append(m.group(1).strip())
-        text = text[m.end() :]
-
-    def _take(mt: re.Match[str]) -> str:
-        reasoning.append(mt.group(2).strip())
-        return ""
-
-    answer = _THINK.sub(_take, text)
-    return answer.strip(), "\n\n".join(r for r in reasoning if r)
-
-
-class RateLimiter:
-    """At most ``rpm`` request starts per minute, evenly spaced (``None``: unlimited)."""
-
-    def __init__(self, rpm: float | None) -> None:
-        if rpm is not None and rpm <= 0:
-            raise ProviderConfigError("--rpm must be positive")
-        self.interval = 60.0 / rpm if rpm else 0.0
-        self._next = 0.0
-        self._lock = asyncio.Lock()
-
-    async def wait(self) -> None:
-        if not self.interval:
-            return
-        async with self._lock:
-            now = time.monotonic()
-            start = max(now, self._next)
-            self._next = start + self.interval
-        if start > now:
-            await asyncio.sleep(start - now)
-
-
+ENTRY_POINT_GROUP = "maptab.providers"
 BASELINES = ("oracle", "shortest", "random", "blank")
 
+# prefix -> (dotted path "module:attribute", keyword the ARG goes to; None: no ARG allowed)
+_BUILTIN: dict[str, tuple[str, str | None]] = {
+    "openai": ("maptab.run.openai_provider:OpenAIProvider", "model"),
+    "vllm": ("maptab.run.vllm_provider:VLLMProvider", "path"),
+    "oracle": ("maptab.run.baselines:OracleProvider", None),
+    "shortest": ("maptab.run.baselines:ShortestProvider", None),
+    "random": ("maptab.run.baselines:RandomProvider", None),
+    "blank": ("maptab.run.baselines:BlankProvider", None),
+}
+_USAGE = {"openai": "openai:NAME", "vllm": "vllm:PATH"}
 
-def make_provider(spec: str, **opts: Any) -> Provider:
-    """A provider from a ``--model`` spec.
 
-    ``openai:NAME`` (an OpenAI-compatible endpoint; ``base_url``, ``api_key_env``,
-    ``concurrency``, ``timeout``, ``max_retries``, ``rpm``, ``temperature``, ``max_tokens``,
-    ``thinking_budget``, ``extra_body`` go to :class:`OpenAIProvider`), ``vllm:PATH`` (a
-    local engine, optional extra), or a baseline: ``oracle``, ``shortest``, ``random``
-    (``seed``), ``blank``. Options a provider does not take are ignored. Raises
-    :class:`ProviderConfigError` on an unknown spec.
+def _load(path: str) -> Any:
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _plugins() -> dict[str, Any]:
+    """Entry points of the ``maptab.providers`` group by name (built-in names excluded)."""
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in _BUILTIN}
+
+
+def available_providers() -> list[str]:
+    """The spec forms ``make_provider`` accepts here: built-ins, then installed plugins."""
+    return [_USAGE.get(k, k) for k in _BUILTIN] + [f"{k}[:ARG]" for k in sorted(_plugins())]
+
+
+def make_provider(spec: str | Callable[..., Any] | Provider, **opts: Any) -> Provider:
+    """A provider from a ``--model`` spec, a Python callable, or a provider (returned as is).
+
+    Built-in options: ``openai:NAME`` takes ``base_url``, ``api_key_env``, ``concurrency``,
+    ``timeout``, ``max_retries``, ``rpm``, ``temperature``, ``max_tokens``,
+    ``thinking_budget``, ``extra_body``; ``random`` takes ``seed``. A callable ``fn(request)``
+    returning the reply text (sync or ``async``) becomes a
+    :class:`~maptab.run.callable_provider.CallableProvider` (options ``name``, ``model``,
+    ``uses_images``, ``settings``). Options a provider does not take are ignored. Raises
+    :class:`ProviderConfigError` on an unknown spec or a plugin that fails to load.
     """
-    kind, _, arg = spec.partition(":")
-    if kind == "openai" and arg:
-        from maptab.run.openai_provider import OpenAIProvider
+    if not isinstance(spec, str):
+        if isinstance(spec, Provider):
+            return spec
+        if callable(spec):
+            from maptab.run.callable_provider import callable_provider
 
-        return OpenAIProvider(model=arg, **_accepted(OpenAIProvider, opts))
-    if kind == "vllm" and arg:
-        from maptab.run.vllm_provider import VLLMProvider
+            return _call(callable_provider, (spec,), opts)
+        raise ProviderConfigError(f"a model is a spec string or a callable, not {spec!r}")
+    kind, colon, arg = spec.partition(":")
+    if kind in _BUILTIN:
+        path, arg_name = _BUILTIN[kind]
+        if (arg_name is None) == bool(colon or arg) or (arg_name and not arg):
+            raise _unknown(spec)
+        factory = _load(path)
+        return _call(factory, (), {**opts, arg_name: arg} if arg_name else opts)
+    ep = _plugins().get(kind)
+    if ep is None:
+        raise _unknown(spec)
+    try:
+        factory = ep.load()
+    except Exception as exc:  # a broken plugin is a setup error, named, not a traceback
+        raise ProviderConfigError(
+            f"provider plugin {kind!r} ({ep.value}) failed to load: {type(exc).__name__}: {exc}"
+        ) from None
+    provider = _call(factory, (arg,), opts)
+    missing = [
+        a
+        for a in ("name", "model", "settings", "uses_images", "complete", "aclose")
+        if not hasattr(provider, a)
+    ]
+    if missing:
+        raise ProviderConfigError(
+            f"provider plugin {kind!r} returned {type(provider).__name__}, which lacks "
+            f"{', '.join(missing)}"
+        )
+    return provider
 
-        return VLLMProvider(path=arg, **_accepted(VLLMProvider, opts))
-    if kind in BASELINES and not arg:
-        from maptab.run import baselines
 
-        cls = baselines.BASELINE_CLASSES[kind]
-        return cls(**_accepted(cls, opts))
-    raise ProviderConfigError(
-        f"unknown model spec {spec!r}; expected openai:NAME, vllm:PATH, or one of {', '.join(BASELINES)}"
+def _unknown(spec: str) -> ProviderConfigError:
+    return ProviderConfigError(
+        f"unknown model spec {spec!r}; expected one of: {', '.join(available_providers())}"
     )
 
 
-def _accepted(cls: type, opts: dict[str, Any]) -> dict[str, Any]:
-    import inspect
-
-    params = inspect.signature(cls.__init__).parameters
-    return {k: v for k, v in opts.items() if k in params and v is not None}
+def _call(factory: Callable[..., Any], args: tuple[Any, ...], opts: dict[str, Any]) -> Any:
+    """``factory(*args, **accepted)`` with the options its signature accepts (not ``None``)."""
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # no signature (a builtin): pass nothing optional
+        params = {}
+    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    kept = {k: v for k, v in opts.items() if v is not None and (takes_all or k in params)}
+    return factory(*args, **kept)

@@ -4,6 +4,9 @@
 too, unless ``retry_errors``), and sends the rest through ``concurrency`` asyncio workers.
 Each request is built just before it is sent (tables rendered per sample, each map image
 encoded once) and each answer is appended to ``predictions.jsonl`` as soon as it arrives.
+A provider that answers in process (``complete_sync``: the baselines, a plain Python
+function) is called in a plain loop instead, one sample after the other in dataset order,
+with its rows written in batches (:mod:`maptab.run.store`); ``concurrency`` does not apply.
 Requests that fail after the provider's retries are stored with ``error`` set; any other
 exception while answering one sample is stored the same way (named by its type) so that one
 bad sample cannot sink a long run; a malformed dataset stops the run with a one-line error.
@@ -19,7 +22,7 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,8 +31,8 @@ from typing import Any, Literal
 from maptab import __version__
 from maptab.dataset import DatasetError
 from maptab.limits import read_json
-from maptab.run.providers import Provider, ProviderError
-from maptab.run.requests import ImageSpec, RequestBuilder, Sample, iter_samples
+from maptab.run.base import Completion, Provider, ProviderError
+from maptab.run.requests import ChatRequest, ImageSpec, RequestBuilder, Sample, iter_samples
 from maptab.run.store import PredictionStore, StoreError
 from maptab.schema import Prediction
 
@@ -168,6 +171,7 @@ async def arun(
             todo = sum(1 for i in samples if i not in done)
             bar = _Progress(len(samples), len(samples) - todo, enabled=progress)
             pending = (s for s in selected() if s.id not in done)
+            complete_sync = getattr(provider, "complete_sync", None)
 
             async def worker() -> None:
                 for sample in pending:
@@ -176,17 +180,22 @@ async def arun(
                     bar.advance(pred.error is not None)
 
             with bar:
-                try:
-                    async with asyncio.TaskGroup() as tg:  # a fatal error cancels the rest
-                        for _ in range(min(concurrency, todo)):
-                            tg.create_task(worker())
-                except BaseExceptionGroup as group:
-                    raise group.exceptions[0] from None
+                if complete_sync is not None:  # in process: no event loop per sample
+                    for sample in pending:
+                        pred = _answer_sync(sample, builder, provider, complete_sync, row_settings)
+                        store.append(pred, defer=True)
+                        bar.advance(pred.error is not None)
+                    store.flush()
+                else:
+                    try:
+                        async with asyncio.TaskGroup() as tg:  # a fatal error cancels the rest
+                            for _ in range(min(concurrency, todo)):
+                                tg.create_task(worker())
+                    except BaseExceptionGroup as group:
+                        raise group.exceptions[0] from None
             compacted = store.compact()
             ids = set(samples)
-            errors = Counter(
-                r["error"] for i, r in store.rows.items() if i in ids and r.get("error")
-            )
+            errors = Counter(e for i, e in store.failed.items() if i in ids)
             top = errors.most_common(1)
             summary = RunSummary(
                 str(out),
@@ -207,27 +216,24 @@ async def arun(
     return summary
 
 
-async def _answer(
-    sample: Sample, builder: RequestBuilder, provider: Provider, settings: dict[str, Any]
-) -> Prediction:
-    base = {
+def _base(sample: Sample, provider: Provider, settings: dict[str, Any]) -> dict[str, Any]:
+    return {
         "id": sample.id,
         "kind": sample.kind,
         "provider": provider.name,
         "model": provider.model,
         "settings": settings,
     }
-    request = builder.request(sample)  # a malformed dataset raises here and stops the run
-    t0 = time.perf_counter()
-    try:
-        c = await provider.complete(request)
-    except ProviderError as exc:
-        return Prediction(response="", latency_s=_since(t0), error=str(exc), **base)
-    except (DatasetError, StoreError):
-        raise
-    except Exception as exc:  # one sample's failure is recorded, not fatal (module doc)
-        err = f"{type(exc).__name__}: {exc}"
+
+
+def _prediction(
+    base: dict[str, Any], t0: float, c: Completion | None, exc: Exception | None
+) -> Prediction:
+    """The row of one sample: its completion, or the failure that replaced it."""
+    if exc is not None:
+        err = str(exc) if isinstance(exc, ProviderError) else f"{type(exc).__name__}: {exc}"
         return Prediction(response="", latency_s=_since(t0), error=err, **base)
+    assert c is not None
     return Prediction(
         response=c.text,
         reasoning=c.reasoning,
@@ -236,6 +242,41 @@ async def _answer(
         completion_tokens=c.completion_tokens,
         **base,
     )
+
+
+async def _answer(
+    sample: Sample, builder: RequestBuilder, provider: Provider, settings: dict[str, Any]
+) -> Prediction:
+    base = _base(sample, provider, settings)
+    request = builder.request(sample)  # a malformed dataset raises here and stops the run
+    t0 = time.perf_counter()
+    try:
+        c = await provider.complete(request)
+    except (DatasetError, StoreError):
+        raise
+    except Exception as exc:  # one sample's failure is recorded, not fatal (module doc)
+        return _prediction(base, t0, None, exc)
+    return _prediction(base, t0, c, None)
+
+
+def _answer_sync(
+    sample: Sample,
+    builder: RequestBuilder,
+    provider: Provider,
+    complete: Callable[[ChatRequest], Completion],
+    settings: dict[str, Any],
+) -> Prediction:
+    """:func:`_answer` for a provider that answers in process (``complete_sync``)."""
+    base = _base(sample, provider, settings)
+    request = builder.request(sample)
+    t0 = time.perf_counter()
+    try:
+        c = complete(request)
+    except (DatasetError, StoreError):
+        raise
+    except Exception as exc:
+        return _prediction(base, t0, None, exc)
+    return _prediction(base, t0, c, None)
 
 
 def _since(t0: float) -> float:
@@ -283,13 +324,20 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 class _Progress:
-    """A rich progress bar (stderr): done/total, rate, errors, elapsed and remaining time."""
+    """A rich progress bar (stderr): done/total, rate, errors, elapsed and remaining time.
+
+    The bar is updated at most every :attr:`EVERY` seconds (and at the end), not per
+    sample: an update costs more than a baseline's answer."""
+
+    EVERY = 0.1
 
     def __init__(self, total: int, done: int, *, enabled: bool) -> None:
         self.enabled = enabled
         self.errors = 0
         self.new = 0
         self.t0 = time.perf_counter()
+        self._shown = 0  # samples already passed to the bar
+        self._next = 0.0
         if enabled:
             from rich.console import Console
             from rich.progress import (
@@ -320,11 +368,19 @@ class _Progress:
 
     def __exit__(self, *exc: object) -> None:
         if self.enabled:
+            self._show(time.perf_counter())
             self._bar.stop()
 
     def advance(self, error: bool) -> None:
         self.new += 1
         self.errors += error
         if self.enabled:
-            rate = self.new / max(1e-9, time.perf_counter() - self.t0)
-            self._bar.update(self._task, advance=1, rate=rate, errors=self.errors)
+            now = time.perf_counter()
+            if now >= self._next:
+                self._show(now)
+
+    def _show(self, now: float) -> None:
+        rate = self.new / max(1e-9, now - self.t0)
+        step, self._shown = self.new - self._shown, self.new
+        self._bar.update(self._task, advance=step, rate=rate, errors=self.errors)
+        self._next = now + self.EVERY

@@ -1,8 +1,11 @@
 """The run directory: append-only predictions with crash-safe resume (SPEC 16).
 
 ``RUN_DIR/predictions.jsonl`` gets one :class:`~maptab.schema.Prediction` row per finished
-request, written in one ``write`` and flushed, so a killed process loses at most the line it
-was writing. Opening the store:
+request, each written to the OS in one ``write`` as soon as it is appended, so a killed
+process loses at most the line it was writing. Only the runner's in-process fast path
+(baselines, Python functions: answers that cost nothing to redo) appends with
+``defer=True``, which groups rows into one ``write`` per 256 rows or 0.2 s; a kill then
+loses at most those rows, and a rerun answers them again. Opening the store:
 
 * a last line without its newline, or one that is not valid JSON (the kill case), is cut
   off and the file truncated to the last complete row; a bad line anywhere else is an
@@ -12,7 +15,10 @@ was writing. Opening the store:
 * :meth:`PredictionStore.compact` rewrites the file with exactly one row per id (temp file,
   ``fsync``, ``os.replace``: atomic).
 
-An exclusive ``flock`` on ``RUN_DIR/.lock`` keeps two runs from writing the same directory.
+The store keeps per id only where its last row starts in the file and, for rows with an
+error, the error text, so memory grows with the number of ids, not with the answers
+(:meth:`PredictionStore.row` reads a row back). An exclusive ``flock`` on ``RUN_DIR/.lock``
+keeps two runs from writing the same directory.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import time
 from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any
@@ -39,13 +46,20 @@ class StoreError(MaptabError):
 class PredictionStore:
     """Predictions of one run directory (use as a context manager)."""
 
+    BATCH_ROWS = 256
+    BATCH_SECONDS = 0.2
+
     def __init__(self, run_dir: str | Path) -> None:
         self.dir = Path(run_dir)
         self.path = self.dir / PREDICTIONS
-        self.rows: dict[str, dict[str, Any]] = {}
         self.lines = 0  # rows in the file, duplicates included
         self.repaired = 0  # bytes cut from a truncated tail on open
-        self._fh: IO[str] | None = None
+        self._offsets: dict[str, int] = {}  # id -> start of its last row (first-seen order)
+        self._failed: dict[str, str] = {}  # id -> error of its last row, when it has one
+        self._size = 0  # bytes in the file, deferred rows included
+        self._pending: list[bytes] = []
+        self._pending_since = 0.0
+        self._fh: IO[bytes] | None = None
         self._lock: IO[str] | None = None
 
     def __enter__(self) -> PredictionStore:
@@ -70,12 +84,15 @@ class PredictionStore:
             self._lock = None
             raise StoreError(f"{self.dir}: another run is writing this directory") from None
         self._load()
-        self._fh = self.path.open("a", encoding="utf-8", newline="\n")
+        self._fh = self.path.open("ab", buffering=0)
 
     def close(self) -> None:
         if self._fh:
-            self._fh.close()
-            self._fh = None
+            try:
+                self.flush()
+            finally:
+                self._fh.close()
+                self._fh = None
         if self._lock:
             fcntl.flock(self._lock, fcntl.LOCK_UN)
             self._lock.close()
@@ -84,65 +101,123 @@ class PredictionStore:
     def _load(self) -> None:
         if not self.path.exists():
             return
-        with open_regular(self.path, binary=True, error=StoreError) as fh:
-            data = fh.read()
         good = 0  # byte offset just past the last complete, valid row
-        lines = data.split(b"\n")
-        for n, raw in enumerate(lines, 1):
-            last = n == len(lines)
-            if last:  # text after the final newline: an unfinished write
-                break
-            if raw.strip():
-                try:
-                    row = json.loads(raw)
-                except (ValueError, RecursionError) as exc:
-                    if n == len(lines) - 1 and not lines[-1]:
-                        break  # the final line is garbage: cut it like a partial write
-                    why = "JSON nested too deeply" if isinstance(exc, RecursionError) else exc
-                    raise StoreError(f"{self.path}:{n}: corrupt row ({why})") from None
-                problem = check_fields(Prediction, row)
-                if problem:
-                    raise StoreError(f"{self.path}:{n}: not a prediction row ({problem})")
-                self.rows[row["id"]] = row
-                self.lines += 1
-            good += len(raw) + 1
-        if good < len(data):
-            self.repaired = len(data) - good
+        with open_regular(self.path, binary=True, error=StoreError) as fh:
+            for n, raw in enumerate(fh, 1):
+                if not raw.endswith(b"\n"):  # text after the final newline: an unfinished write
+                    break
+                if raw.strip():
+                    try:
+                        row = json.loads(raw)
+                    except (ValueError, RecursionError) as exc:
+                        if not fh.read(1):
+                            break  # the final line is garbage: cut it like a partial write
+                        why = "JSON nested too deeply" if isinstance(exc, RecursionError) else exc
+                        raise StoreError(f"{self.path}:{n}: corrupt row ({why})") from None
+                    problem = check_fields(Prediction, row)
+                    if problem:
+                        raise StoreError(f"{self.path}:{n}: not a prediction row ({problem})")
+                    self._index(row["id"], good, row.get("error"))
+                    self.lines += 1
+                good += len(raw)
+            end = fh.seek(0, os.SEEK_END)
+        if good < end:
+            self.repaired = end - good
             with self.path.open("r+b") as fh:
                 fh.truncate(good)
+        self._size = good
+
+    def _index(self, sid: str, offset: int, error: str | None) -> None:
+        self._offsets[sid] = offset
+        if error is None:
+            self._failed.pop(sid, None)
+        else:
+            self._failed[sid] = error
 
     # ------------------------------------------------------------------ queries
+    def __contains__(self, sid: object) -> bool:
+        return sid in self._offsets
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    def ids(self) -> list[str]:
+        """Ids with a row, in the order they first appeared."""
+        return list(self._offsets)
+
     def done_ids(self, *, include_errors: bool) -> set[str]:
         """Ids with a row; errored rows count as done unless ``include_errors`` is false."""
-        return {i for i, r in self.rows.items() if include_errors or r.get("error") is None}
+        if include_errors:
+            return set(self._offsets)
+        return {i for i in self._offsets if i not in self._failed}
+
+    @property
+    def failed(self) -> dict[str, str]:
+        """``{id: error}`` of the ids whose last row has an error."""
+        return self._failed
 
     @property
     def errors(self) -> int:
-        return sum(1 for r in self.rows.values() if r.get("error") is not None)
+        return len(self._failed)
+
+    def row(self, sid: str) -> dict[str, Any]:
+        """The last row of ``sid``, read back from the file (``KeyError`` if none)."""
+        offset = self._offsets[sid]
+        self.flush()
+        with self.path.open("rb") as fh:
+            fh.seek(offset)
+            return json.loads(fh.readline())
 
     # ------------------------------------------------------------------ writes
-    def append(self, pred: Prediction) -> None:
-        """Append one row and flush it to the OS (survives a kill of this process)."""
+    def append(self, pred: Prediction, *, defer: bool = False) -> None:
+        """Append one row. It reaches the OS now (it survives a kill of this process), or with
+        ``defer`` at the latest after :attr:`BATCH_ROWS` rows or :attr:`BATCH_SECONDS`."""
         if self._fh is None:
             raise StoreError(f"{self.path}: store is not open")
         row = {f.name: getattr(pred, f.name) for f in _FIELDS}  # shallow: asdict deep-copies
-        self._fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        self._fh.flush()
-        self.rows[pred.id] = row
+        data = (json.dumps(row, ensure_ascii=False) + "\n").encode()
+        self._index(pred.id, self._size, pred.error)
+        self._size += len(data)
         self.lines += 1
+        if not self._pending:
+            self._pending_since = time.monotonic()
+        self._pending.append(data)
+        if (
+            not defer
+            or len(self._pending) >= self.BATCH_ROWS
+            or time.monotonic() - self._pending_since >= self.BATCH_SECONDS
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the deferred rows to the OS, in one ``write``."""
+        if self._pending and self._fh is not None:
+            data = b"".join(self._pending)
+            self._pending.clear()
+            view = memoryview(data)
+            while view:  # a raw file may write less than asked
+                view = view[self._fh.write(view) :]
 
     def compact(self) -> bool:
         """Rewrite the file with one row per id (first-seen order) if it has duplicates."""
-        if self.lines == len(self.rows) or self._fh is None:
+        if self.lines == len(self._offsets) or self._fh is None:
             return False
+        self.flush()
         self._fh.close()
         tmp = self.path.with_name(PREDICTIONS + ".tmp")
-        with tmp.open("w", encoding="utf-8", newline="\n") as fh:
-            for row in self.rows.values():
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        offsets: dict[str, int] = {}
+        pos = 0
+        with self.path.open("rb") as src, tmp.open("wb") as fh:
+            for sid, offset in self._offsets.items():
+                src.seek(offset)
+                line = src.readline()
+                fh.write(line)
+                offsets[sid] = pos
+                pos += len(line)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, self.path)
-        self.lines = len(self.rows)
-        self._fh = self.path.open("a", encoding="utf-8", newline="\n")
+        self._offsets, self._size = offsets, pos
+        self.lines = len(offsets)
+        self._fh = self.path.open("ab", buffering=0)
         return True

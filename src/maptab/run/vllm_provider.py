@@ -12,7 +12,8 @@ import asyncio
 import contextlib
 from typing import Any
 
-from maptab.run.providers import Completion, ProviderConfigError, ProviderError, split_reasoning
+from maptab.reasoning import split_reasoning
+from maptab.run.base import Completion, ProviderConfigError, ProviderError
 from maptab.run.requests import ChatRequest
 
 

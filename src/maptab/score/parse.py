@@ -7,11 +7,10 @@ scored wrong and counted apart. A response longer than
 
 Pipeline for every answer kind:
 
-1. :func:`strip_reasoning` drops reasoning blocks (``<think>…</think>``, ``<thinking>``,
-   ``<reasoning>``, ``<|begin_of_thought|>…<|end_of_thought|>``, ``◁think▷…◁/think▷``; a block
-   ends at the first closing tag of any kind). An unterminated opening tag drops everything
-   after it; a closing tag without an opening one (servers that strip the opening tag,
-   nested blocks) drops everything before it.
+1. :func:`strip_reasoning` drops reasoning blocks by the one rule of :mod:`maptab.reasoning`
+   (``<think>``, ``<thinking>``, ``<reasoning>``, ``<reason>``,
+   ``<|begin_of_thought|>…<|end_of_thought|>``, ``◁think▷…◁/think▷``; unterminated and
+   left-over tags as described there), the same rule the run stage records with.
 2. If the rest holds a tagged answer (``<route_begin>…<route_end>``,
    ``<answer_begin>…<answer_end>``; the last one wins) only its content is read.
 3. Otherwise the *last line that parses* is used.
@@ -36,6 +35,8 @@ from functools import lru_cache
 
 from maptab.cache import IdentityCache
 from maptab.limits import MAX_RESPONSE_CHARS
+from maptab.reasoning import REASONING_TAGS as _REASONING_TAGS  # noqa: F401 (tests read it)
+from maptab.reasoning import strip_reasoning as _strip_blocks
 
 __all__ = [
     "ParsedRoute",
@@ -50,19 +51,6 @@ __all__ = [
 ]
 
 # ----------------------------------------------------------------------------- reasoning
-_REASONING_TAGS: tuple[tuple[str, str], ...] = (
-    ("<think>", "</think>"),
-    ("<thinking>", "</thinking>"),
-    ("<reasoning>", "</reasoning>"),
-    ("<reason>", "</reason>"),
-    ("<|begin_of_thought|>", "<|end_of_thought|>"),
-    ("◁think▷", "◁/think▷"),
-)
-
-
-_OPEN_TAGS = tuple(o for o, _ in _REASONING_TAGS)
-_CLOSE_TAGS = tuple(c for _, c in _REASONING_TAGS)
-
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
@@ -80,41 +68,11 @@ def _ascii_lower(text: str) -> str:
 
 
 def strip_reasoning(text: str) -> str:
-    """``text`` without its reasoning blocks (see the module docstring for the rules).
-
-    Scanning left to right, a block runs from an opening tag of any kind to the first closing
-    tag of any kind after it (models mismatch tags); text between blocks is kept. An opening
-    tag with no closing tag after it drops the rest; a closing tag left over (servers that
-    strip the opening tag, nested blocks) drops everything before it.
-    """
+    """``text`` without its reasoning blocks, by the one rule of :mod:`maptab.reasoning`
+    (shared with the run stage); a response too long to parse gives ``""``."""
     if not _usable(text):
         return ""
-    low = _ascii_lower(text)
-    pieces: list[str] = []
-    pos = 0
-    while (start := _first(low, _OPEN_TAGS, pos))[0] != -1:
-        end = _first(low, _CLOSE_TAGS, start[0] + start[1])
-        pieces.append(text[pos : start[0]])
-        if end[0] == -1:  # unterminated: the rest is reasoning
-            pos = len(text)
-            break
-        pos = end[0] + end[1]
-    pieces.append(text[pos:])
-    out = "".join(pieces)
-    leftover = _last(_ascii_lower(out), _CLOSE_TAGS)
-    return out if leftover == -1 else out[leftover:]
-
-
-def _first(low: str, tags: tuple[str, ...], pos: int) -> tuple[int, int]:
-    """``(index, length)`` of the earliest of ``tags`` in ``low`` from ``pos``; ``(-1, 0)``."""
-    found = [(i, len(t)) for t in tags if (i := low.find(t, pos)) != -1]
-    return min(found) if found else (-1, 0)
-
-
-def _last(low: str, tags: tuple[str, ...]) -> int:
-    """Index just past the last of ``tags`` in ``low``, or ``-1``."""
-    ends = [i + len(t) for t in tags if (i := low.rfind(t)) != -1]
-    return max(ends) if ends else -1
+    return _strip_blocks(text)
 
 
 def tagged(text: str, begin: str, end: str) -> str | None:

@@ -1,0 +1,123 @@
+"""The provider interface (SPEC 16): what a model must offer to be run on a dataset.
+
+This module is the bottom of the run stage's provider layer: concrete providers
+(:mod:`maptab.run.openai_provider`, :mod:`maptab.run.vllm_provider`,
+:mod:`maptab.run.baselines`, third-party ones) import it, and it imports none of them.
+
+A provider is any object with ``name``, ``model``, ``settings``, ``uses_images`` and the
+coroutines ``complete(request) -> Completion`` and ``aclose()``. One that answers in
+process without waiting on anything (the baselines, a Python callable) may also offer
+``complete_sync(request) -> Completion``: the runner then calls it directly, with no
+per-sample event-loop overhead (:class:`SyncProvider`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from maptab.errors import MaptabError
+
+if TYPE_CHECKING:
+    from maptab.run.requests import ChatRequest
+
+__all__ = [
+    "Completion",
+    "InProcessProvider",
+    "Provider",
+    "ProviderConfigError",
+    "ProviderError",
+    "RateLimiter",
+    "SyncProvider",
+]
+
+
+class ProviderError(MaptabError):
+    """A request that failed for good (after its retries); recorded as the row's ``error``."""
+
+
+class ProviderConfigError(MaptabError):
+    """A provider that cannot be set up (bad spec, missing key, missing extra)."""
+
+
+@dataclass(slots=True)
+class Completion:
+    """A model's answer, with any reasoning kept apart from it."""
+
+    text: str
+    reasoning: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """What :func:`maptab.run.runner.run` needs from a model.
+
+    ``name`` is the provider kind (``openai``, ``vllm``, ``oracle``…), ``model`` the model
+    name, ``settings`` the generation settings recorded with every prediction (never a
+    key), ``uses_images`` whether requests need their image parts.
+    """
+
+    name: str
+    model: str
+    settings: dict[str, Any]
+    uses_images: bool
+
+    async def complete(self, request: ChatRequest) -> Completion: ...
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class SyncProvider(Provider, Protocol):
+    """A provider that answers in process: ``complete_sync`` gives the same completion as
+    ``complete`` without an event loop (the runner's fast path)."""
+
+    def complete_sync(self, request: ChatRequest) -> Completion: ...
+
+
+class RateLimiter:
+    """At most ``rpm`` request starts per minute, evenly spaced (``None``: unlimited)."""
+
+    def __init__(self, rpm: float | None) -> None:
+        if rpm is not None and rpm <= 0:
+            raise ProviderConfigError("--rpm must be positive")
+        self.interval = 60.0 / rpm if rpm else 0.0
+        self._next = 0.0
+        self._lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        async with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self.interval
+        if start > now:
+            await asyncio.sleep(start - now)
+
+
+class InProcessProvider:
+    """A base for providers that compute each answer in process from the request:
+    subclasses define ``answer(request) -> str``; ``complete`` and ``complete_sync`` wrap it
+    (no reasoning, no token counts), so the runner takes its synchronous fast path."""
+
+    name = ""
+    model = ""
+    uses_images = False
+    settings: dict[str, Any]
+
+    def answer(self, request: ChatRequest) -> str:
+        raise NotImplementedError
+
+    def complete_sync(self, request: ChatRequest) -> Completion:
+        return Completion(self.answer(request))
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        return self.complete_sync(request)
+
+    async def aclose(self) -> None:
+        return None
