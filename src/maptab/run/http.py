@@ -31,10 +31,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from maptab.errors import MaptabError
+
 __all__ = ["HTTPClient", "HttpxClient", "RemoteProtocolError", "Response", "make_client"]
 
 
-class RemoteProtocolError(ConnectionError):
+class RemoteProtocolError(MaptabError, ConnectionError):
     """The server closed the connection early or answered with something that is not HTTP/1.1."""
 
 

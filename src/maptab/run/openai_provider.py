@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from maptab import __version__
+from maptab.errors import MaptabError
 from maptab.reasoning import split_reasoning
 from maptab.run.base import Completion, ProviderConfigError, ProviderError, RateLimiter
 from maptab.run.http import RemoteProtocolError, Response, make_client
@@ -205,7 +206,7 @@ def _tokenised(message: Any, urls: list[str], token: str) -> Any:
     return {**message, "content": parts}
 
 
-class _StatusError(Exception):
+class _StatusError(MaptabError):
     """A non-200 answer (internal: classified into a retry or a :class:`ProviderError`)."""
 
     def __init__(self, resp: Response) -> None:
