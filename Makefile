@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint venv clean
+.PHONY: demo test test-rl bench lint venv clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -19,6 +19,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# the RL smoke test: installs maptab[rl] (torch 2.13.0 CPU, trl, transformers) and runs
+# GRPOTrainer for 2 steps with maptab's reward (docs/rewards.md)
+test-rl: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[dev,rl]'
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider -m rl tests/test_rewards_rl.py
 
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -41,7 +41,7 @@ def _build(preset: Preset, workers: int | None) -> tuple[float, dict, dict[str, 
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         manifest = build_benchmark(
-            Path(tmp) / "ds", preset=preset, seed=0, render=False, workers=workers, timings=timings
+            Path(tmp) / "ds", preset=preset, seed=0, workers=workers, timings=timings
         )
         return time.perf_counter() - t0, manifest, timings
 

@@ -80,7 +80,7 @@ def build_dataset(root: Path, maps: int, pairs: int) -> Path:
     ds = root / f"ds-{maps}-{pairs}"
     if not (ds / "manifest.json").is_file():
         t0 = time.perf_counter()
-        build_benchmark(ds, preset=Preset("bench", maps, maps, pairs, pairs), seed=1, render=False)
+        build_benchmark(ds, preset=Preset("bench", maps, maps, pairs, pairs), seed=1)
         print(f"built {ds} in {time.perf_counter() - t0:.0f} s")
     return ds
 

@@ -16,18 +16,21 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # samplenets
 import matplotlib.pyplot as plt  # noqa: E402
 
 from maptab.generate.synth import MetroSpec, synth_metro  # noqa: E402
 from maptab.render import render_map  # noqa: E402
-from maptab.render.samples import sample_metro, sample_scenic  # noqa: E402
 from maptab.render.text import measure  # noqa: E402
+from samplenets import sample_metro, sample_scenic  # noqa: E402
 
 
 def ours(net, style: str | None = None) -> None:

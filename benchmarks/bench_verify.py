@@ -68,9 +68,9 @@ def _timed(verb: str, ds: Path, run_dir: Path, model: str, verify: bool) -> tupl
     """Wall and CPU seconds of one verb."""
     t0, c0 = time.perf_counter(), time.process_time()
     if verb == "run":
-        run(ds, make_provider(model), run_dir, progress=False, verify=verify)
+        run(ds, make_provider(model), run_dir, verify=verify)
     else:
-        score_run(run_dir, progress=False, verify=verify)
+        score_run(run_dir, verify=verify)
     return time.perf_counter() - t0, time.process_time() - c0
 
 
@@ -85,7 +85,7 @@ def main() -> None:
         if ds is None:
             ds = Path(tmp) / "ds"
             t0 = time.perf_counter()
-            build_benchmark(ds, preset=args.preset, seed=0, render=False)
+            build_benchmark(ds, preset=args.preset, seed=0)
             print(f"built {args.preset} preset in {time.perf_counter() - t0:.0f} s")
         size = sum(p.stat().st_size for p in ds.rglob("*") if p.is_file())
         print(f"dataset {ds}: {size / 1e6:.0f} MB; model {args.model}", flush=True)

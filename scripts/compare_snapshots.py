@@ -1,74 +1,54 @@
 #!/usr/bin/env python3
-"""Compare two folders written by ``scripts/snapshot_outputs.sh`` at different paths.
+"""Usage: scripts/compare_snapshots.py BEFORE AFTER (two scripts/snapshot_outputs.sh folders).
 
-``hashes.txt`` of two snapshots only agree when both were written at the same path: run
-folders record their dataset's absolute path, report images are named by a hash of it,
-and predictions carry their latency. This script compares the files themselves: in text
-files the snapshot's own root is replaced by ``ROOT`` and times, durations and latencies by
-``X``; report images (``gold-``, ``pred-``, ``map-`` + path hash) are compared per report
-as multisets of contents. Exit status 1 and a list when anything differs.
-
-    scripts/compare_snapshots.py /work/snap-before /tmp/snap-new [--with-paper]
-"""
-
-from __future__ import annotations
+Compare two snapshot folders after dropping what differs between any two runs of the same
+code: latency_s values, the snapshot folder's own path, and report picture names (hashes of
+paths); pictures are compared as a multiset of contents."""
 
 import hashlib
+import pathlib
 import re
 import sys
-from collections import defaultdict
-from pathlib import Path
+from collections import Counter
 
-VOLATILE = (
-    r"started\w*|finished\w*|created|elapsed\w*|duration\w*|seconds|wall\w*|host\w*"
-    r"|maptab_version|version|python|platform|generated\w*|time\w*|latency_s|rate"
-)
-TEXT = (".json", ".jsonl", ".html", ".md", ".csv", ".tex", ".txt")
-HASHED = re.compile(r"\b(gold|pred|map)-[0-9a-f]{16}")
+a, b = map(pathlib.Path, sys.argv[1:3])
+KEYS = r"started|finished|created|elapsed\w*|duration\w*|seconds|wall\w*|host\w*|maptab_version|version|python|platform|generated\w*|time\w*|latency_s|started_at|finished_at|rate"
 
 
-def _digest(path: Path, root: Path) -> str:
-    data = path.read_bytes()
-    if path.suffix in TEXT:
-        text = data.decode("utf-8", "replace").replace(str(root), "ROOT")
-        text = re.sub(rf'"({VOLATILE})": *("[^"]*"|[0-9.eE+-]+|null)', r'"\1": X', text)
-        text = re.sub(
-            r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?( ?UTC|Z|[+-]\d\d:\d\d)?", "TIME", text
+def norm(p, root):
+    data = p.read_bytes()
+    if p.suffix in (".json", ".jsonl", ".html", ".md", ".csv", ".tex", ".txt"):
+        t = data.decode("utf-8", "replace").replace(str(root), "ROOT")
+        t = re.sub(rf'"({KEYS})": *("[^"]*"|[0-9.eE+-]+)', r'"\1": X', t)
+        t = re.sub(
+            r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?( ?UTC|Z|[+-]\d\d:\d\d)?", "TIME", t
         )
-        data = HASHED.sub(r"\1-H", text).encode()
+        t = re.sub(r"(gold|map|answer|route)-[0-9a-f]{16}\.png", r"\1-H.png", t)
+        data = t.encode()
     return hashlib.sha256(data).hexdigest()
 
 
-def collect(root: Path, paper: bool) -> tuple[dict[str, str], dict[str, list[str]]]:
-    files: dict[str, str] = {}
-    images: dict[str, list[str]] = defaultdict(list)
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = path.relative_to(root).as_posix()
-        if path.name in ("log.txt", "hashes.txt") or (not paper and "paper" in rel):
+def files(root):
+    out, pics = {}, Counter()
+    for p in sorted(root.rglob("*")):
+        if (
+            not p.is_file()
+            or p.name in ("log.txt", "hashes.txt")
+            or "paper" in p.relative_to(root).parts[0]
+        ):
             continue
-        digest = _digest(path, root)
-        match = HASHED.match(path.name)
-        if "/images/" in rel and match:
-            images[f"{rel.split('/images/')[0]}/{match.group(1)}"].append(digest)
+        rel = p.relative_to(root).as_posix()
+        if re.search(r"/images/\w+-[0-9a-f]{16}\.png$", rel):
+            pics[(rel.split("/")[0], norm(p, root))] += 1
         else:
-            files[rel] = digest
-    return files, {k: sorted(v) for k, v in images.items()}
+            out[rel] = norm(p, root)
+    return out, pics
 
 
-def main(argv: list[str]) -> int:
-    a, b = Path(argv[1]), Path(argv[2])
-    paper = "--with-paper" in argv
-    fa, ia = collect(a, paper)
-    fb, ib = collect(b, paper)
-    files = [k for k in sorted(set(fa) | set(fb)) if fa.get(k) != fb.get(k)]
-    images = [k for k in sorted(set(ia) | set(ib)) if ia.get(k) != ib.get(k)]
-    print(f"{len(fa)} files and {sum(map(len, ia.values()))} report images compared")
-    for k in files:
-        print(f"differs: {k}")
-    for k in images:
-        print(f"image set differs: {k}")
-    return 1 if files or images else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+fa, pa = files(a)
+fb, pb = files(b)
+diff = sorted(k for k in set(fa) | set(fb) if fa.get(k) != fb.get(k))
+print(len(fa), "files compared;", sum(pa.values()), "report pictures compared as a multiset")
+print("differing files:", diff[:20], len(diff))
+print("pictures equal:", pa == pb)
+sys.exit(1 if diff or pa != pb else 0)

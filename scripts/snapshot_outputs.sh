@@ -3,8 +3,13 @@
 # compared: `scripts/snapshot_outputs.sh OUT` then `diff OUT_A/hashes.txt OUT_B/hashes.txt`.
 # Timing/host fields (run.json timestamps, report dates) are dropped before hashing.
 # Set PAPER=1 to include the paper preset (a few minutes; built without images).
+# Every run works in one fixed folder (report image names and run.json record the dataset path),
+# so snapshots are serialised with a lock and moved to OUT at the end.
 set -euo pipefail
-out=$(realpath -m "${1:?usage: snapshot_outputs.sh OUT}")
+dest=$(realpath -m "${1:?usage: snapshot_outputs.sh OUT}")
+exec 9>/tmp/maptab-snapshot.lock
+flock 9
+out=/tmp/maptab-snapshot-work
 bin=${MAPTAB:-.venv/bin/maptab}
 shared=${SHARED:-../shared/data}
 rm -rf "$out" && mkdir -p "$out"
@@ -35,7 +40,7 @@ python3 - "$out" <<'PY'
 """Hash every output file; in text files drop volatile values (times, durations, versions)."""
 import hashlib, pathlib, re, sys
 root = pathlib.Path(sys.argv[1])
-KEYS = r"started|finished|created|elapsed\w*|duration\w*|seconds|wall\w*|host\w*|maptab_version|version|python|platform|generated\w*|time\w*"
+KEYS = r"\w+_at|latency_s|started|finished|created|elapsed\w*|duration\w*|seconds|wall\w*|host\w*|maptab_version|version|python|platform|generated\w*|time\w*"
 lines = []
 for f in sorted(p for p in root.rglob("*") if p.is_file() and p.name not in ("log.txt", "hashes.txt")):
     data = f.read_bytes()
@@ -48,3 +53,4 @@ for f in sorted(p for p in root.rglob("*") if p.is_file() and p.name not in ("lo
 (root / "hashes.txt").write_text("\n".join(lines) + "\n")
 print(len(lines), "files hashed")
 PY
+rm -rf "$dest" && mv "$out" "$dest"

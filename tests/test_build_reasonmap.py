@@ -295,7 +295,7 @@ def test_build_reasonmap_dataset_is_deterministic(tmp_path):
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         (src / rel).write_bytes((STATIONS / rel).read_bytes())
     images = SHARED / "reasonmap-maps"
-    kw = dict(images_dir=images, seed=5, per_map=12, progress=False)
+    kw = dict(images_dir=images, seed=5, per_map=12)
     m1 = build_reasonmap_dataset(src, tmp_path / "a", **kw)
     build_reasonmap_dataset(src, tmp_path / "b", **kw)
     a = (tmp_path / "a" / "reasonmap.jsonl").read_bytes()
@@ -343,9 +343,7 @@ def test_homonymous_stations_build_with_one_warning_each(tmp_path):
 
     src = _stations_dir(tmp_path / "st", {"america/new_york": NYC})
     warnings: list[str] = []
-    manifest = build_reasonmap_dataset(
-        src, tmp_path / "ds", per_map=40, progress=False, warn=warnings.append
-    )
+    manifest = build_reasonmap_dataset(src, tmp_path / "ds", per_map=40, warn=warnings.append)
     assert len(warnings) == 2 and "'7 Av Station' 2 times" in warnings[0]
     assert manifest["options"]["homonyms"] == {
         "america/new_york": ["7 Av Station", "36 St Station"]
@@ -390,7 +388,7 @@ def test_all_missing_branch_splits_are_named_in_one_error(tmp_path):
         },
     )
     with pytest.raises(MissingBranchSplits) as info:
-        build_reasonmap_dataset(src, tmp_path / "ds", progress=False)
+        build_reasonmap_dataset(src, tmp_path / "ds")
     assert info.value.missing == {"land/one/L1": "B", "land/one/L3": "B", "sea/three/K": "Z"}
     message = str(info.value)
     assert "\n" not in message and "branched 3 lines are missing a split" in message
@@ -398,9 +396,7 @@ def test_all_missing_branch_splits_are_named_in_one_error(tmp_path):
     splits.write_text(
         json.dumps({"land/one/L1": "D", "land/one/L3": "D", "sea/three/K": "W"}), "utf-8"
     )
-    manifest = build_reasonmap_dataset(
-        src, tmp_path / "ds", branch_splits=splits, per_map=4, progress=False
-    )
+    manifest = build_reasonmap_dataset(src, tmp_path / "ds", branch_splits=splits, per_map=4)
     assert manifest["counts"]["maps"] == 3
 
 
@@ -414,9 +410,7 @@ def test_all_real_cities_build_with_sane_question_counts(tmp_path):
     from maptab.generate.reasonmap import LEVELS, build_reasonmap_dataset
 
     warnings: list[str] = []
-    manifest = build_reasonmap_dataset(
-        STATIONS, tmp_path / "ds", progress=False, warn=warnings.append
-    )
+    manifest = build_reasonmap_dataset(STATIONS, tmp_path / "ds", warn=warnings.append)
     assert manifest["counts"] == {"maps": 25, "qa": 0, "reasonmap": 1000, "rp": 0}
     assert warnings == [] and manifest["options"]["homonyms"] == {}
     ds = Dataset(tmp_path / "ds")

@@ -144,15 +144,15 @@ def test_gold_figures_by_hand():
 @pytest.fixture(scope="module")
 def mini(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("describe") / "mini"
-    build_benchmark(root, preset="mini", seed=3, render=False)
+    build_benchmark(root, preset="mini", seed=3)
     return root
 
 
 def test_baselines_match_run_and_score(mini: Path, tmp_path: Path):
     figures = describe_dataset(mini, baselines=True)
     for name in ("shortest", "random"):
-        run(mini, make_provider(name), tmp_path / name, progress=False)
-        summary = score_run(tmp_path / name, progress=False)
+        run(mini, make_provider(name), tmp_path / name)
+        summary = score_run(tmp_path / name)
         for scenario, section in figures["scenarios"].items():
             block = summary["rp"]["by_scenario"][scenario]["by_category"]
             mine = section["baselines"][name]

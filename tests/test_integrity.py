@@ -65,7 +65,7 @@ def _files(root: Path) -> dict[str, bytes]:
 # --------------------------------------------------------------------------- atomic builds
 def test_failed_rebuild_leaves_the_old_dataset_and_no_temporary_folder(tmp_path, monkeypatch):
     out = tmp_path / "ds"
-    build_benchmark(out, preset=SMALL, seed=1, render=False)
+    build_benchmark(out, preset=SMALL, seed=1)
     before = _files(out)
     calls = []
 
@@ -78,7 +78,7 @@ def test_failed_rebuild_leaves_the_old_dataset_and_no_temporary_folder(tmp_path,
     original = DatasetWriter.add_map
     monkeypatch.setattr(DatasetWriter, "add_map", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        build_benchmark(out, preset=SMALL, seed=2, render=False)
+        build_benchmark(out, preset=SMALL, seed=2)
     assert _files(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
 
@@ -144,7 +144,7 @@ def _tamper_answers(ds: Path) -> None:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("built") / "ds"
-    build_benchmark(out, preset=SMALL, seed=3, render=False)
+    build_benchmark(out, preset=SMALL, seed=3)
     return out
 
 
@@ -672,7 +672,7 @@ def test_real_datasets_validate_clean(tmp_path):
     if not (SHARED / "maptab-sample").is_dir() or not (SHARED / "reasonmap-stations").is_dir():
         pytest.skip(f"shared data not found at {SHARED}")
     import_maptab_release(SHARED / "maptab-sample", tmp_path / "imported")
-    build_reasonmap_dataset(SHARED / "reasonmap-stations", tmp_path / "rm", per_map=2, render=False)
+    build_reasonmap_dataset(SHARED / "reasonmap-stations", tmp_path / "rm", per_map=2)
     for ds in (tmp_path / "imported", tmp_path / "rm"):
         report = validate_dataset(ds, sample=50)
         assert report.problems == [] and report.records > 0, report.problems[:5]

@@ -22,7 +22,7 @@ TINY = Preset("tiny", 3, 3, 18, 18, q_min=2, sizes=("small",), reasonmap_per_map
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("tiny")
-    build_benchmark(out, preset=TINY, seed=7, render=False, report_totals=True)
+    build_benchmark(out, preset=TINY, seed=7, report_totals=True)
     return out
 
 
@@ -32,16 +32,16 @@ def _files(root: Path) -> dict[str, bytes]:
 
 def test_same_seed_gives_byte_identical_dataset(tiny: Path, tmp_path: Path) -> None:
     again = tmp_path / "again"
-    build_benchmark(again, preset=TINY, seed=7, render=False, report_totals=True)
+    build_benchmark(again, preset=TINY, seed=7, report_totals=True)
     assert _files(again) == _files(tiny)
     other = tmp_path / "other"
-    build_benchmark(other, preset=TINY, seed=8, render=False, report_totals=True)
+    build_benchmark(other, preset=TINY, seed=8, report_totals=True)
     assert _files(other)["rp.jsonl"] != _files(tiny)["rp.jsonl"]
 
 
 def test_parallel_build_is_identical(tiny: Path, tmp_path: Path) -> None:
     parallel = tmp_path / "parallel"
-    build_benchmark(parallel, preset=TINY, seed=7, render=False, report_totals=True, workers=2)
+    build_benchmark(parallel, preset=TINY, seed=7, report_totals=True, workers=2)
     assert _files(parallel) == _files(tiny)
 
 
@@ -173,7 +173,7 @@ from maptab.render import layout_network
 
 tiny = Preset("tiny", 2, 2, 8, 8, q_min=2, sizes=("small",), reasonmap_per_map=4)
 out = Path(tempfile.mkdtemp()) / "ds"
-build_benchmark(out, preset=tiny, seed=3, render=False)
+build_benchmark(out, preset=tiny, seed=3)
 digest = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.glob("*.jsonl"))}
 net = Network.from_lines({"A": list("abcdefg"), "B": list("xcyzf"), "C": list("ghijkg")})
 digest["layout"] = json.dumps(sorted(layout_network(net).items()))
@@ -203,7 +203,7 @@ def test_output_does_not_depend_on_the_hash_seed() -> None:
 
 def test_mean_model_build_states_its_rules_and_labels_equal_brute_force(tmp_path: Path) -> None:
     small = Preset("small", 1, 1, 6, 6, q_min=2, sizes=("small",))
-    build_benchmark(tmp_path, preset=small, seed=5, render=False, cost_model="mean")
+    build_benchmark(tmp_path, preset=small, seed=5, cost_model="mean")
     ds = Dataset(tmp_path)
     criteria = [q for q in ds.rp() if not RP_BY_NAME[q.category].criteria_free]
     assert criteria

@@ -14,7 +14,7 @@ from maptab.network import Network
 from maptab.render import check_legibility, layout_network, layout_quality, render_map
 from maptab.render.geometry import octilinear_route, offset_polyline, segments_cross
 from maptab.render.layout import count_crossings
-from maptab.render.samples import sample_metro
+from samplenets import sample_metro
 
 coord = st.integers(-6, 6).map(float)
 point = st.tuples(coord, coord)

@@ -11,7 +11,7 @@ from maptab.network import Network
 from maptab.render import RenderError, check_legibility, render_map, save_map
 from maptab.render.geometry import Box
 from maptab.render.metro import LINE_WIDTH, STATION_AREA_PX, trails
-from maptab.render.samples import LANGS, sample_metro
+from samplenets import LANGS, sample_metro
 
 COLORS = {"Red": "#E3002B", "Blue": "#0072BC", "Ring": "#009B48"}
 

@@ -8,8 +8,8 @@ import pytest
 
 from maptab.network import Network
 from maptab.render import check_legibility, render_map
-from maptab.render.samples import sample_scenic
 from maptab.render.scenic import STYLES, annotation_text
+from samplenets import sample_scenic
 
 
 def scenic() -> Network:

@@ -13,7 +13,6 @@ from maptab.generate.synth import METRO_LANGUAGE_WEIGHTS
 from maptab.matching import station_match
 from maptab.network import Network
 from maptab.render import check_legibility, place_map, render_map
-from maptab.render.samples import LANGS, sample_metro, sample_scenic
 from maptab.render.style import (
     LOOKS,
     STYLES,
@@ -28,6 +27,7 @@ from maptab.render.style import (
     romanise,
     station_texts,
 )
+from samplenets import LANGS, sample_metro, sample_scenic
 
 
 def digest(net: Network, style: str | None) -> str:
@@ -201,7 +201,11 @@ def test_build_passes_the_style_to_the_renderer(tmp_path):
 
     assert PRESETS["paper"].map_style == "realistic" and PRESETS["mini"].map_style == "clean"
     tiny = Preset("tiny", 1, 1, 4, 4, q_min=2, sizes=("small",))
-    manifest = build_benchmark(tmp_path / "ds", preset=tiny, seed=3, map_style="hard")
+    from maptab.render.images import DatasetImager
+
+    manifest = build_benchmark(
+        tmp_path / "ds", preset=tiny, seed=3, map_style="hard", renderer=DatasetImager()
+    )
     assert manifest["options"]["map_style"] == "hard"
     for folder in sorted((tmp_path / "ds" / "maps").iterdir()):
         net = Network.from_dict(json.loads((folder / "network.json").read_text("utf-8")))
@@ -210,7 +214,9 @@ def test_build_passes_the_style_to_the_renderer(tmp_path):
         assert placed.style == "hard"
         assert Image.open(folder / "image.png").size == (placed.width, placed.height)
     with pytest.raises(StyleError):
-        build_benchmark(tmp_path / "bad", preset=tiny, seed=3, map_style="fancy")
+        build_benchmark(
+            tmp_path / "bad", preset=tiny, seed=3, map_style="fancy", renderer=DatasetImager()
+        )
 
 
 def test_turned_labels_stand_on_level_track_and_are_drawn_turned():

@@ -47,7 +47,7 @@ def _responses(run_dir: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("baselines") / "mini"
-    build_benchmark(root, preset="mini", seed=SEED, render=False, report_totals=True)
+    build_benchmark(root, preset="mini", seed=SEED, report_totals=True)
     return root
 
 
@@ -58,8 +58,8 @@ def scored(dataset: Path, tmp_path_factory: pytest.TempPathFactory):
     runs = tmp_path_factory.mktemp("runs")
     for name in ("oracle", "shortest", "blank"):
         run_dir = runs / name
-        run(dataset, make_provider(name), run_dir, progress=False)
-        out[name] = (run_dir, score_run(run_dir, progress=False))
+        run(dataset, make_provider(name), run_dir)
+        out[name] = (run_dir, score_run(run_dir))
     return out
 
 
@@ -150,7 +150,7 @@ def test_oracle_recomputes_instead_of_copying_labels(dataset, scored, tmp_path):
         r["routes"] = [[dict(seg, route_name="Nowhere") for seg in route] for route in r["routes"]]
     _write_jsonl(copy / "reasonmap.jsonl", rm)
 
-    run(copy, make_provider("oracle"), tmp_path / "run", progress=False, verify=False)
+    run(copy, make_provider("oracle"), tmp_path / "run", verify=False)
     got = _responses(tmp_path / "run")
     assert got.keys() == original.keys()
     differ = [k for k in got if got[k] != original[k]]
@@ -215,8 +215,8 @@ def test_totals_and_answers_round_trip_through_the_parsers(values):
 
 def test_missing_counts_only_the_samples_the_run_selected(dataset, tmp_path):
     run_dir = tmp_path / "partial"
-    run(dataset, make_provider("oracle"), run_dir, split="test", limit=20, progress=False)
-    summary = score_run(run_dir, progress=False)
+    run(dataset, make_provider("oracle"), run_dir, split="test", limit=20)
+    summary = score_run(run_dir)
     assert summary["counts"]["predictions"] == 20
     assert summary["counts"]["missing"] == 0
     from maptab.score.scorer import load_predictions, score_predictions

@@ -38,12 +38,14 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 
 import numpy as np
 
+from maptab.cache import IdentityCache
 from maptab.errors import MaptabError
 from maptab.network import Edge, Network
+from maptab.rounding import round_half_up
 
 REL_TOL = 1e-9
 """Relative tolerance under which two costs are the same optimum (SPEC 4)."""
@@ -451,12 +453,6 @@ class Totals:
         }
 
 
-def round_half_up(value: float, digits: int) -> float:
-    """Round the decimal spelling of ``value`` half-up (``2.675 → 2.68``, unlike ``round``)."""
-    q = Decimal(1).scaleb(-digits)
-    return float(Decimal(repr(float(value))).quantize(q, rounding=ROUND_HALF_UP))
-
-
 def _resolve_lines(
     table: CostTable, path: list[int], lines: Sequence[str | None] | None, weights: Weights | None
 ) -> list[int]:
@@ -467,21 +463,13 @@ def _resolve_lines(
     return table.hop_edges(path, lines)
 
 
-_TABLES: dict[tuple[int, str], tuple[Network, CostTable]] = {}
+_TABLES: IdentityCache[Network, CostTable] = IdentityCache(8)
 
 
 def cost_table(network: Network, items: str = "edge_vertex") -> CostTable:
     """The :class:`CostTable` of ``network``, reused while the same network object is asked
-    again (a few are kept), so per-route calls on one map do not rebuild it."""
-    key = (id(network), items)
-    hit = _TABLES.get(key)
-    if hit is not None and hit[0] is network:
-        return hit[1]
-    if len(_TABLES) >= 8:
-        _TABLES.pop(next(iter(_TABLES)))
-    table = CostTable(network, items)
-    _TABLES[key] = (network, table)
-    return table
+    again (:mod:`maptab.cache`), so per-route calls on one map do not rebuild it."""
+    return _TABLES.get(network, lambda: CostTable(network, items), items)
 
 
 def route_totals(

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from maptab import __version__
 from maptab.errors import MaptabError
@@ -213,13 +213,14 @@ class DatasetWriter:
         entry: MapEntry,
         *,
         image: Path | None = None,
-        render: bool = False,
+        legibility: list[str] | None = None,
     ) -> Path:
         """Write a map's tables, network and image; returns its folder.
 
-        ``image`` is copied when given; otherwise, with ``render``, the map is drawn by
-        :mod:`maptab.render` and its legibility problems (SPEC 15) are recorded in the
-        manifest's ``options.legibility_problems``.
+        ``image`` (a PNG) is copied in when given, unless it was already drawn at
+        ``map_dir(id)/image.png`` (:func:`draw_map_image`). ``legibility`` lists the drawn
+        image's legibility problems (SPEC 15); any are recorded in the manifest's
+        ``options.legibility_problems``. The writer draws nothing itself.
         """
         from maptab import tables  # local import: tables is a sibling leaf module
 
@@ -242,14 +243,11 @@ class DatasetWriter:
             encoding="utf-8",
             newline="\n",
         )
-        if image is not None:
-            shutil.copyfile(image, folder / "image.png")
-        elif render:
-            from maptab.render import check_legibility, save_map
-
-            problems = check_legibility(save_map(network, folder / "image.png").placed, network)
-            if problems:
-                self.options.setdefault("legibility_problems", {})[entry.id] = problems
+        target = folder / "image.png"
+        if image is not None and Path(os.path.abspath(image)) != Path(os.path.abspath(target)):
+            shutil.copyfile(image, target)
+        if legibility:
+            self.options.setdefault("legibility_problems", {})[entry.id] = list(legibility)
         self.maps.append(entry)
         return folder
 
@@ -299,6 +297,34 @@ class DatasetWriter:
 
 _BUILDING = ".building-"
 _OLD = ".old-"
+
+
+class MapImager(Protocol):
+    """Draws map images for a dataset; builders receive one (``renderer=``) and the writer
+    receives the images, so neither imports :mod:`maptab.render`
+    (:class:`maptab.render.images.DatasetImager` is the implementation)."""
+
+    def style_name(self, name: str | None) -> str:
+        """The canonical name of map style ``name``; unknown names raise."""
+        ...
+
+    def draw(self, network: Network, path: Path) -> list[str]:
+        """Write ``network``'s PNG image to ``path``; its legibility problems."""
+        ...
+
+
+def draw_map_image(
+    writer: DatasetWriter, network: Network, entry: MapEntry, renderer: MapImager | None
+) -> tuple[Path | None, list[str] | None]:
+    """Draw ``network`` with ``renderer`` straight into its dataset folder:
+    ``(image path, legibility problems)`` for :meth:`DatasetWriter.add_map`; ``(None, None)``
+    without a renderer."""
+    if renderer is None:
+        return None, None
+    folder = writer.map_dir(entry.id)
+    folder.mkdir(parents=True, exist_ok=True)
+    image = folder / "image.png"
+    return image, renderer.draw(network, image)
 
 
 def _pid_alive(pid: int) -> bool:

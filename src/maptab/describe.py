@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -44,6 +44,7 @@ import numpy as np
 from maptab.errors import MaptabError
 from maptab.generate.queries import MIN_ROUTE_STATIONS
 from maptab.network import Network, connected_components, hop_distances
+from maptab.progress import Progress, or_silent
 
 MIN_HOPS = MIN_ROUTE_STATIONS - 1
 PATH_CAP = 50
@@ -413,7 +414,7 @@ def describe_dataset(
     *,
     baselines: bool = False,
     split: str | None = None,
-    progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """All figures of a dataset folder, per scenario: networks, gold labels, attributes, map
     difficulty shares and (``baselines``) the shortest/random EMA. ``split`` restricts the
@@ -421,7 +422,7 @@ def describe_dataset(
     from maptab.dataset import Dataset
 
     ds = root if hasattr(root, "manifest") else Dataset(root)
-    track = progress or (lambda items, _label, _total: items)
+    track = or_silent(progress)
     rows = [q for q in ds.rp() if split is None or q.split == split]
     out: dict[str, Any] = {"dataset": str(ds.root), "split": split or "all", "scenarios": {}}
     for scenario in ("metromap", "travelmap"):

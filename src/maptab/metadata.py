@@ -88,7 +88,7 @@ def branch_split_message(where: str, missing: Mapping[str, str]) -> str:
     )
 
 
-class _DuplicateKey(Exception):
+class _DuplicateKey(MaptabError):
     def __init__(self, key: str) -> None:
         self.key = key
 

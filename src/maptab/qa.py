@@ -30,7 +30,6 @@ import tomllib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from functools import cache
 from importlib import resources
@@ -40,6 +39,7 @@ import numpy as np
 
 from maptab.errors import MaptabError
 from maptab.network import Edge, Network, Scenario, hop_distances
+from maptab.rounding import round_half_up
 from maptab.schema import QA_CAPABILITIES, QA_STYLES, QAQuery
 
 Params = dict[str, Any]
@@ -109,8 +109,7 @@ def _fail(network: Network, qtype: int, message: str) -> QAError:
 def round2(value: float | Fraction) -> float:
     """``value`` rounded to 2 decimals, halves up (``0.745 → 0.75``), as a float."""
     exact = Fraction(value) if isinstance(value, Fraction) else Fraction(repr(float(value)))
-    scaled = Decimal(exact.numerator) / Decimal(exact.denominator)
-    return float(scaled.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+    return round_half_up(exact, 2)
 
 
 def _exact(value: float) -> Fraction:
@@ -537,7 +536,8 @@ QA_TYPES: tuple[QAType, ...] = (
     _row(24, T, "MM-SR", "lowest Price among A's neighbours", "value", _a_cheapest_neighbour,
          _s_station),
 )  # fmt: skip
-"""All 24 QA types, in SPEC 10 order (12 per scenario)."""
+"""All QA types (24), in SPEC 10 order (12 per scenario); every count of QA types is its
+length."""
 
 QA_BY_NUMBER: dict[int, QAType] = {t.number: t for t in QA_TYPES}
 
@@ -547,7 +547,7 @@ def qa_type(qtype: int) -> QAType:
     try:
         return QA_BY_NUMBER[qtype]
     except KeyError:
-        raise QAError(f"unknown QA type {qtype!r}; expected 1-24") from None
+        raise QAError(f"unknown QA type {qtype!r}; expected 1-{len(QA_TYPES)}") from None
 
 
 def _checked(qtype: int, network: Network) -> QAType:

@@ -56,6 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from maptab.cache import IdentityCache, KeyedCache
 from maptab.costs import (
     MODELS,
     REL_TOL,
@@ -298,7 +299,9 @@ class Solver:
         self.arc_tail = np.array(tails, dtype=np.int64)
         self.arc_head = np.array(heads, dtype=np.int64)
         self.arc_feat = np.array(feats).reshape(len(tails), table.leave.shape[1])
-        self._cache: dict[tuple[float, ...], tuple[list, list, WeightedCosts]] = {}
+        self._arc_cache: KeyedCache[tuple[float, ...], tuple[list, list, WeightedCosts]] = (
+            KeyedCache(16)
+        )
 
     # ------------------------------------------------------------------ helpers
     def _candidate_cap(self, max_routes: int) -> int:
@@ -323,22 +326,22 @@ class Solver:
     def _arcs(self, weights: Weights) -> tuple[list, list, WeightedCosts]:
         """Forward and reverse adjacency ``[(head, cost), …]`` per state, and the costs."""
         key = tuple(weights.as_list())
-        hit = self._cache.get(key)
-        if hit is None:
-            costs = self.table.weighted(weights)
-            _check_non_negative(self.table, costs, weights)
-            w = np.zeros(self.arc_feat.shape[1])
-            w[:4] = key
-            cost = (self.arc_feat @ w).tolist()
-            fwd: list[list[tuple[int, float]]] = [[] for _ in range(self.n_states)]
-            rev: list[list[tuple[int, float]]] = [[] for _ in range(self.n_states)]
-            for x, y, c in zip(self.arc_tail.tolist(), self.arc_head.tolist(), cost, strict=True):
-                fwd[x].append((y, c))
-                rev[y].append((x, c))
-            if len(self._cache) >= 16:
-                self._cache.pop(next(iter(self._cache)))
-            hit = self._cache[key] = (fwd, rev, costs)
-        return hit
+        return self._arc_cache.get(key, lambda: self._build_arcs(weights, key))
+
+    def _build_arcs(
+        self, weights: Weights, key: tuple[float, ...]
+    ) -> tuple[list, list, WeightedCosts]:
+        costs = self.table.weighted(weights)
+        _check_non_negative(self.table, costs, weights)
+        w = np.zeros(self.arc_feat.shape[1])
+        w[:4] = key
+        cost = (self.arc_feat @ w).tolist()
+        fwd: list[list[tuple[int, float]]] = [[] for _ in range(self.n_states)]
+        rev: list[list[tuple[int, float]]] = [[] for _ in range(self.n_states)]
+        for x, y, c in zip(self.arc_tail.tolist(), self.arc_head.tolist(), cost, strict=True):
+            fwd[x].append((y, c))
+            rev[y].append((x, c))
+        return fwd, rev, costs
 
     def _hops_from(self, t: int) -> list[int]:
         """Hop distance of every station to ``t`` (``n`` when unreachable)."""
@@ -881,25 +884,21 @@ class Solver:
 
 
 # --------------------------------------------------------------------------- module functions
-_LAST: list[tuple[tuple, Solver]] = []
+_SOLVERS: IdentityCache[Network, Solver] = IdentityCache(4)
 
 
 def _solver(network: Network, items: str) -> Solver:
-    """A :class:`Solver` for ``network``, reusing the last one built for the same objects."""
-    key = (
-        id(network),
+    """A :class:`Solver` for ``network``, reused while the same objects are asked again
+    (:mod:`maptab.cache`; the key also holds the station and edge containers and sizes)."""
+    return _SOLVERS.get(
+        network,
+        lambda: Solver(network, items=items),
         id(network.vertices),
         id(network.edges),
         len(network.vertices),
         len(network.edges),
         items,
     )
-    for k, solver in _LAST:
-        if k == key and solver.network is network:
-            return solver
-    solver = Solver(network, items=items)
-    _LAST[:] = [(key, solver), *_LAST[:3]]
-    return solver
 
 
 def solve_routes(

@@ -37,7 +37,7 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ from typing import Any
 from maptab.errors import MaptabError
 from maptab.limits import MAX_TABLE_BYTES, LimitError, read_bytes
 from maptab.network import SCENARIOS, Edge, Network, Scenario, Vertex, table_name
+from maptab.rounding import as_decimal, round_half_up
 
 LINE_SEPARATOR = ";"
 """Separator of line names in the CSV ``Line`` cell of a transfer station (``Red;Blue``).
@@ -622,9 +623,8 @@ def vertex_rows(network: Network) -> list[dict[str, Any]]:
 
 def _round2_half_up(values: Sequence[float]) -> float:
     """Mean of ``values`` as written in the table (exact decimals), rounded half-up to 0.01."""
-    total = sum((Decimal(repr(float(x))) for x in values), Decimal(0))
-    mean = total / len(values)
-    return float(mean.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+    total = sum((as_decimal(x) for x in values), Decimal(0))
+    return round_half_up(total / len(values), 2)
 
 
 MIX_FROM_EDGES: dict[str, tuple[str, ...]] = {"metromap": ("price",), "travelmap": ()}

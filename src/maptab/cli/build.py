@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from maptab.cli.app import app, console, err_console, fail
 from maptab.cli.progress import track
+from maptab.dataset import MapImager
 from maptab.errors import MaptabError
 
 
@@ -23,6 +24,24 @@ def _warn(message: str) -> None:
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
+
+
+def _renderer(render: bool) -> MapImager | None:
+    """The map imager the builders draw with, or ``None`` under ``--no-render``."""
+    if not render:
+        return None
+    from maptab.render.images import DatasetImager
+
+    return DatasetImager()
+
+
+def _style_name(name: str | None) -> str | None:
+    """``--map-style`` checked and canonical even under ``--no-render`` (it is recorded)."""
+    if name is None:
+        return None
+    from maptab.render.style import get_style
+
+    return get_style(name).name
 
 
 @app.command()
@@ -69,6 +88,16 @@ def build(
         Path | None,
         typer.Option(help="Import a MapTab release folder (images/, tabulars/, data/) instead."),
     ] = None,
+    from_tables: Annotated[
+        Path | None,
+        typer.Option(
+            help="Build over your own maps: a folder with one sub-folder per map holding "
+            "Edge_tab.csv, Vertex_tab.csv (optional Mix_tab.csv, image.png)."
+        ),
+    ] = None,
+    pairs_per_map: Annotated[
+        int, typer.Option(min=1, help="With --from-tables: OD pairs per map on average.")
+    ] = 8,
 ) -> None:
     """Build a benchmark: maps, tables, images, RP and QA queries with exact gold labels.
 
@@ -77,13 +106,31 @@ def build(
       maptab build --preset paper --seed 1 --out out/paper
       maptab build --from-reasonmap STATIONS_DIR --images MAPS_DIR --out out/reasonmap
       maptab build --from-maptab RELEASE_DIR --out out/imported
+      maptab build --from-tables MY_MAPS --out out/mine
     """
     # SIGTERM stops a build as Ctrl-C does: the worker pool and its forkserver are shut
     # down on the way out instead of being orphaned
     main = threading.current_thread() is threading.main_thread()  # handlers live there only
     previous = signal.signal(signal.SIGTERM, _interrupt) if main else None
     try:
-        if from_maptab is not None:
+        sources = [from_maptab, from_reasonmap, from_tables]
+        if sum(s is not None for s in sources) > 1:
+            fail("choose one of --from-maptab, --from-reasonmap, --from-tables")
+        if from_tables is not None:
+            from maptab.generate.owntables import build_from_tables
+
+            manifest = build_from_tables(
+                from_tables,
+                out,
+                seed=seed,
+                pairs_per_map=pairs_per_map,
+                renderer=_renderer(render),
+                map_style=_style_name(map_style) or "clean",
+                report_totals=report_totals,
+                cost_model=cost_model,
+                progress=track,
+            )
+        elif from_maptab is not None:
             from maptab.generate.release import import_maptab_release
 
             manifest = import_maptab_release(from_maptab, out)
@@ -97,8 +144,8 @@ def build(
                 branch_splits=branch_splits,
                 seed=seed,
                 per_map=per_map,
-                progress=True,
-                render=render,
+                progress=track,
+                renderer=_renderer(render),
                 warn=_warn,
             )
         else:
@@ -108,11 +155,11 @@ def build(
                 out,
                 preset=preset,
                 seed=seed,
-                render=render,
+                renderer=_renderer(render),
                 report_totals=report_totals,
                 cost_model=cost_model,
                 progress=track,
-                map_style=map_style,
+                map_style=_style_name(map_style),
             )
     except (MaptabError, OSError) as exc:
         fail(str(exc))

@@ -27,6 +27,7 @@ def demo(
     Needs no network and no model. The folder is rebuilt from scratch each time (its dataset/, runs/ and report/ are replaced).
     """
     from maptab.generate.pipeline import build_benchmark
+    from maptab.render.images import DatasetImager
     from maptab.report import leaderboard, write_report
     from maptab.run import make_provider, run
     from maptab.score.scorer import score_run
@@ -38,7 +39,9 @@ def demo(
             if folder.exists():
                 shutil.rmtree(folder)
         console.rule("[bold]1. build the mini benchmark")
-        manifest = build_benchmark(dataset, preset="mini", seed=seed, progress=track)
+        manifest = build_benchmark(
+            dataset, preset="mini", seed=seed, renderer=DatasetImager(), progress=track
+        )
         counts = manifest["counts"]
         samples = ", ".join(
             f"{counts[k.name]} {k.title} queries" for k in all_kinds() if counts.get(k.name)

@@ -1,4 +1,5 @@
-"""``maptab export``: a dataset in the MapTab release layout or as a Hugging Face folder."""
+"""``maptab export``: a dataset in the MapTab release layout, as a Hugging Face folder, or as
+Parquet splits for the RL trainers TRL and verl (``docs/rewards.md``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import typer
 from maptab.cli.app import app, console, fail
 from maptab.errors import MaptabError
 
-FORMATS = ("maptab", "hf")
+FORMATS = ("maptab", "hf", "trl", "verl")
 
 
 @app.command()
@@ -22,9 +23,22 @@ def export(
         typer.Option(
             "--format",
             help="'maptab': the MapTab release layout (images/, tabulars/, data/training_set|test_set/); "
-            "'hf': Parquet with embedded images, loadable with datasets.load_dataset(OUT, 'rp').",
+            "'hf': Parquet with embedded images, loadable with datasets.load_dataset(OUT, 'rp'); "
+            "'trl' / 'verl': train/test Parquet in the columns those RL trainers read, each row "
+            "with its self-contained reward reference (docs/rewards.md).",
         ),
     ] = "maptab",
+    images: Annotated[
+        bool,
+        typer.Option(
+            "--images/--no-images",
+            help="trl/verl: embed the map images (--no-images: text only, and samples that "
+            "show only the map are left out).",
+        ),
+    ] = True,
+    table_format: Annotated[
+        str, typer.Option("--table-format", help="trl/verl: tables in the prompt as csv or json.")
+    ] = "csv",
 ) -> None:
     """Export a dataset to another layout (the reverse of `maptab build --from-maptab`)."""
     if fmt not in FORMATS:
@@ -36,10 +50,16 @@ def export(
             from maptab.generate.release import export_maptab_release
 
             path = export_maptab_release(dataset, out)
-        else:
+        elif fmt == "hf":
             from maptab.generate.hf import export_hf
 
             path = export_hf(dataset, out)
+        else:
+            from maptab.rewards.export import export_rl
+
+            if table_format not in ("csv", "json"):
+                fail(f"unknown table format {table_format!r}; choose csv or json")
+            path = export_rl(dataset, out, fmt, images=images, table_format=table_format)  # type: ignore[arg-type]
     except (MaptabError, OSError) as exc:
         fail(str(exc))
     console.print(f"[green]exported[/] {dataset} -> {path} ({fmt})")

@@ -11,6 +11,7 @@ import typer
 
 from maptab.cli.app import VerifyOption, app, console, fail
 from maptab.errors import MaptabError
+from maptab.generate.qa import QA_TYPES
 from maptab.schema import RP_BY_NAME
 
 
@@ -28,7 +29,7 @@ def run_cmd(
         list[str] | None,
         typer.Option(
             help="Comma-separated, repeatable; keeps samples matching any of: rp, qa, reasonmap; "
-            f"an RP category ({', '.join(RP_BY_NAME)}); a QA type qa:1 … qa:24.",
+            f"an RP category ({', '.join(RP_BY_NAME)}); a QA type qa:1 … qa:{len(QA_TYPES)}.",
         ),
     ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N requests.")] = None,

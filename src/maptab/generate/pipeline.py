@@ -21,7 +21,7 @@ import multiprocessing
 import os
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
@@ -30,13 +30,20 @@ from typing import Any
 
 import numpy as np
 
-from maptab.dataset import TABLE_FILES, DatasetError, DatasetWriter, MapEntry
+from maptab.dataset import (
+    TABLE_FILES,
+    DatasetError,
+    DatasetWriter,
+    MapEntry,
+    MapImager,
+    draw_map_image,
+)
 from maptab.generate import allocation, attributes, difficulty, qa, synth
 from maptab.generate.prompts import rp_prompt
 from maptab.generate.queries import eligible_pairs, od_queries, sample_pairs
 from maptab.generate.reasonmap import reasonmap_questions
 from maptab.network import Network
-from maptab.render.style import get_style
+from maptab.progress import Progress, or_silent
 from maptab.schema import QA_STYLES, RP_STYLES, QAQuery, ReasonMapQuestion, RPQuery
 from maptab.tables import derive_mix
 
@@ -302,10 +309,10 @@ def build_benchmark(
     *,
     preset: str | Preset = "mini",
     seed: int = 0,
-    render: bool = True,
+    renderer: MapImager | None = None,
     report_totals: bool = False,
     cost_model: str = "additive",
-    progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None,
+    progress: Progress | None = None,
     workers: int | None = None,
     timings: dict[str, float] | None = None,
     map_style: str | None = None,
@@ -315,8 +322,11 @@ def build_benchmark(
     The build is atomic (:class:`~maptab.dataset.DatasetWriter`): an interrupted or failed
     build leaves the previous dataset at ``out_dir`` untouched.
 
-    ``map_style`` (default: the preset's) is the render style of every map image
-    (:mod:`maptab.render.style`); it is recorded in each map's ``meta["render_style"]``.
+    ``renderer`` draws every map's image (pass :class:`maptab.render.images.DatasetImager`;
+    ``None``: no images). ``map_style`` (default: the preset's) is the render style of every
+    map image (:mod:`maptab.render.style`; checked by ``renderer``, taken as given without
+    one); it is recorded in each map's ``meta["render_style"]``. ``progress`` wraps the loop
+    over maps (:mod:`maptab.progress`).
 
     ``workers`` processes compute the maps' queries in parallel (default: one per CPU, up to
     8, for builds of more than 2,000 OD pairs; 1 otherwise). The output does not depend on it.
@@ -329,25 +339,70 @@ def build_benchmark(
         spec = PRESETS[preset]
     else:
         raise DatasetError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
-    track = progress or (lambda items, _label, _total: items)
-    style = get_style(map_style or spec.map_style).name
+    style = style_name(map_style or spec.map_style, renderer)
     nets = synthesize_maps(spec, seed)
     clock.lap("synthesize maps")
+    options = {
+        "preset": asdict(spec),
+        "render": renderer is not None,
+        "report_totals": report_totals,
+        "cost_model": cost_model,
+        "map_style": style,
+    }
+    return write_benchmark(
+        out_dir,
+        nets,
+        spec,
+        seed,
+        options,
+        renderer=renderer,
+        progress=progress,
+        workers=workers,
+        clock=clock,
+    )
+
+
+def style_name(name: str, renderer: MapImager | None) -> str:
+    """Map style ``name`` as the renderer spells it (checked), or as given without one."""
+    return renderer.style_name(name) if renderer is not None else name.strip().lower()
+
+
+def write_benchmark(
+    out_dir: str | Path,
+    nets: list[Network],
+    spec: Preset,
+    seed: int,
+    options: dict[str, Any],
+    *,
+    renderer: MapImager | None = None,
+    progress: Progress | None = None,
+    workers: int | None = None,
+    clock: _Stopwatch | None = None,
+    images: dict[str, Path] | None = None,
+    source: str | None = None,
+) -> dict[str, Any]:
+    """Classify ``nets`` (SPEC 8), allocate OD pairs (Algorithm 1), write every map's tables,
+    image and queries (SPEC 9-11) into ``out_dir``; returns the manifest.
+
+    The steps :func:`build_benchmark` runs after synthesising its maps, shared with builders
+    that bring their own maps (:mod:`maptab.generate.owntables`). ``options`` go to the
+    manifest (``options["map_style"]`` is the style recorded on each map); ``images`` maps a
+    map id to an image copied instead of drawn; ``source`` is recorded on every map entry.
+    """
+    clock = clock or _Stopwatch(None)
+    track = or_silent(progress)
+    style = options.get("map_style", "clean")
+    cost_model = options.get("cost_model", "additive")
+    report_totals = bool(options.get("report_totals", False))
+    render = renderer is not None
     entries = classify_maps(nets, seed)
+    if source is not None:
+        for e in entries:
+            e.source = source
     clock.lap("map difficulty and split")
     quotas = pair_quotas(nets, entries, spec)
     clock.lap("allocation (Algorithm 1)")
-    writer = DatasetWriter(
-        Path(out_dir),
-        seed,
-        options={
-            "preset": asdict(spec),
-            "render": render,
-            "report_totals": report_totals,
-            "cost_model": cost_model,
-            "map_style": style,
-        },
-    )
+    writer = DatasetWriter(Path(out_dir), seed, options=options)
     jobs = []
     pairs_before: dict[str, int] = defaultdict(int)
     maps_before: dict[str, int] = defaultdict(int)
@@ -380,11 +435,14 @@ def build_benchmark(
         for job, (rp, qa_rows, rm) in track(zip(jobs, results, strict=True), "maps", len(jobs)):
             if style != "clean":
                 job.net.meta["render_style"] = style
-            writer.add_map(job.net, job.entry, render=render)
+            image, problems = (images or {}).get(job.entry.id), None
+            if image is None:
+                image, problems = draw_map_image(writer, job.net, job.entry, renderer)
+            writer.add_map(job.net, job.entry, image=image, legibility=problems)
             writer.add("rp", rp)
             writer.add("qa", qa_rows)
             writer.add("reasonmap", rm)
-        clock.lap("queries, tables" + (", images" if render else ""))
+        clock.lap("queries, tables" + (", images" if render or images else ""))
         manifest = writer.finish()  # the dataset appears at out_dir only now, complete
     clock.lap("manifest and hashes")
     return manifest

@@ -31,7 +31,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from maptab.dataset import DatasetWriter, MapEntry
+from maptab.dataset import DatasetWriter, MapEntry, MapImager, draw_map_image
 from maptab.errors import MaptabError
 from maptab.generate import difficulty
 from maptab.metadata import (
@@ -42,6 +42,7 @@ from maptab.metadata import (
 )
 from maptab.network import Network
 from maptab.planning import PlanError, RoutePlanner
+from maptab.progress import Progress, or_silent
 from maptab.schema import ReasonMapQuestion, RMSegment
 
 LEVELS = ("easy", "medium", "hard")
@@ -206,8 +207,8 @@ def build_reasonmap_dataset(
     branch_splits: str | Path | None = None,
     seed: int = 0,
     per_map: int = 40,
-    progress: bool = True,
-    render: bool = False,
+    progress: Progress | None = None,
+    renderer: MapImager | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """A ReasonMap-style dataset on real topologies; returns the manifest (SPEC 14, issue 3.7).
@@ -218,7 +219,8 @@ def build_reasonmap_dataset(
     ``branch_splits`` file). Map difficulty and the
     train/test split come from :mod:`maptab.generate.difficulty` (GS and WASP thirds; consecutive
     triples). ``images_dir/<map_id>.png`` is copied as the map image when present; otherwise,
-    with ``render``, the map is laid out and drawn by :mod:`maptab.render`. Attribute columns of the tables are zero:
+    with a ``renderer`` (:class:`maptab.dataset.MapImager`), the map is laid out and drawn.
+    ``progress`` wraps the loop over maps (:mod:`maptab.progress`). Attribute columns of the tables are zero:
     ReasonMap questions use topology only.
 
     Homonymous stations are kept apart (:mod:`maptab.metadata`); ``warn`` gets one line per
@@ -258,11 +260,9 @@ def build_reasonmap_dataset(
         for net in nets
         if net.meta.get("homonyms")
     }
-    items: Any = zip(nets, levels, split_of, scores, strict=True)
-    if progress:
-        from maptab.cli.progress import track  # the CLI's bar; imported only when shown
-
-        items = track(items, "ReasonMap maps", total=len(nets))
+    items = or_silent(progress)(
+        zip(nets, levels, split_of, scores, strict=True), "ReasonMap maps", len(nets)
+    )
     for net, level, split, score in items:
         image = Path(images_dir) / f"{net.map_id}.png" if images_dir is not None else None
         entry = MapEntry(
@@ -275,7 +275,10 @@ def build_reasonmap_dataset(
             source="reasonmap",
         )
         real = image if image and image.is_file() else None
-        writer.add_map(net, entry, image=real, render=render)
+        problems = None
+        if real is None:
+            real, problems = draw_map_image(writer, net, entry, renderer)
+        writer.add_map(net, entry, image=real, legibility=problems)
         questions = reasonmap_questions(
             net,
             map_difficulty=level,

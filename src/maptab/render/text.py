@@ -14,10 +14,11 @@ from functools import lru_cache
 
 from PIL import ImageDraw, ImageFont, features
 
+from maptab.errors import MaptabError
 from maptab.render.fonts import FontFace, font_runs, is_rtl, needs_shaping
 
 
-class TextEngineError(RuntimeError):
+class TextEngineError(MaptabError, RuntimeError):
     """Complex-script text cannot be shaped (Pillow lacks libraqm/FriBiDi)."""
 
 

@@ -17,7 +17,7 @@ from maptab.errors import MaptabError
 from maptab.run.requests import ChatRequest
 
 
-class ProviderError(RuntimeError):
+class ProviderError(MaptabError, RuntimeError):
     """A request that failed for good (after its retries); recorded as the row's ``error``."""
 
 

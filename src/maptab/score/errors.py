@@ -21,10 +21,8 @@ A fully correct answer has no error type (``None``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # verified.py imports this module
-    from maptab.score.verified import Verification
+from collections.abc import Sequence
+from typing import Protocol
 
 __all__ = ["ERROR_TYPES", "error_type"]
 
@@ -36,6 +34,22 @@ ERROR_TYPES = (
     "Path Search",
     "Table Lookup",
 )
+
+
+class Verification(Protocol):
+    """What the taxonomy reads of a :class:`maptab.score.verified.Verification` (a protocol,
+    so this module does not import the one that imports it)."""
+
+    @property
+    def unresolved_names(self) -> Sequence[str]: ...
+    @property
+    def endpoints_ok(self) -> bool: ...
+    @property
+    def adjacent(self) -> bool: ...
+    @property
+    def optimal(self) -> bool: ...
+    @property
+    def transfers_ok(self) -> bool: ...
 
 
 def error_type(v: Verification | None, totals_ok: bool | None = None) -> str | None:

@@ -34,6 +34,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from maptab.cache import IdentityCache
 from maptab.limits import MAX_RESPONSE_CHARS
 
 __all__ = [
@@ -212,22 +213,20 @@ class _Vocab:
     max_parts: int
 
 
-_VOCAB_CACHE: dict[int, tuple[Collection[str], _Vocab]] = {}
+# one vocabulary per map: more than a paper-size dataset's maps (maptab.cache policy)
+_VOCAB_CACHE: IdentityCache[Collection[str], _Vocab] = IdentityCache(1024)
 
 
 def _vocab(vocabulary: Collection[str] | None) -> _Vocab | None:
     if vocabulary is None:
         return None
-    hit = _VOCAB_CACHE.get(id(vocabulary))
-    if hit is not None and hit[0] is vocabulary:
-        return hit[1]
+    return _VOCAB_CACHE.get(vocabulary, lambda: _make_vocab(vocabulary))
+
+
+def _make_vocab(vocabulary: Collection[str]) -> _Vocab:
     keys = frozenset(normalise_name(v) for v in vocabulary if isinstance(v, str))
     max_parts = max((k.count("_") + 1 for k in keys), default=1)
-    v = _Vocab(keys, max_parts)
-    if len(_VOCAB_CACHE) > 1024:  # more than a paper-size dataset's maps
-        _VOCAB_CACHE.clear()
-    _VOCAB_CACHE[id(vocabulary)] = (vocabulary, v)
-    return v
+    return _Vocab(keys, max_parts)
 
 
 def _split_pieces(line: str, vocab: _Vocab | None = None) -> tuple[list[str], list[str]] | None:

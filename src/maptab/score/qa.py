@@ -17,8 +17,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Hashable, Sequence
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import Decimal
 
+from maptab.rounding import half_up
 from maptab.schema import TOTAL_FIELDS
 
 __all__ = ["TOTAL_LETTERS", "capability_weights", "qa_correct", "round2", "totals_correct"]
@@ -29,11 +30,7 @@ _CENT = Decimal("0.01")
 
 def round2(x: float) -> Decimal:
     """``x`` rounded half-up to 2 decimals, from its shortest decimal representation."""
-    d = Decimal(repr(float(x)))
-    try:
-        return d.quantize(_CENT, rounding=ROUND_HALF_UP)
-    except InvalidOperation:  # beyond 28 significant digits: already coarser than a cent
-        return d
+    return half_up(float(x), 2)
 
 
 def qa_correct(pred: float | None, gold: float) -> bool:

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from maptab.cache import IdentityCache
 from maptab.network import Network
 from maptab.schema import ReasonMapQuestion
 from maptab.score.parse import Segment, normalise_name
@@ -127,16 +128,11 @@ class _Lines:
         return False
 
 
-_LINES_CACHE: dict[int, _Lines] = {}
+_LINES_CACHE: IdentityCache[Network, _Lines] = IdentityCache(256)
 
 
 def _lines(network: Network) -> _Lines:
-    hit = _LINES_CACHE.get(id(network))
-    if hit is None or hit.index.network is not network:
-        if len(_LINES_CACHE) > 256:
-            _LINES_CACHE.clear()
-        hit = _LINES_CACHE[id(network)] = _Lines(network)
-    return hit
+    return _LINES_CACHE.get(network, lambda: _Lines(network))
 
 
 def _same(a: str, b: str) -> bool:

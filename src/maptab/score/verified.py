@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from maptab.cache import IdentityCache, KeyedCache
 from maptab.costs import (
     CostTable,
     WeightedCosts,
@@ -70,20 +71,15 @@ class StationIndex:
         return self._norm.get(normalise_name(name))
 
 
-# caches per map are emptied when they pass this many maps (a paper-size dataset has 328;
-# emptying them at every few dozen maps made scoring a shuffled results file rebuild them)
+# per-map caches keep this many maps (a paper-size dataset has 328; keeping only a few dozen
+# made scoring a shuffled results file rebuild them); maptab.cache drops the least recent
 _MAPS_KEPT = 1024
-_INDEX_CACHE: dict[int, StationIndex] = {}
+_INDEX_CACHE: IdentityCache[Network, StationIndex] = IdentityCache(_MAPS_KEPT)
 
 
 def station_index(network: Network) -> StationIndex:
     """The (cached) :class:`StationIndex` of ``network``."""
-    hit = _INDEX_CACHE.get(id(network))
-    if hit is None or hit.network is not network:
-        if len(_INDEX_CACHE) > _MAPS_KEPT:
-            _INDEX_CACHE.clear()
-        hit = _INDEX_CACHE[id(network)] = StationIndex(network)
-    return hit
+    return _INDEX_CACHE.get(network, lambda: StationIndex(network))
 
 
 @dataclass(slots=True)
@@ -112,17 +108,11 @@ def gold_routes(
 ) -> tuple[tuple[tuple[str, ...], frozenset[int]], ...]:
     """Gold route strings as ``(station keys, marked positions)`` (memoised per index and
     routes: a query's gold is read for every answer to it)."""
-    key = (index, tuple(routes))
-    hit = _GOLD.get(key)
-    if hit is None:
-        if len(_GOLD) > _MEMO_SIZE:
-            _GOLD.clear()
-        hit = _GOLD[key] = _gold_routes(index, routes)
-    return hit
+    return _GOLD.get((index, tuple(routes)), lambda: _gold_routes(index, routes))
 
 
 _MEMO_SIZE = 100_000
-_GOLD: dict[tuple[StationIndex, tuple[str, ...]], Any] = {}
+_GOLD: KeyedCache[tuple[StationIndex, tuple[str, ...]], Any] = KeyedCache(_MEMO_SIZE)
 
 
 def _gold_routes(
@@ -146,30 +136,18 @@ class _Costing:
     """Cost tables and weighted item costs per (network, items), memoised."""
 
     def __init__(self) -> None:
-        self._tables: dict[tuple[int, str], CostTable] = {}
-        self._weighted: dict[tuple[int, str, tuple[float, ...] | None], WeightedCosts] = {}
-        # (network id, items, stations, weights, cost model) -> (network, assessment): each
-        # distinct route is costed once (answers repeat routes; every answer costs its gold)
-        self._assessed: dict[tuple[Any, ...], tuple[Network, Any]] = {}
+        self._tables: IdentityCache[Network, CostTable] = IdentityCache(_MAPS_KEPT * 3)
+        self._weighted: IdentityCache[CostTable, WeightedCosts] = IdentityCache(_MEMO_SIZE)
+        # (network, items, stations, weights, cost model) -> assessment: each distinct route
+        # is costed once (answers repeat routes; every answer costs its gold)
+        self._assessed: IdentityCache[Network, Any] = IdentityCache(_MEMO_SIZE)
 
     def table(self, network: Network, items: str) -> CostTable:
-        key = (id(network), items)
-        t = self._tables.get(key)
-        if t is None or t.network is not network:
-            if len(self._tables) > _MAPS_KEPT * 3:
-                self._tables.clear()
-                self._weighted.clear()
-                self._assessed.clear()
-            t = self._tables[key] = CostTable(network, items)
-        return t
+        return self._tables.get(network, lambda: CostTable(network, items), items)
 
     def weighted(self, table: CostTable, weights: Weights | None) -> WeightedCosts:
         wkey = None if weights is None else tuple(weights.as_list())
-        key = (id(table.network), table.items, wkey)
-        w = self._weighted.get(key)
-        if w is None:
-            w = self._weighted[key] = table.weighted(weights)
-        return w
+        return self._weighted.get(table, lambda: table.weighted(weights), wkey)
 
     def assess(
         self, network: Network, stations: Sequence[str], query: RPQuery
@@ -178,15 +156,14 @@ class _Costing:
         category = RP_BY_NAME.get(query.category)
         items = category.items if category else "edge_vertex"
         weights = tuple(query.weights) if query.weights else None
-        key = (id(network), items, tuple(stations), weights, query.cost_model)
-        hit = self._assessed.get(key)
-        if hit is not None and hit[0] is network:
-            return hit[1]
-        result = self._assess(network, items, stations, query)
-        if len(self._assessed) > _MEMO_SIZE:
-            self._assessed.clear()
-        self._assessed[key] = (network, result)
-        return result
+        return self._assessed.get(
+            network,
+            lambda: self._assess(network, items, stations, query),
+            items,
+            tuple(stations),
+            weights,
+            query.cost_model,
+        )
 
     def _assess(
         self, network: Network, items: str, stations: Sequence[str], query: RPQuery

@@ -1,4 +1,4 @@
-"""Small seeded networks with geometry, for the renderer's demos, docs, tests and benchmark.
+"""Small seeded networks with geometry, for the renderer's tests and benchmark (test-only).
 
 These are *not* the benchmark builder's synthetic networks (that is :mod:`maptab.generate`);
 they only exercise the renderer: lines that wander on an octilinear grid, cross, share

@@ -1,0 +1,327 @@
+"""Rewards for reinforcement learning on maptab samples (``docs/rewards.md``).
+
+Each reward is a pure function of the completion text and the sample's reference, in
+``[0, 1]``, built on the scorer's own parts (:mod:`maptab.score.parse`,
+:mod:`maptab.score.verified`, :mod:`maptab.score.qa`, :mod:`maptab.score.reasonmap`), so a
+reward of 1.0 means exactly what maptab's strict scorer counts as right.
+
+Route planning (SPEC 12, 13), with the route parsed as the scorer parses it:
+
+* no route parsed (format error): ``0``;
+* a route that is not *valid* (a name not on the map, wrong endpoints, a station twice, a
+  hop that is no edge): ``0.05 + 0.10·p``, where ``p`` is the correct prefix — the longest
+  run of leading stations equal to a gold route's, divided by that route's length (best
+  over the gold routes);
+* a valid route: ``0.20 + 0.50·e + 0.15·m + 0.15·t``, where ``e = J*/J`` is the efficiency
+  (``1/(1+gap)`` of the verified optimality gap; fewest-stations categories: gold hops over
+  answer hops), ``m`` is 1 when the transfer marks are those of one of the route's reference
+  line assignments (SPEC 4), and ``t`` is, for an optimal route, the share of the reported
+  totals the query asks for that are right (1 when none is asked), 0 otherwise.
+
+So the reward is 1 exactly when the answer is strictly correct (valid, optimal, marks right)
+and, when asked, every total is right — the scorer's ``error_type`` is then ``None``.
+
+QA: 1 when :func:`maptab.score.qa.qa_correct` holds, else 0. ReasonMap: best over the
+reference routes of the map score against that route (it includes the correctness bonus)
+over the route's own score, capped at 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from maptab.limits import MAX_RESPONSE_CHARS
+from maptab.network import Network
+from maptab.schema import QAQuery, ReasonMapQuestion, RPQuery
+from maptab.score.errors import ERROR_TYPES
+from maptab.score.parse import (
+    _TOTAL_PATTERNS,
+    Segment,
+    _to_float,
+    parse_answer,
+    parse_reasonmap,
+    parse_route,
+    parse_totals,
+)
+from maptab.score.qa import TOTAL_LETTERS, qa_correct
+from maptab.score.reasonmap import map_score, score_reasonmap
+from maptab.score.verified import gold_routes, station_index, verify_route
+
+__all__ = [
+    "RP_WEIGHTS",
+    "RewardBreakdown",
+    "combine_rp",
+    "qa_reward",
+    "reasonmap_reward",
+    "reference_scales",
+    "rp_reward",
+]
+
+RP_WEIGHTS = {
+    "format": 0.05,  # a route was parsed but is not valid
+    "prefix": 0.10,  # times the correct-prefix share, for invalid routes
+    "valid": 0.20,  # a valid route
+    "efficiency": 0.50,  # times J*/J
+    "transfers": 0.15,  # transfer marks right
+    "totals": 0.15,  # times the share of asked totals right (optimal routes only)
+}
+"""Weights of the route-planning reward (module docstring; justified in docs/rewards.md)."""
+
+_BELOW_ONE = math.nextafter(1.0, 0.0)
+
+
+@dataclass(slots=True)
+class RewardBreakdown:
+    """One reward and the parts it was computed from.
+
+    Common: ``kind`` (``rp``/``qa``/``reasonmap``), ``reward`` in [0, 1], ``parsed`` (an
+    answer could be read), ``correct`` (what maptab's scorer counts as right: RP strict and
+    totals right, i.e. no error type; QA correct; ReasonMap correct as the ReasonMap paper
+    defines it), ``error_type`` (the scorer's taxonomy; RP only). RP: ``valid``,
+    ``efficiency`` (J*/J, ``None`` for invalid routes), ``gap``, ``transfers_ok``,
+    ``totals`` (share of asked totals right, ``None`` when none is asked), ``prefix``.
+    ReasonMap: ``map_score`` and ``max_score`` (the reference's own score).
+    """
+
+    kind: str
+    reward: float
+    parsed: bool
+    correct: bool
+    error_type: str | None = None
+    valid: bool = False
+    efficiency: float | None = None
+    gap: float | None = None
+    transfers_ok: bool = False
+    totals: float | None = None
+    prefix: float = 0.0
+    map_score: float | None = None
+    max_score: float | None = None
+
+
+def combine_rp(
+    *,
+    parsed: bool,
+    valid: bool,
+    gap: float | None,
+    transfers_ok: bool,
+    totals: float | None,
+    prefix: float,
+) -> float:
+    """The route-planning reward from its parts (module docstring).
+
+    ``gap`` is ``J/J* − 1`` of a valid route (0 when optimal, ``inf`` when J* is 0 and J is
+    not); ``totals`` the share of asked totals right (``None``: none asked); ``prefix`` the
+    correct-prefix share in [0, 1]. The result is exactly 1.0 only when every part is full.
+    """
+    w = RP_WEIGHTS
+    if not parsed:
+        return 0.0
+    if not valid:
+        return w["format"] + w["prefix"] * min(1.0, max(0.0, prefix))
+    g = gap if gap is not None and gap > 0 else 0.0
+    efficiency = 1.0 / (1.0 + g) if math.isfinite(g) else 0.0
+    optimal = g == 0.0
+    t = (1.0 if totals is None else min(1.0, max(0.0, totals))) if optimal else 0.0
+    full = optimal and transfers_ok and t == 1.0
+    if full:
+        return 1.0
+    value = w["valid"] + w["efficiency"] * efficiency + w["transfers"] * transfers_ok
+    return min(_BELOW_ONE, value + w["totals"] * t)
+
+
+def _prefix_share(stations: Sequence[str | None], gold: Sequence[Sequence[str]]) -> float:
+    """Longest run of leading stations equal to a gold route's, over that route's length."""
+    best = 0.0
+    for route in gold:
+        if not route:
+            continue
+        k = 0
+        for a, b in zip(stations, route, strict=False):
+            if a is None or a != b:
+                break
+            k += 1
+        best = max(best, k / len(route))
+    return best
+
+
+_BEGIN, _END = "<route_begin>", "<route_end>"
+
+
+def _canonical_route(text: str) -> str | None:
+    """The content of the route tags when ``text`` holds no other tag: exactly two ``<``
+    (those of ``<route_begin>…<route_end>``, written so) and no ``◁``. Every reasoning tag
+    starts with one of those characters, so :func:`~maptab.score.parse.strip_reasoning`
+    leaves such a text as it is, and :func:`~maptab.score.parse.parse_route` of the text
+    equals ``parse_route`` of this content (which has no tag at all); ``None`` otherwise.
+    The answer format the prompts ask for takes this path, which skips the tag searches."""
+    if len(text) > MAX_RESPONSE_CHARS or text.count("<") != 2 or "◁" in text:
+        return None
+    b = text.find(_BEGIN)
+    e = text.find(_END)
+    if b == -1 or e < b + len(_BEGIN):
+        return None
+    return text[b + len(_BEGIN) : e]
+
+
+def _totals(text: str, canonical: bool) -> dict[str, float]:
+    """:func:`~maptab.score.parse.parse_totals` of ``text``; for a canonical text (no
+    reasoning tag, so nothing to strip) its patterns are applied directly."""
+    if not canonical:
+        return parse_totals(text)
+    out: dict[str, float] = {}
+    for name, pattern in _TOTAL_PATTERNS.items():
+        found = pattern.findall(text)
+        if found:
+            v = _to_float(found[-1])
+            if v is not None:
+                out[name] = v
+    return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _cents_equal(pred: float | None, gold: float) -> bool:
+    return qa_correct(pred, gold)
+
+
+def _totals_right(reported: dict[str, float], gold: dict[str, float]) -> dict[str, bool]:
+    """:func:`~maptab.score.qa.totals_correct`, with each (reported, gold) pair memoised."""
+    return {
+        TOTAL_LETTERS[name]: _cents_equal(reported.get(name), value)
+        for name, value in gold.items()
+        if name in TOTAL_LETTERS and value is not None
+    }
+
+
+def rp_reward(
+    response: str, query: RPQuery, network: Network, mix: Network | None = None
+) -> RewardBreakdown:
+    """The route-planning reward of one completion (module docstring).
+
+    ``network`` is the sample's map; ``mix`` its Mix_tab network (needed for ``map_mix``
+    queries, as in :func:`maptab.score.verified.verify_route`).
+    """
+    index = station_index(network)
+    inner = _canonical_route(response) if isinstance(response, str) else None
+    parsed = parse_route(response if inner is None else inner, index.vocabulary)
+    if parsed is None:
+        return RewardBreakdown("rp", 0.0, False, False, error_type=ERROR_TYPES[0])
+    totals_share: float | None = None
+    totals_ok: bool | None = None
+    if query.report_totals and query.totals:
+        right = _totals_right(_totals(response, inner is not None), query.totals)
+        if right:
+            totals_share = sum(right.values()) / len(right)
+            totals_ok = all(right.values())
+    v = verify_route(network, parsed, query, mix_network=mix, totals_ok=totals_ok)
+    prefix = _prefix_share(v.stations, [g[0] for g in gold_routes(index, query.routes)])
+    reward = combine_rp(
+        parsed=True,
+        valid=v.valid,
+        gap=v.gap,
+        transfers_ok=v.transfers_ok,
+        totals=totals_share,
+        prefix=prefix,
+    )
+    efficiency = None
+    if v.valid and v.gap is not None:
+        efficiency = 1.0 / (1.0 + v.gap) if math.isfinite(v.gap) else 0.0
+    return RewardBreakdown(
+        "rp",
+        reward,
+        True,
+        v.error_type is None,
+        error_type=v.error_type,
+        valid=v.valid,
+        efficiency=efficiency,
+        gap=v.gap,
+        transfers_ok=v.transfers_ok,
+        totals=totals_share,
+        prefix=prefix,
+    )
+
+
+def qa_reward(response: str, query: QAQuery) -> RewardBreakdown:
+    """The QA reward: 1 when the parsed answer equals the gold one at 2 decimals (SPEC 10)."""
+    pred = parse_answer(response)
+    ok = qa_correct(pred, query.answer)
+    return RewardBreakdown(
+        "qa",
+        1.0 if ok else 0.0,
+        pred is not None,
+        ok,
+        error_type=None if pred is not None else ERROR_TYPES[0],
+    )
+
+
+def _as_segments(route: Sequence[dict]) -> list[Segment]:
+    return [
+        Segment(
+            str(s["route_name"]),
+            str(s["departure_stop"]),
+            str(s["arrival_stop"]),
+            int(s["num_via_stops"]),
+            [str(x) for x in s["via_stops"]],
+        )
+        for s in route
+    ]
+
+
+_SCALES: dict[tuple[int, str], tuple[ReasonMapQuestion, list[tuple[ReasonMapQuestion, float]]]] = {}
+
+
+def reference_scales(
+    question: ReasonMapQuestion, mode: str
+) -> list[tuple[ReasonMapQuestion, float]]:
+    """Per reference route: the question narrowed to that route, and the map score of the
+    route answered as itself (the reward's scale for it). Memoised per question and mode."""
+    key = (id(question), mode)
+    hit = _SCALES.get(key)
+    if hit is not None and hit[0] is question:
+        return hit[1]
+    out = []
+    for route in question.routes:
+        if not route:
+            continue
+        narrowed = replace(question, routes=[route])
+        out.append((narrowed, map_score(_as_segments(route), narrowed, mode, True)))
+    if len(_SCALES) > 1 << 16:
+        _SCALES.clear()
+    _SCALES[key] = (question, out)
+    return out
+
+
+def reasonmap_reward(
+    response: str, question: ReasonMapQuestion, network: Network, mode: str
+) -> RewardBreakdown:
+    """The ReasonMap reward (SPEC 14): best over the reference routes of the answer's map
+    score against that route over the route's own score (:func:`reference_scales`), capped
+    at 1.
+
+    The map score already adds the correctness bonus (10 short, 20 long), so a correct
+    answer always outscores an incorrect one on the same reference, and an answer that
+    repeats any reference route gets 1. Without references, the reward is the correctness.
+    """
+    segments = parse_reasonmap(response, mode)
+    s = score_reasonmap(network, question, segments, mode)
+    reward = 1.0 if s.correct else 0.0
+    scale = None
+    if segments:
+        scaled = [
+            (min(1.0, map_score(segments, q, mode, s.correct) / top), top)
+            for q, top in reference_scales(question, mode)
+            if top > 0
+        ]
+        if scaled:
+            reward, scale = max(scaled)
+    return RewardBreakdown(
+        "reasonmap",
+        reward,
+        s.parsed,
+        s.correct,
+        error_type=None if s.parsed else ERROR_TYPES[0],
+        map_score=s.map_score,
+        max_score=scale,  # the scale of the reference the reward was taken against
+    )
