@@ -202,6 +202,7 @@ class ParsedRoute:
 # separators: arrows are always separators; dashes too, but a bare '-' between two
 # non-space characters may also be part of a name (resolved against the vocabulary)
 _SEP = re.compile(r"\s*(?:->|=>|→|⟶|➔|➝|⇒|—|–|−|-)\s*")
+_SEP_SPLIT = re.compile(f"({_SEP.pattern})")
 _HARD = re.compile(r"->|=>|→|⟶|➔|➝|⇒")
 _LABEL = re.compile(r"^[^\n:：]{0,40}[:：]\s*")
 _MAX_PIECE = 200
@@ -234,19 +235,22 @@ def _split_pieces(line: str, vocab: _Vocab | None = None) -> tuple[list[str], li
 
     A trailing full stop is punctuation unless the last piece, stop included, is a station
     of ``vocab`` (``Rädelstr.``)."""
-    body = _TRANSFER.sub(_TRANSFER_TOKEN, line)
-    pieces: list[str] = []
-    seps: list[str] = []
-    pos = 0
-    for m in _SEP.finditer(body):
-        pieces.append(body[pos : m.start()])
-        seps.append(m.group(0))
-        pos = m.end()
-    pieces.append(body[pos:])
+    # a mark opens with one of ( [ （ 【: without any, there is nothing to substitute
+    marked = "(" in line or "[" in line or "（" in line or "【" in line
+    body = _TRANSFER.sub(_TRANSFER_TOKEN, line) if marked else line
+    parts = _SEP_SPLIT.split(body)  # piece, separator, piece, ..., piece
+    pieces = parts[0::2]
+    seps = parts[1::2]
     last = pieces[-1].rstrip(" ;；")
-    keep = vocab is not None and normalise_name(last.replace(_TRANSFER_TOKEN, "")) in vocab.keys
-    pieces[-1] = last if keep else last.rstrip(" .。;；")
-    if any(not p.replace(_TRANSFER_TOKEN, "").strip() for p in pieces):
+    if last[-1:] in ".。":
+        keep = vocab is not None and normalise_name(last.replace(_TRANSFER_TOKEN, "")) in vocab.keys
+        if not keep:
+            last = last.rstrip(" .。;；")
+    pieces[-1] = last
+    if _TRANSFER_TOKEN in body:
+        if any(not p.replace(_TRANSFER_TOKEN, "").strip() for p in pieces):
+            return None
+    elif not all(map(str.strip, pieces)):
         return None
     return pieces, seps
 

@@ -48,6 +48,9 @@ from maptab.score.parse import ParsedRoute, normalise_name
 __all__ = ["StationIndex", "Verification", "gold_routes", "station_index", "verify_route"]
 
 
+_RESOLVED_KEPT = 1 << 16  # names remembered per map (StationIndex.resolve)
+
+
 class StationIndex:
     """Exact name → station key look-up for one network (keys, table spellings, labels),
     insensitive to case, diacritics and whitespace runs only."""
@@ -62,13 +65,25 @@ class StationIndex:
                 n = normalise_name(name)
                 prev = self._norm.get(n, key)
                 self._norm[n] = key if prev == key else None  # two stations: ambiguous
+        #: ordered pairs of stations joined by at least one edge
+        self.adjacent: frozenset[tuple[str, str]] = frozenset(
+            pair for e in network.edges for pair in ((e.u, e.v), (e.v, e.u))
+        )
+        # name -> key memo (answers repeat names); cleared when full, like MATCH_CACHE
+        self._resolved: dict[str, str | None] = {}
 
     def resolve(self, name: str) -> str | None:
         """The station key that ``name`` denotes, or ``None``."""
+        memo = self._resolved
+        if name in memo:
+            return memo[name]
         key = self.network.resolve(name)
-        if key is not None:
-            return key
-        return self._norm.get(normalise_name(name))
+        if key is None:
+            key = self._norm.get(normalise_name(name))
+        if len(memo) >= _RESOLVED_KEPT:
+            memo.clear()
+        memo[name] = key
+        return key
 
 
 # per-map caches keep this many maps (a paper-size dataset has 328; keeping only a few dozen
@@ -200,16 +215,21 @@ def verify_route(
     if parsed is None:
         return Verification(parsed=False, error_type=error_type(None))
     index = station_index(network)
-    keys = [index.resolve(s) for s in parsed.stations]
+    resolve = index.resolve
+    keys = [resolve(s) for s in parsed.stations]
     v = Verification(parsed=True, stations=keys)
-    v.unresolved_names = [s for s, k in zip(parsed.stations, keys, strict=True) if k is None]
-    source = index.resolve(query.source) or table_name(query.source)
-    target = index.resolve(query.target) or table_name(query.target)
+    if None in keys:
+        v.unresolved_names = [s for s, k in zip(parsed.stations, keys, strict=True) if k is None]
+        resolved = [k for k in keys if k is not None]
+    else:
+        resolved = keys
+    source = resolve(query.source) or table_name(query.source)
+    target = resolve(query.target) or table_name(query.target)
     v.endpoints_ok = bool(keys) and keys[0] == source and keys[-1] == target
-    resolved = [k for k in keys if k is not None]
     v.simple = len(set(resolved)) == len(resolved)
-    v.adjacent = not v.unresolved_names and all(
-        network.edges_between(a, b) for a, b in zip(resolved, resolved[1:], strict=False)
+    # every consecutive pair joined by an edge (network.edges_between, as a set look-up)
+    v.adjacent = not v.unresolved_names and index.adjacent.issuperset(
+        zip(resolved, resolved[1:], strict=False)
     )
     v.valid = not v.unresolved_names and v.endpoints_ok and v.simple and v.adjacent
     if v.valid:
