@@ -25,7 +25,7 @@ import math
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from json.decoder import scanstring
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,6 @@ from maptab.schema import (
     parse_prediction,
     read_jsonl,
     read_jsonl_lines,
-    write_jsonl,
 )
 from maptab.score.metrics import LEVEL, N_BOOT
 from maptab.score.stats import paired_difference
@@ -60,6 +59,9 @@ __all__ = [
 ]
 
 SCORES = "scores.jsonl"
+# one encoder each, built once (json.dumps with keyword arguments builds one per call)
+_ROW_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+_JSONL_ENCODER = json.JSONEncoder(ensure_ascii=False)
 SUMMARY = "summary.json"
 
 
@@ -440,13 +442,15 @@ def score_run(
     # each score row is written as it is computed (the file is renamed into place at the end)
     try:
         with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+            encode = _ROW_ENCODER.encode  # json.dumps(row, ensure_ascii=False, allow_nan=False)
+            write = fh.write
 
             def emit(row: dict[str, Any]) -> None:
                 try:  # the common case: nothing to clean
-                    text = json.dumps(row, ensure_ascii=False, allow_nan=False)
+                    text = encode(row)
                 except ValueError:
                     text = json.dumps(_clean(row), ensure_ascii=False)
-                fh.write(text + "\n")
+                write(text + "\n")
 
             summary = _score_stream(
                 dataset_dir, preds, emit, progress=progress, selection=info, verify=verify
@@ -464,7 +468,12 @@ def _adopt(run: Path, dataset_dir: Path, preds: list[Prediction], info: dict[str
     writes ``predictions.jsonl`` and ``run.json`` where they are missing."""
     run.mkdir(parents=True, exist_ok=True)
     if not (run / "predictions.jsonl").exists():
-        write_jsonl(run / "predictions.jsonl", [p.to_dict() for p in preds])
+        # as write_jsonl([p.to_dict() for p in preds]) writes them, without the list of dicts
+        names = [f.name for f in fields(Prediction)]
+        encode = _JSONL_ENCODER.encode
+        with (run / "predictions.jsonl").open("w", encoding="utf-8", newline="\n") as fh:
+            for p in preds:
+                fh.write(encode({k: getattr(p, k) for k in names}) + "\n")
     if not info:
         models = sorted({p.model for p in preds if p.model})
         info.update(
@@ -490,7 +499,7 @@ def load_external_results(
     p = Path(path)
     ds = _open_dataset(dataset_dir, verify)
     try:
-        kinds, by_question, by_pair = _match_index(ds)
+        index = _MatchIndex(ds)
     except DatasetError as exc:
         raise ScoreError(str(exc)) from None
     out: list[Prediction] = []
@@ -501,9 +510,12 @@ def load_external_results(
         response = sample.get("response")
         if not isinstance(response, str):
             raise ScoreError(f"{where}: field 'response' (a string) is missing")
-        sid = _match_sample(sample, kinds, by_question, by_pair, where)
+        try:
+            sid = _match_sample(sample, index, where)
+        except DatasetError as exc:
+            raise ScoreError(str(exc)) from None
         model = str(sample.get("model", ""))
-        out.append(Prediction(id=sid, kind=kinds[sid], response=response, model=model))
+        out.append(Prediction(id=sid, kind=index.kinds[sid], response=response, model=model))
     return out
 
 
@@ -569,59 +581,86 @@ class _RPKey:
     id: str
     map_id: str
     category: str
-    question: bytes  # :func:`_digest` of the question
 
 
-def _match_index(
-    ds: Dataset,
-) -> tuple[dict[str, str], dict[bytes, list[str]], dict[tuple[str, str], list[_RPKey]]]:
-    """``(kind by sample id, ids by question digest, RP queries by (source, target) table
-    names)`` from one pass over the query files, reading only those fields of each row."""
-    kinds: dict[str, str] = {}
-    by_question: dict[bytes, list[str]] = defaultdict(list)
-    by_pair: dict[tuple[str, str], list[_RPKey]] = defaultdict(list)
-    for kind in all_kinds():
-        keys: tuple[str, ...] = ("id",)
-        if kind.match_question:
-            keys += ("question",)
-        if kind.match_pair:
-            keys = ("id", "map_id", "category", "question", *kind.match_pair)
-        for _, line, where in _scan(ds, kind.query_file):
-            f = _row_fields(line, keys, where)
-            if any(not isinstance(f[k], str) for k in keys):
-                row = loads_json(line, where, error=DatasetError)
-                try:
-                    kind.decode(row)  # names the bad field
-                except RecordError as exc:
-                    raise DatasetError(f"{where}: {exc}") from None
-                raise DatasetError(f"{where}: a field of {', '.join(keys)} is not a string")
-            sid = f["id"]
-            for sample_id, _ in kind.sample_ids(sid):
-                kinds[sample_id] = kind.name
+class _MatchIndex:
+    """``kinds`` (kind by sample id) and ``by_pair`` (RP queries by (source, target) table
+    names) from one pass over the query files, reading only those fields of each row.
+
+    Question digests (:func:`_digest`) are needed only for a sample that names no station
+    pair, or whose pair is ambiguous: they are read in a second pass, the first time one is
+    asked for (most results files never ask)."""
+
+    def __init__(self, ds: Dataset) -> None:
+        self.ds = ds
+        self.kinds: dict[str, str] = {}
+        self.by_pair: dict[tuple[str, str], list[_RPKey]] = defaultdict(list)
+        self._by_question: dict[bytes, list[str]] | None = None
+        self._question_of: dict[str, bytes] = {}
+        for kind in all_kinds():
+            keys: tuple[str, ...] = ("id",)
+            if kind.match_pair:
+                keys = ("id", "map_id", "category", *kind.match_pair)
+            for _, line, where in _scan(ds, kind.query_file):
+                f = _fields_checked(kind, line, keys, where)
+                sid = f["id"]
+                for sample_id, _ in kind.sample_ids(sid):
+                    self.kinds[sample_id] = kind.name
+                if kind.match_pair:
+                    a, b = kind.match_pair
+                    pair = (table_name(f[a]), table_name(f[b]))
+                    self.by_pair[pair].append(_RPKey(sid, f["map_id"], f["category"]))
+
+    def _questions(self) -> None:
+        """The second pass: the digest of every question of the kinds matched by question."""
+        by_question: dict[bytes, list[str]] = defaultdict(list)
+        for kind in all_kinds():
             if not kind.match_question:
                 continue
-            question = _digest(f["question"])
-            by_question[question].append(sid)
-            if kind.match_pair:
-                a, b = kind.match_pair
-                pair = (table_name(f[a]), table_name(f[b]))
-                by_pair[pair].append(_RPKey(sid, f["map_id"], f["category"], question))
-    return kinds, by_question, by_pair
+            keys = ("id", "question")
+            for _, line, where in _scan(self.ds, kind.query_file):
+                f = _fields_checked(kind, line, keys, where)
+                question = _digest(f["question"])
+                by_question[question].append(f["id"])
+                if kind.match_pair:
+                    self._question_of[f["id"]] = question
+        self._by_question = by_question
+
+    def by_question(self, digest: bytes) -> list[str]:
+        """Ids of the queries whose question has ``digest``."""
+        if self._by_question is None:
+            self._questions()
+        assert self._by_question is not None
+        return self._by_question.get(digest, [])
+
+    def question_of(self, key: _RPKey) -> bytes:
+        """The question digest of one RP query."""
+        if self._by_question is None:
+            self._questions()
+        return self._question_of[key.id]
 
 
-def _match_sample(
-    sample: dict[str, Any],
-    known: dict[str, str],
-    by_question: dict[bytes, list[str]],
-    by_pair: dict[tuple[str, str], list[_RPKey]],
-    where: str,
-) -> str:
+def _fields_checked(kind: TaskKind, line: str, keys: Sequence[str], where: str) -> dict[str, Any]:
+    """:func:`_row_fields` of a row whose ``keys`` must be strings (an error names the row
+    and, when the kind's decoder finds one, the bad field)."""
+    f = _row_fields(line, keys, where)
+    if any(not isinstance(f[k], str) for k in keys):
+        row = loads_json(line, where, error=DatasetError)
+        try:
+            kind.decode(row)  # names the bad field
+        except RecordError as exc:
+            raise DatasetError(f"{where}: {exc}") from None
+        raise DatasetError(f"{where}: a field of {', '.join(keys)} is not a string")
+    return f
+
+
+def _match_sample(sample: dict[str, Any], index: _MatchIndex, where: str) -> str:
     sid = sample.get("id")
-    if isinstance(sid, str) and sid in known:
+    if isinstance(sid, str) and sid in index.kinds:
         return sid
     question = str(sample.get("question", "")).strip()
     if "station_1" in sample and "station_2" in sample:
-        cands = by_pair.get(
+        cands = index.by_pair.get(
             (table_name(str(sample["station_1"])), table_name(str(sample["station_2"]))), []
         )
         city = str(sample.get("city", "")).strip().lower()
@@ -631,14 +670,14 @@ def _match_sample(
             cands = [q for q in cands if q.category == sample["category"]]
         if question and len(cands) > 1:
             digest = _digest(question)
-            cands = [q for q in cands if q.question == digest] or cands
+            cands = [q for q in cands if index.question_of(q) == digest] or cands
         if len(cands) == 1:
             return cands[0].id
         raise ScoreError(
             f"{where}: {len(cands)} route-planning queries match "
             f"{sample['station_1']!r} → {sample['station_2']!r}; add an 'id' or 'category' field"
         )
-    ids = by_question.get(_digest(question), [])
+    ids = index.by_question(_digest(question))
     if len(ids) == 1:
         return ids[0]
     raise ScoreError(f"{where}: matches {len(ids)} dataset queries; add an 'id' field")
