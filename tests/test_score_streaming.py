@@ -106,6 +106,63 @@ def test_bare_route_fast_path_equals_the_general_path(
     assert parse_route(text, vocab) == parse_route("\n" + text + "\n", vocab)
 
 
+LINE = st.lists(
+    st.sampled_from(
+        [
+            "Alpha",
+            "b",
+            " ",
+            "-",
+            "--",
+            " -",
+            "- ",
+            "->",
+            "=>",
+            ">",
+            "—",
+            "→",
+            "(",
+            ")",
+            "[",
+            "]",
+            "（",
+            "【",
+            "(transfer)",
+            "(Transfer)",
+            " (transfer)",
+            "( transfer )",
+            "(transfer station)",
+            "(xfer)",
+            "\t",
+            "\x00",
+            "é",
+            ".",
+            ";",
+            "_",
+        ]
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(line=LINE)
+def test_plain_split_equals_the_regular_expression_split(line: str) -> None:
+    from maptab.score.parse import _split_general, _split_plain
+
+    plain = _split_plain(line)
+    if plain is not None:
+        assert plain == _split_general(line)
+
+
+def test_plain_split_takes_the_common_lines() -> None:
+    from maptab.score.parse import _split_plain
+
+    assert _split_plain("A-B(transfer)-C D") is not None
+    for other in ("A - B", "A->B", "A-B (transfer)", "A-B(Transfer)", "A–B", "A-[transfer]"):
+        assert _split_plain(other) is None
+
+
 def test_only_the_answered_rows_are_decoded(tmp_path: Path, dataset: Path) -> None:  # noqa: F811
     from maptab.dataset import Dataset
 

@@ -202,7 +202,8 @@ class ParsedRoute:
 # separators: arrows are always separators; dashes too, but a bare '-' between two
 # non-space characters may also be part of a name (resolved against the vocabulary)
 _SEP = re.compile(r"\s*(?:->|=>|→|⟶|➔|➝|⇒|—|–|−|-)\s*")
-_SEP_SPLIT = re.compile(f"({_SEP.pattern})")
+# (the lookahead only lets the engine skip positions where no separator can start)
+_SEP_SPLIT = re.compile(f"((?=[\\s\\-=→⟶➔➝⇒—–−]){_SEP.pattern})")
 _HARD = re.compile(r"->|=>|→|⟶|➔|➝|⇒")
 _LABEL = re.compile(r"^[^\n:：]{0,40}[:：]\s*")
 _MAX_PIECE = 200
@@ -230,17 +231,42 @@ def _make_vocab(vocabulary: Collection[str]) -> _Vocab:
     return _Vocab(keys, max_parts)
 
 
+def _split_general(line: str) -> tuple[str, list[str], list[str]]:
+    """``(body, pieces, separators)``: transfer marks swapped for :data:`_TRANSFER_TOKEN`,
+    then the body split at every separator (:data:`_SEP`)."""
+    # a mark opens with one of ( [ （ 【: without any, there is nothing to substitute
+    marked = "(" in line or "[" in line or "（" in line or "【" in line
+    body = _TRANSFER.sub(_TRANSFER_TOKEN, line) if marked else line
+    parts = _SEP_SPLIT.split(body)  # piece, separator, piece, ..., piece
+    return body, parts[0::2], parts[1::2]
+
+
+def _split_plain(line: str) -> tuple[str, list[str], list[str]] | None:
+    """:func:`_split_general` without regular expressions, for the common line (printable
+    ASCII, ``-`` between stations with no space beside it, marks written ``(transfer)`` with
+    no space before them); ``None`` for any other line. In printable ASCII the only space
+    is ``" "``, the only separators ``-``, ``->`` and ``=>`` (both hold ``>``), and the only
+    opening brackets ``(`` and ``[``; a ``(`` that does not open ``(transfer)`` (another
+    case, an inner space, ``station``) leaves the work to the general path."""
+    if not (line.isascii() and line.isprintable()) or ">" in line:
+        return None
+    if " -" in line or "- " in line:
+        return None
+    body = line
+    if "(" in line or "[" in line:
+        if "[" in line or " (" in line or line.count("(") != line.count("(transfer)"):
+            return None
+        body = line.replace("(transfer)", _TRANSFER_TOKEN)
+    pieces = body.split("-")
+    return body, pieces, ["-"] * (len(pieces) - 1)
+
+
 def _split_pieces(line: str, vocab: _Vocab | None = None) -> tuple[list[str], list[str]] | None:
     """Split a cleaned line at separators: ``(pieces, separators between them)``.
 
     A trailing full stop is punctuation unless the last piece, stop included, is a station
     of ``vocab`` (``Rädelstr.``)."""
-    # a mark opens with one of ( [ （ 【: without any, there is nothing to substitute
-    marked = "(" in line or "[" in line or "（" in line or "【" in line
-    body = _TRANSFER.sub(_TRANSFER_TOKEN, line) if marked else line
-    parts = _SEP_SPLIT.split(body)  # piece, separator, piece, ..., piece
-    pieces = parts[0::2]
-    seps = parts[1::2]
+    body, pieces, seps = _split_plain(line) or _split_general(line)
     last = pieces[-1].rstrip(" ;；")
     if last[-1:] in ".。":
         keep = vocab is not None and normalise_name(last.replace(_TRANSFER_TOKEN, "")) in vocab.keys
