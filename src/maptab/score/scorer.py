@@ -19,6 +19,7 @@ answered sample, then :func:`summarise`) → :func:`score_run` writes
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -208,44 +209,97 @@ def _row_id(line: str, where: str) -> str | None:
     return sid if isinstance(sid, str) else None
 
 
+def _scan_offsets(ds: Dataset, name: str) -> Iterator[tuple[int, int, str, str]]:
+    """``(byte offset, line number, line, where)`` of each non-blank line of the query file
+    ``name`` of ``ds`` (checked against the manifest like every dataset read)."""
+    if not ds.has(name):
+        return
+    path = ds.file(name)
+    shown = ds.root / name
+    offset = 0
+    with open_regular(path, binary=True, error=DatasetError) as fh:
+        for n, raw in enumerate(fh, 1):
+            at = offset
+            offset += len(raw)
+            if not raw.strip():
+                continue
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DatasetError(f"{shown}:{n}: not UTF-8 text ({exc.reason})") from None
+            if line.strip():
+                yield at, n, line, f"{shown}:{n}"
+
+
 class _Queries:
     """The dataset rows a set of predictions needs, by kind and id (one pass over each
-    query file).
+    query file to find them, then each decoded when it is asked for).
 
-    Only rows whose ``id`` is wanted are decoded and checked against their schema (an error
-    names file and line); the others are only counted, so scoring a subset of a large
-    dataset does not pay for the rest. A later row with the same id replaces an earlier one.
-    Records are kept as the kind's ``slim`` returns them (a paper-size run keeps ~200,000).
+    The first pass reads only each row's ``id`` and remembers where the wanted rows are; a
+    row is decoded and checked against its schema (an error names file and line) only when
+    :meth:`find` asks for it, so neither the rows nobody answered nor, at any time, all the
+    answered ones are held. A later row with the same id replaces an earlier one. Records
+    are kept as the kind's ``slim`` returns them until :meth:`drop`.
     """
 
     def __init__(self, ds: Dataset, ids: set[str]) -> None:
+        self.ds = ds
         self.kinds = all_kinds()
+        self.at: dict[str, dict[str, tuple[int, int]]] = {k.name: {} for k in self.kinds}
         self.rows: dict[str, dict[str, Record]] = {k.name: {} for k in self.kinds}
         self.counts = {k.name: 0 for k in self.kinds}  # distinct ids of each file
+        self._files: dict[str, Any] = {}
         for kind in self.kinds:
             wanted = {s[0] for s in map(kind.split_id, ids) if s is not None}
-            found = self.rows[kind.name]
+            found = self.at[kind.name]
             every: set[str | None] = set()
-            for _, line, where in _scan(ds, kind.query_file):
+            for at, n, line, where in _scan_offsets(ds, kind.query_file):
                 sid = _row_id(line, where)
                 every.add(sid)
-                if sid not in wanted:
-                    continue
-                row = loads_json(line, where, error=DatasetError)
-                try:
-                    record = kind.decode(row)
-                except RecordError as exc:
-                    raise DatasetError(f"{where}: {exc}") from None
-                found[record.id] = kind.slim(record)
+                if sid in wanted:
+                    found[sid] = (at, n)
             self.counts[kind.name] = len(every)
 
     def find(self, sample_id: str) -> tuple[TaskKind, Record, str] | None:
         """``(kind, record, variant)`` of a prediction id, or ``None`` when no kind has it."""
         for kind in self.kinds:
             split = kind.split_id(sample_id)
-            if split is not None and split[0] in self.rows[kind.name]:
-                return kind, self.rows[kind.name][split[0]], split[1]
+            if split is None:
+                continue
+            record = self.rows[kind.name].get(split[0])
+            if record is None and split[0] in self.at[kind.name]:
+                record = self.rows[kind.name][split[0]] = self._decode(kind, split[0])
+            if record is not None:
+                return kind, record, split[1]
         return None
+
+    def _decode(self, kind: TaskKind, record_id: str) -> Record:
+        at, n = self.at[kind.name][record_id]
+        fh = self._files.get(kind.name)
+        if fh is None:
+            fh = self._files[kind.name] = open_regular(
+                self.ds.file(kind.query_file), binary=True, error=DatasetError
+            )
+        fh.seek(at)
+        where = f"{self.ds.root / kind.query_file}:{n}"
+        row = loads_json(fh.readline(), where, error=DatasetError)
+        try:
+            record = kind.decode(row)
+        except RecordError as exc:
+            raise DatasetError(f"{where}: {exc}") from None
+        if record.id != record_id:  # the file changed since it was read
+            raise DatasetError(f"{where}: id {record.id!r}, expected {record_id!r}")
+        return kind.slim(record)
+
+    def drop(self, kind: TaskKind, sample_id: str) -> None:
+        """Forget the record of ``sample_id`` (its last prediction was scored)."""
+        if kind.variants == ("",):  # a record with variants serves several sample ids
+            self.rows[kind.name].pop(sample_id, None)
+
+    def close(self) -> None:
+        for fh in self._files.values():
+            fh.close()
+        self._files.clear()
 
     def expected(self) -> int:
         """How many samples the whole dataset asks for (a row per variant)."""
@@ -292,33 +346,73 @@ def _score_stream(
     progress: bool,
     selection: dict[str, Any] | None,
     verify: bool,
+    ids: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """:func:`score_predictions`, handing each score row to ``emit`` as soon as it is
     computed; returns the summary. Only the dataset rows the predictions name are decoded
-    (:class:`_Queries`)."""
+    (:class:`_Queries`). ``ids``, when given, are the ids of ``predictions`` in order (so
+    that ``predictions`` can be a one-pass stream, read as it is scored)."""
     ds = _open_dataset(dataset_dir, verify)
-    preds = list(predictions)
+    items: Iterable[Prediction]
+    if ids is None:
+        preds = list(predictions)
+        ids = [p.id for p in preds]
+        items = preds
+    else:
+        items = predictions
     try:
-        queries = _Queries(ds, {p.id for p in preds})
+        queries = _Queries(ds, set(ids))
     except DatasetError as exc:
         raise ScoreError(str(exc)) from None
+    try:
+        return _score_items(ds, dataset_dir, queries, items, ids, emit, progress, selection)
+    finally:
+        queries.close()
+
+
+def _score_items(
+    ds: Dataset,
+    dataset_dir: str | Path,
+    queries: _Queries,
+    items: Iterable[Prediction],
+    ids: Sequence[str],
+    emit: Callable[[dict[str, Any]], None],
+    progress: bool,
+    selection: dict[str, Any] | None,
+) -> dict[str, Any]:
     maps = _Maps(ds)
     kept: list[dict[str, Any]] = []
     api_errors: dict[str, int] = defaultdict(int)
     seen: set[str] = set()
     same: dict[tuple[str, str | None], dict[str, Any]] = {}
-    items: Iterable[Prediction] = preds
+    # predictions left per id: a record is dropped after its last prediction, and only an
+    # id answered more than once (a results file) is worth remembering answers of
+    left: dict[str, int] = defaultdict(int)
+    for sid in ids:
+        left[sid] += 1
     if progress:
         from rich.console import Console
         from rich.progress import track
 
-        items = track(preds, description="scoring", console=Console(stderr=True), transient=True)
+        items = track(
+            items,
+            total=len(ids),
+            description="scoring",
+            console=Console(stderr=True),
+            transient=True,
+        )
     for p in items:
-        found = queries.find(p.id)
+        try:
+            found = queries.find(p.id)
+        except DatasetError as exc:
+            raise ScoreError(str(exc)) from None
         if found is None:
             raise ScoreError(f"prediction {p.id!r} is not a sample of dataset {dataset_dir}")
         kind, record, variant = found
         seen.add(p.id)
+        left[p.id] -= 1
+        if not left[p.id]:
+            queries.drop(kind, p.id)
         if p.error:
             api_errors[kind.name] += 1
             continue
@@ -327,7 +421,7 @@ def _score_stream(
             hit = same.get((p.id, p.response)) if kind.score_once else None
             if hit is None:
                 row = kind.score(maps, record, variant, p.response or "")
-                if kind.score_once:
+                if kind.score_once and left[p.id]:
                     same[(p.id, p.response)] = row
             else:
                 row = dict(hit)
@@ -351,13 +445,59 @@ def _score_stream(
         expected = queries.expected()
     summary = summarise(kept)
     summary["counts"] = {
-        "predictions": len(preds),
+        "predictions": len(ids),
         "scored": {k.name: sum(r["kind"] == k.name for r in kept) for k in queries.kinds},
         "api_errors": dict(api_errors),
         "format_errors": sum(not r["parsed"] for r in kept),
         "missing": expected - len(seen),
     }
     return summary
+
+
+def _prediction_lines(path: Path) -> tuple[list[str], list[tuple[int, int]]]:
+    """``(ids, (byte offset, line number) of each)`` of a ``predictions.jsonl``, one entry
+    per id in order of first appearance, pointing at the id's *last* row (the last row wins,
+    as :func:`load_predictions` and the run store read them). Only ids are read here (the
+    fast path of :func:`_row_id`; a row written otherwise is decoded and checked)."""
+    where_of: dict[str, tuple[int, int]] = {}
+    offset = 0
+    with open_regular(path, binary=True, error=ScoreError) as fh:
+        for n, raw in enumerate(fh, 1):
+            at = offset
+            offset += len(raw)
+            if not raw.strip():
+                continue
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ScoreError(f"{path}:{n}: not UTF-8 text ({exc.reason})") from None
+            if not line.strip():
+                continue
+            sid = None
+            if line.startswith('{"id": "'):
+                with contextlib.suppress(ValueError):
+                    sid = scanstring(line, 8)[0]
+            if sid is None:
+                sid = _prediction(line, path, n).id
+            where_of[sid] = (at, n)
+    return list(where_of), list(where_of.values())
+
+
+def _prediction(line: str | bytes, path: Path, n: int) -> Prediction:
+    d = loads_json(line, f"{path}:{n}", error=ScoreError)
+    try:
+        return parse_prediction(d)
+    except RecordError as exc:
+        raise ScoreError(f"{path}:{n}: not a prediction row ({exc})") from None
+
+
+def _stream_predictions(path: Path, lines: Sequence[tuple[int, int]]) -> Iterator[Prediction]:
+    """The predictions at ``lines`` (:func:`_prediction_lines`), each decoded and checked
+    as it is read."""
+    with open_regular(path, binary=True, error=ScoreError) as fh:
+        for at, n in lines:
+            fh.seek(at)
+            yield _prediction(fh.readline(), path, n)
 
 
 def load_predictions(run_dir: str | Path) -> list[Prediction]:
@@ -436,7 +576,16 @@ def score_run(
         info = _run_info(run)
     if predictions is not None:
         _adopt(run, Path(dataset_dir), predictions, info)
-    preds = predictions if predictions is not None else load_predictions(run)
+    ids: list[str] | None = None
+    preds: Iterable[Prediction]
+    if predictions is not None:
+        preds = predictions
+    else:  # read twice, ids first, so that the answers are not all held at once
+        path = run / "predictions.jsonl"
+        if not path.is_file():
+            raise ScoreError(f"{run_dir}: no predictions.jsonl")
+        ids, lines = _prediction_lines(path)
+        preds = _stream_predictions(path, lines)
     run.mkdir(parents=True, exist_ok=True)
     tmp = run / (SCORES + ".tmp")
     # each score row is written as it is computed (the file is renamed into place at the end)
@@ -453,7 +602,13 @@ def score_run(
                 write(text + "\n")
 
             summary = _score_stream(
-                dataset_dir, preds, emit, progress=progress, selection=info, verify=verify
+                dataset_dir,
+                preds,
+                emit,
+                progress=progress,
+                selection=info,
+                verify=verify,
+                ids=ids,
             )
         os.replace(tmp, run / SCORES)
     finally:

@@ -49,6 +49,7 @@ __all__ = ["StationIndex", "Verification", "gold_routes", "station_index", "veri
 
 
 _RESOLVED_KEPT = 1 << 16  # names remembered per map (StationIndex.resolve)
+_UNSEEN = object()
 
 
 class StationIndex:
@@ -75,8 +76,9 @@ class StationIndex:
     def resolve(self, name: str) -> str | None:
         """The station key that ``name`` denotes, or ``None``."""
         memo = self._resolved
-        if name in memo:
-            return memo[name]
+        key = memo.get(name, _UNSEEN)
+        if key is not _UNSEEN:
+            return key  # type: ignore[return-value]
         key = self.network.resolve(name)
         if key is None:
             key = self._norm.get(normalise_name(name))
@@ -127,6 +129,7 @@ def gold_routes(
 
 
 _MEMO_SIZE = 100_000
+_WEIGHTED_KEPT = 1024
 _GOLD: KeyedCache[tuple[StationIndex, tuple[str, ...]], Any] = KeyedCache(_MEMO_SIZE)
 
 
@@ -152,7 +155,10 @@ class _Costing:
 
     def __init__(self) -> None:
         self._tables: IdentityCache[Network, CostTable] = IdentityCache(_MAPS_KEPT * 3)
-        self._weighted: IdentityCache[CostTable, WeightedCosts] = IdentityCache(_MEMO_SIZE)
+        # (table, weights) -> per-item costs: lists as long as the map, and criteria queries
+        # draw their own weights, so a paper-size run would fill 100,000 entries with
+        # gigabytes; it is reused by the answers to one query, scored one after the other
+        self._weighted: IdentityCache[CostTable, WeightedCosts] = IdentityCache(_WEIGHTED_KEPT)
         # (network, items, stations, weights, cost model) -> assessment: each distinct route
         # is costed once (answers repeat routes; every answer costs its gold)
         self._assessed: IdentityCache[Network, Any] = IdentityCache(_MEMO_SIZE)
@@ -233,7 +239,7 @@ def verify_route(
     )
     v.valid = not v.unresolved_names and v.endpoints_ok and v.simple and v.adjacent
     if v.valid:
-        stations = [k for k in keys if k is not None]
+        stations: list[str] = resolved  # valid: every name resolved
         category = RP_BY_NAME.get(query.category)
         costed = network
         if category is not None and category.items == "vertex":
@@ -245,7 +251,9 @@ def verify_route(
         if not gold:
             raise ValueError(f"query {query.id}: no gold route")
         try:
-            best, _ = _COSTING.assess(costed, list(gold[0][0]), query)
+            first = gold[0][0]
+            # the first gold route itself (the usual right answer) costs what was just found
+            best = cost if stations == list(first) else _COSTING.assess(costed, first, query)[0]
         except ValueError as exc:
             raise ValueError(
                 f"query {query.id}: gold route does not fit map {network.map_id!r}: {exc}"
