@@ -196,3 +196,23 @@ def test_score_run_writes_what_score_predictions_returns(tmp_path: Path, dataset
     assert load_scores(run) == json.loads(json.dumps(rows))
     assert not (run / "scores.jsonl.tmp").exists()
     assert RED
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from(
+            list("ab -_~*`<>#+•·1.)\"'“「\t\n\r\x0b\x1c\x85\u2028\u00a0\u3000◁")
+            + ["~~~", "__", "```", "- ", "1. ", "# ", "> ", "(transfer)", "é"]
+        ),
+        max_size=10,
+    ).map("".join)
+)
+def test_plain_line_test_implies_the_bare_line_test(text: str) -> None:
+    from maptab.score.parse import _FENCE, _clean_line, _plain_line
+
+    if _plain_line(text):
+        assert "<" not in text and "◁" not in text
+        assert text.splitlines() == [text]
+        assert not _FENCE.match(text)
+        assert _clean_line(text) == text

@@ -368,10 +368,32 @@ def _route_from_line(line: str, vocab: _Vocab | None) -> tuple[ParsedRoute, int]
     return ParsedRoute(stations, transfers, line), hits
 
 
+# characters and pairs after which a text may not be a bare line (tags, line breaks of
+# str.splitlines, what _clean_line removes); see _plain_line
+_NOT_PLAIN = re.compile("[<◁*`\x00\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]|__|~~")
+_QUOTES = "\"'“”‘’「」"
+_BULLET_START = "#>+•·-" + _QUOTES
+
+
+def _plain_line(text: str) -> bool:
+    """A sufficient test for :func:`_bare_line` without its regular expressions: no tag
+    character, line break or Markdown mark anywhere, and nothing :func:`_clean_line` would
+    strip at either end (space, quote, or a bullet/number start). ``False`` means "ask the
+    full test"."""
+    if not text or _NOT_PLAIN.search(text):
+        return False
+    first, last = text[0], text[-1]
+    if first.isspace() or first.isdigit() or first in _BULLET_START:
+        return False
+    return not (last.isspace() or last in _QUOTES)
+
+
 def _bare_line(text: str) -> bool:
     """Whether ``text`` is one clean line without tags (a bare route such as ``A-B-C``):
     then :func:`strip_reasoning` and :func:`tagged` leave it as it is (every tag starts with
     ``<`` or ``◁``) and :func:`_lines` gives exactly ``[text]``."""
+    if _plain_line(text):
+        return True
     return (
         "<" not in text
         and "◁" not in text
