@@ -209,9 +209,10 @@ def _row_id(line: str, where: str) -> str | None:
     return sid if isinstance(sid, str) else None
 
 
-def _scan_offsets(ds: Dataset, name: str) -> Iterator[tuple[int, int, str, str]]:
-    """``(byte offset, line number, line, where)`` of each non-blank line of the query file
-    ``name`` of ``ds`` (checked against the manifest like every dataset read)."""
+def _scan_offsets(ds: Dataset, name: str) -> Iterator[tuple[int, int, int, str, str]]:
+    """``(byte offset, byte length, line number, line, where)`` of each non-blank line of
+    the query file ``name`` of ``ds`` (checked against the manifest like every dataset
+    read)."""
     if not ds.has(name):
         return
     path = ds.file(name)
@@ -228,7 +229,7 @@ def _scan_offsets(ds: Dataset, name: str) -> Iterator[tuple[int, int, str, str]]
             except UnicodeDecodeError as exc:
                 raise DatasetError(f"{shown}:{n}: not UTF-8 text ({exc.reason})") from None
             if line.strip():
-                yield at, n, line, f"{shown}:{n}"
+                yield at, len(raw), n, line, f"{shown}:{n}"
 
 
 class _Queries:
@@ -245,7 +246,8 @@ class _Queries:
     def __init__(self, ds: Dataset, ids: set[str]) -> None:
         self.ds = ds
         self.kinds = all_kinds()
-        self.at: dict[str, dict[str, tuple[int, int]]] = {k.name: {} for k in self.kinds}
+        # record id -> (byte offset, byte length, line number) of its row
+        self.at: dict[str, dict[str, tuple[int, int, int]]] = {k.name: {} for k in self.kinds}
         self.rows: dict[str, dict[str, Record]] = {k.name: {} for k in self.kinds}
         self.counts = {k.name: 0 for k in self.kinds}  # distinct ids of each file
         self._files: dict[str, Any] = {}
@@ -253,11 +255,11 @@ class _Queries:
             wanted = {s[0] for s in map(kind.split_id, ids) if s is not None}
             found = self.at[kind.name]
             every: set[str | None] = set()
-            for at, n, line, where in _scan_offsets(ds, kind.query_file):
+            for at, size, n, line, where in _scan_offsets(ds, kind.query_file):
                 sid = _row_id(line, where)
                 every.add(sid)
                 if sid in wanted:
-                    found[sid] = (at, n)
+                    found[sid] = (at, size, n)
             self.counts[kind.name] = len(every)
 
     def find(self, sample_id: str) -> tuple[TaskKind, Record, str] | None:
@@ -274,15 +276,15 @@ class _Queries:
         return None
 
     def _decode(self, kind: TaskKind, record_id: str) -> Record:
-        at, n = self.at[kind.name][record_id]
+        at, size, n = self.at[kind.name][record_id]
         fh = self._files.get(kind.name)
         if fh is None:
             fh = self._files[kind.name] = open_regular(
                 self.ds.file(kind.query_file), binary=True, error=DatasetError
             )
-        fh.seek(at)
         where = f"{self.ds.root / kind.query_file}:{n}"
-        row = loads_json(fh.readline(), where, error=DatasetError)
+        # one positioned read of the row (a seek would drop the reader's buffer each time)
+        row = loads_json(os.pread(fh.fileno(), size, at), where, error=DatasetError)
         try:
             record = kind.decode(row)
         except RecordError as exc:
