@@ -26,8 +26,12 @@ prose and tags. Targets: score ≥ 5x faster than the released scorer, peak ≤ 
 that every output file is identical to the byte (how the optimisations of issue 16 were
 checked against the code before them).
 
+* **paper memory** (``--paper``): peak memory of ``maptab run --model random``, ``maptab
+  score`` and ``maptab report`` over the paper preset (built once into ``CACHE/paper-1``).
+  Target: <= 1 GB each.
+
 Usage: ``python benchmarks/bench_commands.py [--quick] [--answers N] [--released PATH]
-[--reference-src DIR]``.
+[--reference-src DIR] [--paper] [--skip-score]``.
 """
 
 from __future__ import annotations
@@ -213,6 +217,42 @@ def bench_run(ds: Path, work: Path) -> None:
     )
 
 
+def bench_paper_memory(paper: Path, work: Path) -> None:
+    """Peak memory of ``maptab run --model random``, ``maptab score`` and ``maptab report``
+    over a paper-size dataset (issue 16 target: <= 1 GB each). ``paper`` is built with
+    ``maptab build --preset paper --seed 1 --no-render`` when it has no manifest."""
+    maptab = str(BIN / "maptab")
+    if not (paper / "manifest.json").is_file():
+        b_s, b_mb, _, _ = timed(
+            [
+                maptab,
+                "build",
+                "--preset",
+                "paper",
+                "--seed",
+                "1",
+                "--no-render",
+                "--out",
+                str(paper),
+            ]
+        )
+        print(f"built {paper}: {b_s:.0f} s, peak {b_mb:.0f} MB")
+    run = work / "paper-random"
+    r_s, r_mb, _, _ = timed(
+        [maptab, "run", str(paper), "--model", "random", "--out", str(run), "--no-progress"]
+    )
+    s_s, s_mb, _, _ = timed([maptab, "score", str(run), "--no-progress"])
+    report = [maptab, "report", str(run), "--out", str(work / "paper-report"), "--no-progress"]
+    p_s, p_mb, _, _ = timed(report)
+    rows = sum(1 for _ in (run / "predictions.jsonl").open(encoding="utf-8"))
+    print(f"paper size ({rows:,} samples, load {os.getloadavg()[0]:.1f}):")
+    for name, secs, mb in (("run", r_s, r_mb), ("score", s_s, s_mb), ("report", p_s, p_mb)):
+        verdict = "PASS" if mb <= 1024 else "MISS"
+        print(
+            f"  maptab {name:6s} {secs:7.1f} s wall  peak {mb:6.0f} MB (target <= 1 GB {verdict})"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small dataset, 20,000 answers")
@@ -224,6 +264,12 @@ def main() -> None:
         "--reference-src", type=Path, default=None, help="another checkout's src/ to compare with"
     )
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "maptab-bench")
+    ap.add_argument(
+        "--paper",
+        action="store_true",
+        help="also measure run/score/report peak memory at paper size (builds CACHE/paper-1)",
+    )
+    ap.add_argument("--skip-score", action="store_true", help="skip the scorer comparison")
     args = ap.parse_args()
     n = args.answers or (20_000 if args.quick else 100_000)
     maps = args.maps or (8 if args.quick else 24)
@@ -239,10 +285,13 @@ def main() -> None:
             f"{n:,} answers in MapTab's layout, dataset {ds.name} ({os.cpu_count()} cores, "
             f"load {os.getloadavg()[0]:.1f})"
         )
-        bench_score(ds, results, work, args.released)
-        if args.reference_src:
-            same_as_reference(ds, results, work, args.reference_src)
-        bench_run(ds, work)
+        if not args.skip_score:
+            bench_score(ds, results, work, args.released)
+            if args.reference_src:
+                same_as_reference(ds, results, work, args.reference_src)
+            bench_run(ds, work)
+        if args.paper:
+            bench_paper_memory(args.cache / "paper-1", work)
 
 
 if __name__ == "__main__":

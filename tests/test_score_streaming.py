@@ -106,6 +106,63 @@ def test_bare_route_fast_path_equals_the_general_path(
     assert parse_route(text, vocab) == parse_route("\n" + text + "\n", vocab)
 
 
+LINE = st.lists(
+    st.sampled_from(
+        [
+            "Alpha",
+            "b",
+            " ",
+            "-",
+            "--",
+            " -",
+            "- ",
+            "->",
+            "=>",
+            ">",
+            "—",
+            "→",
+            "(",
+            ")",
+            "[",
+            "]",
+            "（",
+            "【",
+            "(transfer)",
+            "(Transfer)",
+            " (transfer)",
+            "( transfer )",
+            "(transfer station)",
+            "(xfer)",
+            "\t",
+            "\x00",
+            "é",
+            ".",
+            ";",
+            "_",
+        ]
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(line=LINE)
+def test_plain_split_equals_the_regular_expression_split(line: str) -> None:
+    from maptab.score.parse import _split_general, _split_plain
+
+    plain = _split_plain(line)
+    if plain is not None:
+        assert plain == _split_general(line)
+
+
+def test_plain_split_takes_the_common_lines() -> None:
+    from maptab.score.parse import _split_plain
+
+    assert _split_plain("A-B(transfer)-C D") is not None
+    for other in ("A - B", "A->B", "A-B (transfer)", "A-B(Transfer)", "A–B", "A-[transfer]"):
+        assert _split_plain(other) is None
+
+
 def test_only_the_answered_rows_are_decoded(tmp_path: Path, dataset: Path) -> None:  # noqa: F811
     from maptab.dataset import Dataset
 
@@ -139,3 +196,23 @@ def test_score_run_writes_what_score_predictions_returns(tmp_path: Path, dataset
     assert load_scores(run) == json.loads(json.dumps(rows))
     assert not (run / "scores.jsonl.tmp").exists()
     assert RED
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from(
+            list("ab -_~*`<>#+•·1.)\"'“「\t\n\r\x0b\x1c\x85\u2028\u00a0\u3000◁")
+            + ["~~~", "__", "```", "- ", "1. ", "# ", "> ", "(transfer)", "é"]
+        ),
+        max_size=10,
+    ).map("".join)
+)
+def test_plain_line_test_implies_the_bare_line_test(text: str) -> None:
+    from maptab.score.parse import _FENCE, _clean_line, _plain_line
+
+    if _plain_line(text):
+        assert "<" not in text and "◁" not in text
+        assert text.splitlines() == [text]
+        assert not _FENCE.match(text)
+        assert _clean_line(text) == text

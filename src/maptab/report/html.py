@@ -100,13 +100,15 @@ def segments_text(route: Sequence[dict[str, Any]]) -> str:
     return "\n".join(parts)
 
 
-def _queries(run: Run) -> dict[str, Any]:
+def _queries(run: Run, wanted: Collection[str]) -> dict[str, Any]:
+    """The dataset records of the ids ``wanted`` (a paper-size dataset has 200,000
+    records, with their prompts: only the listed ones are kept)."""
     ds = run.dataset
     if ds is None:
         return {}
     out: dict[str, Any] = {}
     for kind in all_kinds():
-        out.update({rec.id: rec for _, _, rec in ds.records(kind.name)})
+        out.update({rec.id: rec for _, _, rec in ds.records(kind.name) if rec.id in wanted})
     return out
 
 
@@ -166,9 +168,10 @@ def sample_records(
     per API failure of every run."""
     records: list[dict[str, Any]] = []
     for i, run in enumerate(runs):
-        queries = _queries(run)
         pictured = {sid for (k, sid) in (overlays.images if overlays else {}) if k == i}
-        for row in shown_rows(run, limit, pictured):
+        shown = shown_rows(run, limit, pictured)
+        queries = _queries(run, {row.get("question_id", row["id"]) for row in shown})
+        for row in shown:
             pred = run.predictions.get(row["id"])
             response = (pred.response if pred else "") or ""
             # a ReasonMap row is one mode (``<question>/short``) of a question

@@ -102,6 +102,7 @@ def render_overlays(
     queries: dict[str, dict[str, RPQuery]] = {}
     failed: set[tuple[str, str]] = set()
     items: Any = jobs
+    pictured = {str(row["id"]) for _, _, row in jobs}
     if progress:
         from rich.console import Console
         from rich.progress import track
@@ -113,11 +114,13 @@ def render_overlays(
             continue
         root = str(ds.root.resolve())
         if root not in queries:
+            # only the pictured queries are kept (a paper-size dataset has 200,000)
             queries[root] = {
                 rec.id: rec
                 for kind in all_kinds()
                 if kind.route_overlays
                 for _, _, rec in ds.records(kind.name)
+                if rec.id in pictured
             }
         query = queries[root].get(row["id"])
         key = (root, str(row["map_id"]))

@@ -160,6 +160,8 @@ class ParsedRoute:
 # separators: arrows are always separators; dashes too, but a bare '-' between two
 # non-space characters may also be part of a name (resolved against the vocabulary)
 _SEP = re.compile(r"\s*(?:->|=>|→|⟶|➔|➝|⇒|—|–|−|-)\s*")
+# (the lookahead only lets the engine skip positions where no separator can start)
+_SEP_SPLIT = re.compile(f"((?=[\\s\\-=→⟶➔➝⇒—–−]){_SEP.pattern})")
 _HARD = re.compile(r"->|=>|→|⟶|➔|➝|⇒")
 _LABEL = re.compile(r"^[^\n:：]{0,40}[:：]\s*")
 _MAX_PIECE = 200
@@ -187,24 +189,52 @@ def _make_vocab(vocabulary: Collection[str]) -> _Vocab:
     return _Vocab(keys, max_parts)
 
 
+def _split_general(line: str) -> tuple[str, list[str], list[str]]:
+    """``(body, pieces, separators)``: transfer marks swapped for :data:`_TRANSFER_TOKEN`,
+    then the body split at every separator (:data:`_SEP`)."""
+    # a mark opens with one of ( [ （ 【: without any, there is nothing to substitute
+    marked = "(" in line or "[" in line or "（" in line or "【" in line
+    body = _TRANSFER.sub(_TRANSFER_TOKEN, line) if marked else line
+    parts = _SEP_SPLIT.split(body)  # piece, separator, piece, ..., piece
+    return body, parts[0::2], parts[1::2]
+
+
+def _split_plain(line: str) -> tuple[str, list[str], list[str]] | None:
+    """:func:`_split_general` without regular expressions, for the common line (printable
+    ASCII, ``-`` between stations with no space beside it, marks written ``(transfer)`` with
+    no space before them); ``None`` for any other line. In printable ASCII the only space
+    is ``" "``, the only separators ``-``, ``->`` and ``=>`` (both hold ``>``), and the only
+    opening brackets ``(`` and ``[``; a ``(`` that does not open ``(transfer)`` (another
+    case, an inner space, ``station``) leaves the work to the general path."""
+    if not (line.isascii() and line.isprintable()) or ">" in line:
+        return None
+    if " -" in line or "- " in line:
+        return None
+    body = line
+    if "(" in line or "[" in line:
+        if "[" in line or " (" in line or line.count("(") != line.count("(transfer)"):
+            return None
+        body = line.replace("(transfer)", _TRANSFER_TOKEN)
+    pieces = body.split("-")
+    return body, pieces, ["-"] * (len(pieces) - 1)
+
+
 def _split_pieces(line: str, vocab: _Vocab | None = None) -> tuple[list[str], list[str]] | None:
     """Split a cleaned line at separators: ``(pieces, separators between them)``.
 
     A trailing full stop is punctuation unless the last piece, stop included, is a station
     of ``vocab`` (``Rädelstr.``)."""
-    body = _TRANSFER.sub(_TRANSFER_TOKEN, line)
-    pieces: list[str] = []
-    seps: list[str] = []
-    pos = 0
-    for m in _SEP.finditer(body):
-        pieces.append(body[pos : m.start()])
-        seps.append(m.group(0))
-        pos = m.end()
-    pieces.append(body[pos:])
+    body, pieces, seps = _split_plain(line) or _split_general(line)
     last = pieces[-1].rstrip(" ;；")
-    keep = vocab is not None and normalise_name(last.replace(_TRANSFER_TOKEN, "")) in vocab.keys
-    pieces[-1] = last if keep else last.rstrip(" .。;；")
-    if any(not p.replace(_TRANSFER_TOKEN, "").strip() for p in pieces):
+    if last[-1:] in ".。":
+        keep = vocab is not None and normalise_name(last.replace(_TRANSFER_TOKEN, "")) in vocab.keys
+        if not keep:
+            last = last.rstrip(" .。;；")
+    pieces[-1] = last
+    if _TRANSFER_TOKEN in body:
+        if any(not p.replace(_TRANSFER_TOKEN, "").strip() for p in pieces):
+            return None
+    elif not all(map(str.strip, pieces)):
         return None
     return pieces, seps
 
@@ -296,10 +326,32 @@ def _route_from_line(line: str, vocab: _Vocab | None) -> tuple[ParsedRoute, int]
     return ParsedRoute(stations, transfers, line), hits
 
 
+# characters and pairs after which a text may not be a bare line (tags, line breaks of
+# str.splitlines, what _clean_line removes); see _plain_line
+_NOT_PLAIN = re.compile("[<◁*`\x00\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]|__|~~")
+_QUOTES = "\"'“”‘’「」"
+_BULLET_START = "#>+•·-" + _QUOTES
+
+
+def _plain_line(text: str) -> bool:
+    """A sufficient test for :func:`_bare_line` without its regular expressions: no tag
+    character, line break or Markdown mark anywhere, and nothing :func:`_clean_line` would
+    strip at either end (space, quote, or a bullet/number start). ``False`` means "ask the
+    full test"."""
+    if not text or _NOT_PLAIN.search(text):
+        return False
+    first, last = text[0], text[-1]
+    if first.isspace() or first.isdigit() or first in _BULLET_START:
+        return False
+    return not (last.isspace() or last in _QUOTES)
+
+
 def _bare_line(text: str) -> bool:
     """Whether ``text`` is one clean line without tags (a bare route such as ``A-B-C``):
     then :func:`strip_reasoning` and :func:`tagged` leave it as it is (every tag starts with
     ``<`` or ``◁``) and :func:`_lines` gives exactly ``[text]``."""
+    if _plain_line(text):
+        return True
     return (
         "<" not in text
         and "◁" not in text

@@ -19,13 +19,14 @@ answered sample, then :func:`summarise`) → :func:`score_run` writes
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from json.decoder import scanstring
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,6 @@ from maptab.schema import (
     parse_prediction,
     read_jsonl,
     read_jsonl_lines,
-    write_jsonl,
 )
 from maptab.score.metrics import LEVEL, N_BOOT
 from maptab.score.stats import paired_difference
@@ -60,6 +60,9 @@ __all__ = [
 ]
 
 SCORES = "scores.jsonl"
+# one encoder each, built once (json.dumps with keyword arguments builds one per call)
+_ROW_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+_JSONL_ENCODER = json.JSONEncoder(ensure_ascii=False)
 SUMMARY = "summary.json"
 
 
@@ -206,44 +209,99 @@ def _row_id(line: str, where: str) -> str | None:
     return sid if isinstance(sid, str) else None
 
 
+def _scan_offsets(ds: Dataset, name: str) -> Iterator[tuple[int, int, int, str, str]]:
+    """``(byte offset, byte length, line number, line, where)`` of each non-blank line of
+    the query file ``name`` of ``ds`` (checked against the manifest like every dataset
+    read)."""
+    if not ds.has(name):
+        return
+    path = ds.file(name)
+    shown = ds.root / name
+    offset = 0
+    with open_regular(path, binary=True, error=DatasetError) as fh:
+        for n, raw in enumerate(fh, 1):
+            at = offset
+            offset += len(raw)
+            if not raw.strip():
+                continue
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DatasetError(f"{shown}:{n}: not UTF-8 text ({exc.reason})") from None
+            if line.strip():
+                yield at, len(raw), n, line, f"{shown}:{n}"
+
+
 class _Queries:
     """The dataset rows a set of predictions needs, by kind and id (one pass over each
-    query file).
+    query file to find them, then each decoded when it is asked for).
 
-    Only rows whose ``id`` is wanted are decoded and checked against their schema (an error
-    names file and line); the others are only counted, so scoring a subset of a large
-    dataset does not pay for the rest. A later row with the same id replaces an earlier one.
-    Records are kept as the kind's ``slim`` returns them (a paper-size run keeps ~200,000).
+    The first pass reads only each row's ``id`` and remembers where the wanted rows are; a
+    row is decoded and checked against its schema (an error names file and line) only when
+    :meth:`find` asks for it, so neither the rows nobody answered nor, at any time, all the
+    answered ones are held. A later row with the same id replaces an earlier one. Records
+    are kept as the kind's ``slim`` returns them until :meth:`drop`.
     """
 
     def __init__(self, ds: Dataset, ids: set[str]) -> None:
+        self.ds = ds
         self.kinds = all_kinds()
+        # record id -> (byte offset, byte length, line number) of its row
+        self.at: dict[str, dict[str, tuple[int, int, int]]] = {k.name: {} for k in self.kinds}
         self.rows: dict[str, dict[str, Record]] = {k.name: {} for k in self.kinds}
         self.counts = {k.name: 0 for k in self.kinds}  # distinct ids of each file
+        self._files: dict[str, Any] = {}
         for kind in self.kinds:
             wanted = {s[0] for s in map(kind.split_id, ids) if s is not None}
-            found = self.rows[kind.name]
+            found = self.at[kind.name]
             every: set[str | None] = set()
-            for _, line, where in _scan(ds, kind.query_file):
+            for at, size, n, line, where in _scan_offsets(ds, kind.query_file):
                 sid = _row_id(line, where)
                 every.add(sid)
-                if sid not in wanted:
-                    continue
-                row = loads_json(line, where, error=DatasetError)
-                try:
-                    record = kind.decode(row)
-                except RecordError as exc:
-                    raise DatasetError(f"{where}: {exc}") from None
-                found[record.id] = kind.slim(record)
+                if sid in wanted:
+                    found[sid] = (at, size, n)
             self.counts[kind.name] = len(every)
 
     def find(self, sample_id: str) -> tuple[TaskKind, Record, str] | None:
         """``(kind, record, variant)`` of a prediction id, or ``None`` when no kind has it."""
         for kind in self.kinds:
             split = kind.split_id(sample_id)
-            if split is not None and split[0] in self.rows[kind.name]:
-                return kind, self.rows[kind.name][split[0]], split[1]
+            if split is None:
+                continue
+            record = self.rows[kind.name].get(split[0])
+            if record is None and split[0] in self.at[kind.name]:
+                record = self.rows[kind.name][split[0]] = self._decode(kind, split[0])
+            if record is not None:
+                return kind, record, split[1]
         return None
+
+    def _decode(self, kind: TaskKind, record_id: str) -> Record:
+        at, size, n = self.at[kind.name][record_id]
+        fh = self._files.get(kind.name)
+        if fh is None:
+            fh = self._files[kind.name] = open_regular(
+                self.ds.file(kind.query_file), binary=True, error=DatasetError
+            )
+        where = f"{self.ds.root / kind.query_file}:{n}"
+        # one positioned read of the row (a seek would drop the reader's buffer each time)
+        row = loads_json(os.pread(fh.fileno(), size, at), where, error=DatasetError)
+        try:
+            record = kind.decode(row)
+        except RecordError as exc:
+            raise DatasetError(f"{where}: {exc}") from None
+        if record.id != record_id:  # the file changed since it was read
+            raise DatasetError(f"{where}: id {record.id!r}, expected {record_id!r}")
+        return kind.slim(record)
+
+    def drop(self, kind: TaskKind, sample_id: str) -> None:
+        """Forget the record of ``sample_id`` (its last prediction was scored)."""
+        if kind.variants == ("",):  # a record with variants serves several sample ids
+            self.rows[kind.name].pop(sample_id, None)
+
+    def close(self) -> None:
+        for fh in self._files.values():
+            fh.close()
+        self._files.clear()
 
     def expected(self) -> int:
         """How many samples the whole dataset asks for (a row per variant)."""
@@ -290,33 +348,73 @@ def _score_stream(
     progress: bool,
     selection: dict[str, Any] | None,
     verify: bool,
+    ids: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """:func:`score_predictions`, handing each score row to ``emit`` as soon as it is
     computed; returns the summary. Only the dataset rows the predictions name are decoded
-    (:class:`_Queries`)."""
+    (:class:`_Queries`). ``ids``, when given, are the ids of ``predictions`` in order (so
+    that ``predictions`` can be a one-pass stream, read as it is scored)."""
     ds = _open_dataset(dataset_dir, verify)
-    preds = list(predictions)
+    items: Iterable[Prediction]
+    if ids is None:
+        preds = list(predictions)
+        ids = [p.id for p in preds]
+        items = preds
+    else:
+        items = predictions
     try:
-        queries = _Queries(ds, {p.id for p in preds})
+        queries = _Queries(ds, set(ids))
     except DatasetError as exc:
         raise ScoreError(str(exc)) from None
+    try:
+        return _score_items(ds, dataset_dir, queries, items, ids, emit, progress, selection)
+    finally:
+        queries.close()
+
+
+def _score_items(
+    ds: Dataset,
+    dataset_dir: str | Path,
+    queries: _Queries,
+    items: Iterable[Prediction],
+    ids: Sequence[str],
+    emit: Callable[[dict[str, Any]], None],
+    progress: bool,
+    selection: dict[str, Any] | None,
+) -> dict[str, Any]:
     maps = _Maps(ds)
     kept: list[dict[str, Any]] = []
     api_errors: dict[str, int] = defaultdict(int)
     seen: set[str] = set()
     same: dict[tuple[str, str | None], dict[str, Any]] = {}
-    items: Iterable[Prediction] = preds
+    # predictions left per id: a record is dropped after its last prediction, and only an
+    # id answered more than once (a results file) is worth remembering answers of
+    left: dict[str, int] = defaultdict(int)
+    for sid in ids:
+        left[sid] += 1
     if progress:
         from rich.console import Console
         from rich.progress import track
 
-        items = track(preds, description="scoring", console=Console(stderr=True), transient=True)
+        items = track(
+            items,
+            total=len(ids),
+            description="scoring",
+            console=Console(stderr=True),
+            transient=True,
+        )
     for p in items:
-        found = queries.find(p.id)
+        try:
+            found = queries.find(p.id)
+        except DatasetError as exc:
+            raise ScoreError(str(exc)) from None
         if found is None:
             raise ScoreError(f"prediction {p.id!r} is not a sample of dataset {dataset_dir}")
         kind, record, variant = found
         seen.add(p.id)
+        left[p.id] -= 1
+        if not left[p.id]:
+            queries.drop(kind, p.id)
         if p.error:
             api_errors[kind.name] += 1
             continue
@@ -325,7 +423,7 @@ def _score_stream(
             hit = same.get((p.id, p.response)) if kind.score_once else None
             if hit is None:
                 row = kind.score(maps, record, variant, p.response or "")
-                if kind.score_once:
+                if kind.score_once and left[p.id]:
                     same[(p.id, p.response)] = row
             else:
                 row = dict(hit)
@@ -349,13 +447,59 @@ def _score_stream(
         expected = queries.expected()
     summary = summarise(kept)
     summary["counts"] = {
-        "predictions": len(preds),
+        "predictions": len(ids),
         "scored": {k.name: sum(r["kind"] == k.name for r in kept) for k in queries.kinds},
         "api_errors": dict(api_errors),
         "format_errors": sum(not r["parsed"] for r in kept),
         "missing": expected - len(seen),
     }
     return summary
+
+
+def _prediction_lines(path: Path) -> tuple[list[str], list[tuple[int, int]]]:
+    """``(ids, (byte offset, line number) of each)`` of a ``predictions.jsonl``, one entry
+    per id in order of first appearance, pointing at the id's *last* row (the last row wins,
+    as :func:`load_predictions` and the run store read them). Only ids are read here (the
+    fast path of :func:`_row_id`; a row written otherwise is decoded and checked)."""
+    where_of: dict[str, tuple[int, int]] = {}
+    offset = 0
+    with open_regular(path, binary=True, error=ScoreError) as fh:
+        for n, raw in enumerate(fh, 1):
+            at = offset
+            offset += len(raw)
+            if not raw.strip():
+                continue
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ScoreError(f"{path}:{n}: not UTF-8 text ({exc.reason})") from None
+            if not line.strip():
+                continue
+            sid = None
+            if line.startswith('{"id": "'):
+                with contextlib.suppress(ValueError):
+                    sid = scanstring(line, 8)[0]
+            if sid is None:
+                sid = _prediction(line, path, n).id
+            where_of[sid] = (at, n)
+    return list(where_of), list(where_of.values())
+
+
+def _prediction(line: str | bytes, path: Path, n: int) -> Prediction:
+    d = loads_json(line, f"{path}:{n}", error=ScoreError)
+    try:
+        return parse_prediction(d)
+    except RecordError as exc:
+        raise ScoreError(f"{path}:{n}: not a prediction row ({exc})") from None
+
+
+def _stream_predictions(path: Path, lines: Sequence[tuple[int, int]]) -> Iterator[Prediction]:
+    """The predictions at ``lines`` (:func:`_prediction_lines`), each decoded and checked
+    as it is read."""
+    with open_regular(path, binary=True, error=ScoreError) as fh:
+        for at, n in lines:
+            fh.seek(at)
+            yield _prediction(fh.readline(), path, n)
 
 
 def load_predictions(run_dir: str | Path) -> list[Prediction]:
@@ -434,22 +578,39 @@ def score_run(
         info = _run_info(run)
     if predictions is not None:
         _adopt(run, Path(dataset_dir), predictions, info)
-    preds = predictions if predictions is not None else load_predictions(run)
+    ids: list[str] | None = None
+    preds: Iterable[Prediction]
+    if predictions is not None:
+        preds = predictions
+    else:  # read twice, ids first, so that the answers are not all held at once
+        path = run / "predictions.jsonl"
+        if not path.is_file():
+            raise ScoreError(f"{run_dir}: no predictions.jsonl")
+        ids, lines = _prediction_lines(path)
+        preds = _stream_predictions(path, lines)
     run.mkdir(parents=True, exist_ok=True)
     tmp = run / (SCORES + ".tmp")
     # each score row is written as it is computed (the file is renamed into place at the end)
     try:
         with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+            encode = _ROW_ENCODER.encode  # json.dumps(row, ensure_ascii=False, allow_nan=False)
+            write = fh.write
 
             def emit(row: dict[str, Any]) -> None:
                 try:  # the common case: nothing to clean
-                    text = json.dumps(row, ensure_ascii=False, allow_nan=False)
+                    text = encode(row)
                 except ValueError:
                     text = json.dumps(_clean(row), ensure_ascii=False)
-                fh.write(text + "\n")
+                write(text + "\n")
 
             summary = _score_stream(
-                dataset_dir, preds, emit, progress=progress, selection=info, verify=verify
+                dataset_dir,
+                preds,
+                emit,
+                progress=progress,
+                selection=info,
+                verify=verify,
+                ids=ids,
             )
         os.replace(tmp, run / SCORES)
     finally:
@@ -464,7 +625,12 @@ def _adopt(run: Path, dataset_dir: Path, preds: list[Prediction], info: dict[str
     writes ``predictions.jsonl`` and ``run.json`` where they are missing."""
     run.mkdir(parents=True, exist_ok=True)
     if not (run / "predictions.jsonl").exists():
-        write_jsonl(run / "predictions.jsonl", [p.to_dict() for p in preds])
+        # as write_jsonl([p.to_dict() for p in preds]) writes them, without the list of dicts
+        names = [f.name for f in fields(Prediction)]
+        encode = _JSONL_ENCODER.encode
+        with (run / "predictions.jsonl").open("w", encoding="utf-8", newline="\n") as fh:
+            for p in preds:
+                fh.write(encode({k: getattr(p, k) for k in names}) + "\n")
     if not info:
         models = sorted({p.model for p in preds if p.model})
         info.update(
@@ -490,7 +656,7 @@ def load_external_results(
     p = Path(path)
     ds = _open_dataset(dataset_dir, verify)
     try:
-        kinds, by_question, by_pair = _match_index(ds)
+        index = _MatchIndex(ds)
     except DatasetError as exc:
         raise ScoreError(str(exc)) from None
     out: list[Prediction] = []
@@ -501,9 +667,12 @@ def load_external_results(
         response = sample.get("response")
         if not isinstance(response, str):
             raise ScoreError(f"{where}: field 'response' (a string) is missing")
-        sid = _match_sample(sample, kinds, by_question, by_pair, where)
+        try:
+            sid = _match_sample(sample, index, where)
+        except DatasetError as exc:
+            raise ScoreError(str(exc)) from None
         model = str(sample.get("model", ""))
-        out.append(Prediction(id=sid, kind=kinds[sid], response=response, model=model))
+        out.append(Prediction(id=sid, kind=index.kinds[sid], response=response, model=model))
     return out
 
 
@@ -569,59 +738,86 @@ class _RPKey:
     id: str
     map_id: str
     category: str
-    question: bytes  # :func:`_digest` of the question
 
 
-def _match_index(
-    ds: Dataset,
-) -> tuple[dict[str, str], dict[bytes, list[str]], dict[tuple[str, str], list[_RPKey]]]:
-    """``(kind by sample id, ids by question digest, RP queries by (source, target) table
-    names)`` from one pass over the query files, reading only those fields of each row."""
-    kinds: dict[str, str] = {}
-    by_question: dict[bytes, list[str]] = defaultdict(list)
-    by_pair: dict[tuple[str, str], list[_RPKey]] = defaultdict(list)
-    for kind in all_kinds():
-        keys: tuple[str, ...] = ("id",)
-        if kind.match_question:
-            keys += ("question",)
-        if kind.match_pair:
-            keys = ("id", "map_id", "category", "question", *kind.match_pair)
-        for _, line, where in _scan(ds, kind.query_file):
-            f = _row_fields(line, keys, where)
-            if any(not isinstance(f[k], str) for k in keys):
-                row = loads_json(line, where, error=DatasetError)
-                try:
-                    kind.decode(row)  # names the bad field
-                except RecordError as exc:
-                    raise DatasetError(f"{where}: {exc}") from None
-                raise DatasetError(f"{where}: a field of {', '.join(keys)} is not a string")
-            sid = f["id"]
-            for sample_id, _ in kind.sample_ids(sid):
-                kinds[sample_id] = kind.name
+class _MatchIndex:
+    """``kinds`` (kind by sample id) and ``by_pair`` (RP queries by (source, target) table
+    names) from one pass over the query files, reading only those fields of each row.
+
+    Question digests (:func:`_digest`) are needed only for a sample that names no station
+    pair, or whose pair is ambiguous: they are read in a second pass, the first time one is
+    asked for (most results files never ask)."""
+
+    def __init__(self, ds: Dataset) -> None:
+        self.ds = ds
+        self.kinds: dict[str, str] = {}
+        self.by_pair: dict[tuple[str, str], list[_RPKey]] = defaultdict(list)
+        self._by_question: dict[bytes, list[str]] | None = None
+        self._question_of: dict[str, bytes] = {}
+        for kind in all_kinds():
+            keys: tuple[str, ...] = ("id",)
+            if kind.match_pair:
+                keys = ("id", "map_id", "category", *kind.match_pair)
+            for _, line, where in _scan(ds, kind.query_file):
+                f = _fields_checked(kind, line, keys, where)
+                sid = f["id"]
+                for sample_id, _ in kind.sample_ids(sid):
+                    self.kinds[sample_id] = kind.name
+                if kind.match_pair:
+                    a, b = kind.match_pair
+                    pair = (table_name(f[a]), table_name(f[b]))
+                    self.by_pair[pair].append(_RPKey(sid, f["map_id"], f["category"]))
+
+    def _questions(self) -> None:
+        """The second pass: the digest of every question of the kinds matched by question."""
+        by_question: dict[bytes, list[str]] = defaultdict(list)
+        for kind in all_kinds():
             if not kind.match_question:
                 continue
-            question = _digest(f["question"])
-            by_question[question].append(sid)
-            if kind.match_pair:
-                a, b = kind.match_pair
-                pair = (table_name(f[a]), table_name(f[b]))
-                by_pair[pair].append(_RPKey(sid, f["map_id"], f["category"], question))
-    return kinds, by_question, by_pair
+            keys = ("id", "question")
+            for _, line, where in _scan(self.ds, kind.query_file):
+                f = _fields_checked(kind, line, keys, where)
+                question = _digest(f["question"])
+                by_question[question].append(f["id"])
+                if kind.match_pair:
+                    self._question_of[f["id"]] = question
+        self._by_question = by_question
+
+    def by_question(self, digest: bytes) -> list[str]:
+        """Ids of the queries whose question has ``digest``."""
+        if self._by_question is None:
+            self._questions()
+        assert self._by_question is not None
+        return self._by_question.get(digest, [])
+
+    def question_of(self, key: _RPKey) -> bytes:
+        """The question digest of one RP query."""
+        if self._by_question is None:
+            self._questions()
+        return self._question_of[key.id]
 
 
-def _match_sample(
-    sample: dict[str, Any],
-    known: dict[str, str],
-    by_question: dict[bytes, list[str]],
-    by_pair: dict[tuple[str, str], list[_RPKey]],
-    where: str,
-) -> str:
+def _fields_checked(kind: TaskKind, line: str, keys: Sequence[str], where: str) -> dict[str, Any]:
+    """:func:`_row_fields` of a row whose ``keys`` must be strings (an error names the row
+    and, when the kind's decoder finds one, the bad field)."""
+    f = _row_fields(line, keys, where)
+    if any(not isinstance(f[k], str) for k in keys):
+        row = loads_json(line, where, error=DatasetError)
+        try:
+            kind.decode(row)  # names the bad field
+        except RecordError as exc:
+            raise DatasetError(f"{where}: {exc}") from None
+        raise DatasetError(f"{where}: a field of {', '.join(keys)} is not a string")
+    return f
+
+
+def _match_sample(sample: dict[str, Any], index: _MatchIndex, where: str) -> str:
     sid = sample.get("id")
-    if isinstance(sid, str) and sid in known:
+    if isinstance(sid, str) and sid in index.kinds:
         return sid
     question = str(sample.get("question", "")).strip()
     if "station_1" in sample and "station_2" in sample:
-        cands = by_pair.get(
+        cands = index.by_pair.get(
             (table_name(str(sample["station_1"])), table_name(str(sample["station_2"]))), []
         )
         city = str(sample.get("city", "")).strip().lower()
@@ -631,14 +827,14 @@ def _match_sample(
             cands = [q for q in cands if q.category == sample["category"]]
         if question and len(cands) > 1:
             digest = _digest(question)
-            cands = [q for q in cands if q.question == digest] or cands
+            cands = [q for q in cands if index.question_of(q) == digest] or cands
         if len(cands) == 1:
             return cands[0].id
         raise ScoreError(
             f"{where}: {len(cands)} route-planning queries match "
             f"{sample['station_1']!r} → {sample['station_2']!r}; add an 'id' or 'category' field"
         )
-    ids = by_question.get(_digest(question), [])
+    ids = index.by_question(_digest(question))
     if len(ids) == 1:
         return ids[0]
     raise ScoreError(f"{where}: matches {len(ids)} dataset queries; add an 'id' field")

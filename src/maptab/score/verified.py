@@ -48,6 +48,10 @@ from maptab.score.parse import ParsedRoute, normalise_name
 __all__ = ["StationIndex", "Verification", "gold_routes", "station_index", "verify_route"]
 
 
+_RESOLVED_KEPT = 1 << 16  # names remembered per map (StationIndex.resolve)
+_UNSEEN = object()
+
+
 class StationIndex:
     """Exact name → station key look-up for one network (keys, table spellings, labels),
     insensitive to case, diacritics and whitespace runs only."""
@@ -62,13 +66,26 @@ class StationIndex:
                 n = normalise_name(name)
                 prev = self._norm.get(n, key)
                 self._norm[n] = key if prev == key else None  # two stations: ambiguous
+        #: ordered pairs of stations joined by at least one edge
+        self.adjacent: frozenset[tuple[str, str]] = frozenset(
+            pair for e in network.edges for pair in ((e.u, e.v), (e.v, e.u))
+        )
+        # name -> key memo (answers repeat names); cleared when full, like MATCH_CACHE
+        self._resolved: dict[str, str | None] = {}
 
     def resolve(self, name: str) -> str | None:
         """The station key that ``name`` denotes, or ``None``."""
+        memo = self._resolved
+        key = memo.get(name, _UNSEEN)
+        if key is not _UNSEEN:
+            return key  # type: ignore[return-value]
         key = self.network.resolve(name)
-        if key is not None:
-            return key
-        return self._norm.get(normalise_name(name))
+        if key is None:
+            key = self._norm.get(normalise_name(name))
+        if len(memo) >= _RESOLVED_KEPT:
+            memo.clear()
+        memo[name] = key
+        return key
 
 
 # per-map caches keep this many maps (a paper-size dataset has 328; keeping only a few dozen
@@ -112,6 +129,7 @@ def gold_routes(
 
 
 _MEMO_SIZE = 100_000
+_WEIGHTED_KEPT = 1024
 _GOLD: KeyedCache[tuple[StationIndex, tuple[str, ...]], Any] = KeyedCache(_MEMO_SIZE)
 
 
@@ -137,7 +155,10 @@ class _Costing:
 
     def __init__(self) -> None:
         self._tables: IdentityCache[Network, CostTable] = IdentityCache(_MAPS_KEPT * 3)
-        self._weighted: IdentityCache[CostTable, WeightedCosts] = IdentityCache(_MEMO_SIZE)
+        # (table, weights) -> per-item costs: lists as long as the map, and criteria queries
+        # draw their own weights, so a paper-size run would fill 100,000 entries with
+        # gigabytes; it is reused by the answers to one query, scored one after the other
+        self._weighted: IdentityCache[CostTable, WeightedCosts] = IdentityCache(_WEIGHTED_KEPT)
         # (network, items, stations, weights, cost model) -> assessment: each distinct route
         # is costed once (answers repeat routes; every answer costs its gold)
         self._assessed: IdentityCache[Network, Any] = IdentityCache(_MEMO_SIZE)
@@ -200,20 +221,25 @@ def verify_route(
     if parsed is None:
         return Verification(parsed=False, error_type=error_type(None))
     index = station_index(network)
-    keys = [index.resolve(s) for s in parsed.stations]
+    resolve = index.resolve
+    keys = [resolve(s) for s in parsed.stations]
     v = Verification(parsed=True, stations=keys)
-    v.unresolved_names = [s for s, k in zip(parsed.stations, keys, strict=True) if k is None]
-    source = index.resolve(query.source) or table_name(query.source)
-    target = index.resolve(query.target) or table_name(query.target)
+    if None in keys:
+        v.unresolved_names = [s for s, k in zip(parsed.stations, keys, strict=True) if k is None]
+        resolved = [k for k in keys if k is not None]
+    else:
+        resolved = keys
+    source = resolve(query.source) or table_name(query.source)
+    target = resolve(query.target) or table_name(query.target)
     v.endpoints_ok = bool(keys) and keys[0] == source and keys[-1] == target
-    resolved = [k for k in keys if k is not None]
     v.simple = len(set(resolved)) == len(resolved)
-    v.adjacent = not v.unresolved_names and all(
-        network.edges_between(a, b) for a, b in zip(resolved, resolved[1:], strict=False)
+    # every consecutive pair joined by an edge (network.edges_between, as a set look-up)
+    v.adjacent = not v.unresolved_names and index.adjacent.issuperset(
+        zip(resolved, resolved[1:], strict=False)
     )
     v.valid = not v.unresolved_names and v.endpoints_ok and v.simple and v.adjacent
     if v.valid:
-        stations = [k for k in keys if k is not None]
+        stations: list[str] = resolved  # valid: every name resolved
         category = RP_BY_NAME.get(query.category)
         costed = network
         if category is not None and category.items == "vertex":
@@ -225,7 +251,9 @@ def verify_route(
         if not gold:
             raise ValueError(f"query {query.id}: no gold route")
         try:
-            best, _ = _COSTING.assess(costed, list(gold[0][0]), query)
+            first = gold[0][0]
+            # the first gold route itself (the usual right answer) costs what was just found
+            best = cost if stations == list(first) else _COSTING.assess(costed, first, query)[0]
         except ValueError as exc:
             raise ValueError(
                 f"query {query.id}: gold route does not fit map {network.map_id!r}: {exc}"
