@@ -26,9 +26,27 @@ TOTAL_FIELDS = ("Total_Time", "Total_Price", "Average_Comfort Level", "Average_R
 CRITERIA = ("time", "price", "comfort", "reliability")
 
 
+@cache
+def field_names(cls: type) -> tuple[str, ...]:
+    """The field names of the dataclass ``cls``, in order; computed once per class, so
+    decoding and encoding rows does not call :func:`dataclasses.fields` per row."""
+    return tuple(f.name for f in fields(cls))
+
+
+@cache
+def _known(cls: type) -> frozenset[str]:
+    return frozenset(field_names(cls))
+
+
 def _shallow(record: Any) -> dict[str, Any]:
     """Field name -> value, without copying nested containers (records are JSON-ready)."""
-    return {f.name: getattr(record, f.name) for f in fields(record)}
+    return {name: getattr(record, name) for name in field_names(type(record))}
+
+
+def _known_fields(cls: type, d: dict[str, Any]) -> dict[str, Any]:
+    """The items of ``d`` that are fields of ``cls`` (keys it does not know are ignored)."""
+    known = _known(cls)
+    return {k: v for k, v in d.items() if k in known}
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,8 +168,7 @@ class RPQuery:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RPQuery:
-        known = {f.name for f in fields(cls)}
-        kw = {k: v for k, v in d.items() if k in known}
+        kw = _known_fields(cls, d)
         totals = {k: d[k] for k in TOTAL_FIELDS if d.get(k) is not None}
         kw["totals"] = totals or None
         return cls(**kw)
@@ -184,8 +201,7 @@ class QAQuery:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> QAQuery:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
+        return cls(**_known_fields(cls, d))
 
 
 @dataclass(slots=True)
@@ -224,8 +240,7 @@ class ReasonMapQuestion:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ReasonMapQuestion:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
+        return cls(**_known_fields(cls, d))
 
 
 @dataclass(slots=True)
@@ -253,8 +268,7 @@ class Prediction:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Prediction:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
+        return cls(**_known_fields(cls, d))
 
 
 class RecordError(MaptabError):
