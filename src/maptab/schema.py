@@ -328,9 +328,24 @@ def _checker(tp: Any) -> Check:
     raise TypeError(f"no JSON check for the annotation {tp!r}")
 
 
+def _scalar_kinds(tp: Any) -> frozenset[type] | None:
+    """The JSON types a scalar annotation (or a union of scalars) accepts; ``None`` for any
+    other annotation (checked by its :func:`_checker`)."""
+    if tp is None:
+        tp = type(None)
+    if tp in _SCALARS:
+        return _SCALARS[tp]
+    if typing.get_origin(tp) in (Union, types.UnionType):
+        args = typing.get_args(tp)
+        if all(t in _SCALARS for t in args):
+            return frozenset().union(*(_SCALARS[t] for t in args))
+    return None
+
+
 @cache
-def _plan(cls: type) -> tuple[tuple[str, bool, Check, str], ...]:
-    """Per field of the dataclass ``cls``: name, required, check, annotation text."""
+def _plan(cls: type) -> tuple[tuple[str, bool, Check, str, frozenset[type] | None], ...]:
+    """Per field of the dataclass ``cls``: name, required, check, annotation text, and the
+    accepted types of a scalar field (compared directly, without calling the check)."""
     hints = typing.get_type_hints(cls)
     return tuple(
         (
@@ -338,9 +353,13 @@ def _plan(cls: type) -> tuple[tuple[str, bool, Check, str], ...]:
             f.default is MISSING and f.default_factory is MISSING,
             _checker(hints[f.name]),
             _type_text(hints[f.name]),
+            _scalar_kinds(hints[f.name]),
         )
         for f in fields(cls)
     )
+
+
+_ABSENT = object()
 
 
 def _type_ok(value: Any, tp: Any) -> bool:
@@ -359,12 +378,13 @@ def check_fields(cls: type, row: Any) -> str | None:
     missing, a value of the wrong JSON type), or ``None``. Unknown keys are ignored."""
     if type(row) is not dict:
         return f"expected a JSON object, found {type(row).__name__}"
-    for name, required, ok, text in _plan(cls):
-        if name not in row:
+    for name, required, ok, text, kinds in _plan(cls):
+        value = row.get(name, _ABSENT)
+        if value is _ABSENT:
             if required:
                 return f"field {name!r} is missing"
-        elif not ok(row[name]):
-            return f"field {name!r}: expected {text}, found {type(row[name]).__name__}"
+        elif type(value) not in kinds if kinds is not None else not ok(value):
+            return f"field {name!r}: expected {text}, found {type(value).__name__}"
     return None
 
 
