@@ -222,6 +222,8 @@ class OracleProvider(_Baseline):
     def __init__(self, seed: int = 0) -> None:
         super().__init__(seed)
         self._answers: KeyedCache[tuple[Any, ...], str] = KeyedCache(ANSWER_CACHE)
+        # keyed by the network's id; the entry holds the network, so the id stays its own
+        self._plans: KeyedCache[tuple[int, str, str], tuple[Network, Any]] = KeyedCache(64)
 
     def rp_text(self, request: ChatRequest, q: RPQuery, s: str, t: str) -> str:
         """The answer of :meth:`_rp_text`, remembered per query: everything the answer
@@ -271,7 +273,9 @@ class OracleProvider(_Baseline):
         return answer_block(qa_answer_of(QAQuery.from_dict(row), self.network(request)))
 
     def reasonmap(self, net: Network, row: dict[str, Any], s: str, t: str) -> list[dict[str, Any]]:
-        return [asdict(seg) for seg in plan_routes(net, s, t)[0]]
+        """The best plan's segments; a row's short and long requests share one planning."""
+        best = self._plans.get((id(net), s, t), lambda: (net, plan_routes(net, s, t)[0]))[1]
+        return [asdict(seg) for seg in best]
 
 
 class ShortestProvider(_Baseline):
