@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from maptab.dataset import DatasetError
 from maptab.generate.pipeline import build_benchmark
 from maptab.run import make_provider, run
 from maptab.run.baselines import OracleProvider, answer_block, totals_lines
@@ -225,3 +226,48 @@ def test_missing_counts_only_the_samples_the_run_selected(dataset, tmp_path):
     rows = sum(1 for name in ("rp", "qa") for _ in _jsonl(dataset / f"{name}.jsonl"))
     rows += 2 * len(_jsonl(dataset / "reasonmap.jsonl"))
     assert whole["counts"]["missing"] == rows - 20
+
+
+def test_baselines_do_not_read_messages_and_get_the_question_only(dataset):
+    """Baselines answer from ``meta``: the runner builds them no tables and no image."""
+    from maptab.run.base import uses_messages
+    from maptab.run.requests import RequestBuilder, iter_samples
+
+    for name in ("oracle", "shortest", "random", "blank"):
+        assert not uses_messages(make_provider(name))
+    assert uses_messages(object())  # a provider without the flag reads its messages
+    builder = RequestBuilder(dataset, messages=False, images=False)
+    full = RequestBuilder(dataset, images=False)
+    for sample in iter_samples(dataset, categories=["time"], limit=3):
+        lean, rich = builder.request(sample), full.request(sample)
+        assert lean.messages[0]["content"] == rich.messages[0]["content"][:1]
+        assert lean.meta == rich.meta
+        assert len(rich.messages[0]["content"]) == 3  # question, Edge_tab, Vertex_tab
+    sample = next(iter(iter_samples(dataset, categories=["time"], limit=1)))
+    sample.row["tables"]["edges"][0] = 10**6
+    with pytest.raises(DatasetError, match="'tables.edges' has a row index out of range"):
+        builder.request(sample)
+
+
+def test_oracle_answers_from_its_memo_as_it_solved(dataset):
+    """Asked the same rows twice, the oracle gives the same answers (the second time from
+    its memo); rows that differ only in what the answer does not depend on share one."""
+    rows = [r for r in _jsonl(dataset / "rp.jsonl")][:48]
+    oracle = OracleProvider()
+
+    def ask(row: dict[str, Any]) -> str:
+        meta = {"dataset": str(dataset), "map_id": row["map_id"], "sample": row}
+        return oracle.answer(ChatRequest(row["id"], "rp", [], meta))
+
+    first = [ask(r) for r in rows]
+    assert [ask(r) for r in rows] == first
+    assert [
+        OracleProvider().answer(
+            ChatRequest(
+                r["id"], "rp", [], {"dataset": str(dataset), "map_id": r["map_id"], "sample": r}
+            )
+        )
+        for r in rows
+    ] == first
+    free = [a for r, a in zip(rows, first, strict=True) if r["category"] in CRITERIA_FREE]
+    assert free and len(set(free)) * 3 == len(free)  # three categories per OD pair, one query

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from maptab.costs import CostError, Weights, optimal_assignments, route_cost, within
 from maptab.network import Edge, Network, Vertex
 from maptab.solver import (
+    MAX_EXPANSIONS,
     Route,
     SearchLimit,
     Solver,
@@ -351,8 +352,15 @@ def test_additive_matches_brute_force(net, weights, items, data):
     ref = brute_force_routes(net, s, t, weights, items=items)
     assert_same_gold(net, got, ref, weights, items, "additive")
     # a repeated source is answered from a whole cached shortest-path tree: same gold
+    # (the memo of solved queries is cleared so that the tree is what answers)
     for _ in range(2):
+        solver._solved.clear()
         assert solver.optimal_routes(s, t, weights) == got
+    # and a query asked again is answered from the memo: same gold, a list of its own
+    again = solver.solve(s, t, weights)
+    assert again.routes == got
+    again.routes.clear()
+    assert solver.optimal_routes(s, t, weights) == got
 
 
 @PROPS
@@ -377,6 +385,19 @@ def test_criteria_free_matches_brute_force(net, data):
     ref = brute_force_routes(net, s, t)
     assert_same_gold(net, got, ref, None, "edge_vertex", "additive")
     assert len({r.vertex_count for r in got}) <= 1
+    assert fewest_stations(net, s, t) == got  # from the memo
+
+
+def test_memo_key_holds_the_search_settings():
+    """A solver whose search settings change does not answer from the memo of the old ones."""
+    net = metro({"A": ["a", "b", "c", "d", "e"], "B": ["a", "x", "y", "e"], "C": ["b", "z", "d"]})
+    solver = Solver(net)
+    full = solver.solve("a", "e", Weights(1, 0, 0, 0), max_routes=1)
+    solver.max_expansions = 1
+    with pytest.raises(SearchLimit):
+        solver.solve("a", "e", Weights(1, 0, 0, 0), max_routes=1)
+    solver.max_expansions = MAX_EXPANSIONS
+    assert solver.solve("a", "e", Weights(1, 0, 0, 0), max_routes=1) == full
 
 
 @PROPS

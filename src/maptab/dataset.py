@@ -255,14 +255,25 @@ class DatasetWriter:
 
     def add(self, kind: str, rows: list[RPQuery] | list[QAQuery] | list[ReasonMapQuestion]) -> None:
         """Append query records of ``kind`` (``rp``, ``qa`` or ``reasonmap``) to its JSONL file."""
+        self._query_file(kind).writelines(query_lines(rows))
+        self.counts[kind] += len(rows)
+
+    def _query_file(self, kind: str) -> IO[str]:
         fh = self._files.get(kind)
         if fh is None:
             fh = self._files[kind] = (self.root / QUERY_FILES[kind]).open(
                 "w", encoding="utf-8", newline="\n"
             )
-        for r in rows:
-            fh.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
-        self.counts[kind] += len(rows)
+        return fh
+
+    def add_part(self, kind: str, part: Path, count: int) -> None:
+        """Append the JSONL file ``part`` (``count`` rows written by :func:`query_lines`,
+        e.g. by a worker process) to the file of ``kind``, then delete it."""
+        fh = self._query_file(kind)
+        with part.open(encoding="utf-8", newline="\n") as src:
+            shutil.copyfileobj(src, fh)
+        part.unlink()
+        self.counts[kind] += count
 
     def finish(self) -> dict[str, Any]:
         """Close the JSONL files (an empty one for a kind with no rows), write the manifest
@@ -295,6 +306,13 @@ class DatasetWriter:
         _swap_into_place(self.root, self.target)
         self.root = self.target
         return manifest
+
+
+def query_lines(rows: Iterable[Any]) -> Iterator[str]:
+    """The JSONL lines of query records (each with ``to_dict``), as the dataset files hold
+    them: keys in field order, UTF-8 text unescaped, ``\\n`` line ends."""
+    for r in rows:
+        yield json.dumps(r.to_dict(), ensure_ascii=False) + "\n"
 
 
 _BUILDING = ".building-"

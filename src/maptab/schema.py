@@ -26,9 +26,27 @@ TOTAL_FIELDS = ("Total_Time", "Total_Price", "Average_Comfort Level", "Average_R
 CRITERIA = ("time", "price", "comfort", "reliability")
 
 
+@cache
+def field_names(cls: type) -> tuple[str, ...]:
+    """The field names of the dataclass ``cls``, in order; computed once per class, so
+    decoding and encoding rows does not call :func:`dataclasses.fields` per row."""
+    return tuple(f.name for f in fields(cls))
+
+
+@cache
+def _known(cls: type) -> frozenset[str]:
+    return frozenset(field_names(cls))
+
+
 def _shallow(record: Any) -> dict[str, Any]:
     """Field name -> value, without copying nested containers (records are JSON-ready)."""
-    return {f.name: getattr(record, f.name) for f in fields(record)}
+    return {name: getattr(record, name) for name in field_names(type(record))}
+
+
+def _known_fields(cls: type, d: dict[str, Any]) -> dict[str, Any]:
+    """The items of ``d`` that are fields of ``cls`` (keys it does not know are ignored)."""
+    known = _known(cls)
+    return {k: v for k, v in d.items() if k in known}
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,8 +168,7 @@ class RPQuery:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RPQuery:
-        known = {f.name for f in fields(cls)}
-        kw = {k: v for k, v in d.items() if k in known}
+        kw = _known_fields(cls, d)
         totals = {k: d[k] for k in TOTAL_FIELDS if d.get(k) is not None}
         kw["totals"] = totals or None
         return cls(**kw)
@@ -184,8 +201,7 @@ class QAQuery:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> QAQuery:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
+        return cls(**_known_fields(cls, d))
 
 
 @dataclass(slots=True)
@@ -224,8 +240,7 @@ class ReasonMapQuestion:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ReasonMapQuestion:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
+        return cls(**_known_fields(cls, d))
 
 
 @dataclass(slots=True)
@@ -253,8 +268,7 @@ class Prediction:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Prediction:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
+        return cls(**_known_fields(cls, d))
 
 
 class RecordError(MaptabError):
@@ -314,9 +328,24 @@ def _checker(tp: Any) -> Check:
     raise TypeError(f"no JSON check for the annotation {tp!r}")
 
 
+def _scalar_kinds(tp: Any) -> frozenset[type] | None:
+    """The JSON types a scalar annotation (or a union of scalars) accepts; ``None`` for any
+    other annotation (checked by its :func:`_checker`)."""
+    if tp is None:
+        tp = type(None)
+    if tp in _SCALARS:
+        return _SCALARS[tp]
+    if typing.get_origin(tp) in (Union, types.UnionType):
+        args = typing.get_args(tp)
+        if all(t in _SCALARS for t in args):
+            return frozenset().union(*(_SCALARS[t] for t in args))
+    return None
+
+
 @cache
-def _plan(cls: type) -> tuple[tuple[str, bool, Check, str], ...]:
-    """Per field of the dataclass ``cls``: name, required, check, annotation text."""
+def _plan(cls: type) -> tuple[tuple[str, bool, Check, str, frozenset[type] | None], ...]:
+    """Per field of the dataclass ``cls``: name, required, check, annotation text, and the
+    accepted types of a scalar field (compared directly, without calling the check)."""
     hints = typing.get_type_hints(cls)
     return tuple(
         (
@@ -324,9 +353,13 @@ def _plan(cls: type) -> tuple[tuple[str, bool, Check, str], ...]:
             f.default is MISSING and f.default_factory is MISSING,
             _checker(hints[f.name]),
             _type_text(hints[f.name]),
+            _scalar_kinds(hints[f.name]),
         )
         for f in fields(cls)
     )
+
+
+_ABSENT = object()
 
 
 def _type_ok(value: Any, tp: Any) -> bool:
@@ -345,12 +378,13 @@ def check_fields(cls: type, row: Any) -> str | None:
     missing, a value of the wrong JSON type), or ``None``. Unknown keys are ignored."""
     if type(row) is not dict:
         return f"expected a JSON object, found {type(row).__name__}"
-    for name, required, ok, text in _plan(cls):
-        if name not in row:
+    for name, required, ok, text, kinds in _plan(cls):
+        value = row.get(name, _ABSENT)
+        if value is _ABSENT:
             if required:
                 return f"field {name!r} is missing"
-        elif not ok(row[name]):
-            return f"field {name!r}: expected {text}, found {type(row[name]).__name__}"
+        elif type(value) not in kinds if kinds is not None else not ok(value):
+            return f"field {name!r}: expected {text}, found {type(value).__name__}"
     return None
 
 

@@ -167,6 +167,29 @@ def _topological_order(s: int, succ: dict[int, list[int]]) -> list[int]:
     return order[::-1]
 
 
+class _Adjacency:
+    """Arcs ``[(end, cost), …]`` per state for one weight vector, each state's list built on
+    first use: the arcs of state ``x`` are ``bounds[x]:bounds[x + 1]`` of ``ends`` and
+    ``costs``. A search touches a fraction of the states, so building every list up front
+    (a large map has thousands of states) cost more than the search."""
+
+    __slots__ = ("_bounds", "_costs", "_ends", "_rows")
+
+    def __init__(self, ends: list[int], costs: list[float], bounds: list[int]) -> None:
+        self._ends, self._costs, self._bounds = ends, costs, bounds
+        self._rows: list[list[tuple[int, float]] | None] = [None] * (len(bounds) - 1)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, x: int) -> list[tuple[int, float]]:
+        row = self._rows[x]
+        if row is None:
+            a, b = self._bounds[x], self._bounds[x + 1]
+            row = self._rows[x] = list(zip(self._ends[a:b], self._costs[a:b], strict=True))
+        return row
+
+
 @dataclass(frozen=True)
 class Solution:
     """The optimal routes of one query: ``count`` of them in all (exact), ``routes`` the
@@ -184,6 +207,11 @@ class Solution:
         """More optimal routes exist than are listed."""
         return self.count > len(self.routes)
 
+
+SOLVED_CACHE = 4096
+"""Queries a :class:`Solver` remembers (least recently used dropped first): a query asked
+again (the three criteria-free categories of an OD pair, a rerun, a baseline answering a
+dataset) is answered from the memo. A solution is a few routes, so the memo stays small."""
 
 MAX_EXPANSIONS = 200_000
 """Default cap on the node expansions of one exact search (best-first simple-path search,
@@ -299,9 +327,19 @@ class Solver:
         self.arc_tail = np.array(tails, dtype=np.int64)
         self.arc_head = np.array(heads, dtype=np.int64)
         self.arc_feat = np.array(feats).reshape(len(tails), table.leave.shape[1])
-        self._arc_cache: KeyedCache[tuple[float, ...], tuple[list, list, WeightedCosts]] = (
-            KeyedCache(16)
-        )
+        # the arcs grouped by tail (they are generated in tail order) and, stably, by head:
+        # per weight vector only the costs change, sliced into these groups (_build_arcs)
+        self._by_head = np.argsort(self.arc_head, kind="stable")
+        self._fwd_heads = self.arc_head.tolist()
+        self._rev_tails = self.arc_tail[self._by_head].tolist()
+        self._fwd_bounds = np.searchsorted(self.arc_tail, np.arange(self.n_states + 1)).tolist()
+        self._rev_bounds = np.searchsorted(
+            self.arc_head[self._by_head], np.arange(self.n_states + 1)
+        ).tolist()
+        self._arc_cache: KeyedCache[
+            tuple[float, ...], tuple[_Adjacency, _Adjacency, WeightedCosts]
+        ] = KeyedCache(16)
+        self._solved: KeyedCache[tuple, Solution] = KeyedCache(SOLVED_CACHE)
 
     # ------------------------------------------------------------------ helpers
     def _candidate_cap(self, max_routes: int) -> int:
@@ -323,24 +361,21 @@ class Solver:
             raise CostError(f"source and target are the same station {self.table.stations[s]!r}")
         return s, t
 
-    def _arcs(self, weights: Weights) -> tuple[list, list, WeightedCosts]:
+    def _arcs(self, weights: Weights) -> tuple[_Adjacency, _Adjacency, WeightedCosts]:
         """Forward and reverse adjacency ``[(head, cost), …]`` per state, and the costs."""
         key = tuple(weights.as_list())
         return self._arc_cache.get(key, lambda: self._build_arcs(weights, key))
 
     def _build_arcs(
         self, weights: Weights, key: tuple[float, ...]
-    ) -> tuple[list, list, WeightedCosts]:
+    ) -> tuple[_Adjacency, _Adjacency, WeightedCosts]:
         costs = self.table.weighted(weights)
         _check_non_negative(self.table, costs, weights)
         w = np.zeros(self.arc_feat.shape[1])
         w[:4] = key
-        cost = (self.arc_feat @ w).tolist()
-        fwd: list[list[tuple[int, float]]] = [[] for _ in range(self.n_states)]
-        rev: list[list[tuple[int, float]]] = [[] for _ in range(self.n_states)]
-        for x, y, c in zip(self.arc_tail.tolist(), self.arc_head.tolist(), cost, strict=True):
-            fwd[x].append((y, c))
-            rev[y].append((x, c))
+        cost = self.arc_feat @ w
+        fwd = _Adjacency(self._fwd_heads, cost.tolist(), self._fwd_bounds)
+        rev = _Adjacency(self._rev_tails, cost[self._by_head].tolist(), self._rev_bounds)
         return fwd, rev, costs
 
     def _hops_from(self, t: int) -> list[int]:
@@ -449,6 +484,17 @@ class Solver:
         if cap < 1:
             raise CostError(f"max_routes must be at least 1, got {cap}")
         s, t = self._endpoints(source, target)
+        w = None if weights is None else tuple(weights.as_list())
+        mode = (model, max_detour if model == "mean" else 0) if w else None
+        # the search settings are in the key too: a test may change them between queries
+        key = (s, t, w, mode, cap, self.candidates, self.max_expansions)
+        solved = self._solved.get(key, lambda: self._solve(s, t, weights, model, max_detour, cap))
+        # a fresh list per call: a caller may edit it without changing the memo
+        return Solution(list(solved.routes), solved.count, solved.method)
+
+    def _solve(
+        self, s: int, t: int, weights: Weights | None, model: str, max_detour: int, cap: int
+    ) -> Solution:
         if weights is None:
             return self._fewest(s, t, cap)
         if model == "mean":
@@ -496,7 +542,7 @@ class Solver:
         return Solution(routes[:max_routes], len(routes), "best-first")
 
     def _distances(
-        self, s: int, t: int, weights: Weights, fwd: list, dest: float = 0.0
+        self, s: int, t: int, weights: Weights, fwd: _Adjacency, dest: float = 0.0
     ) -> list[float]:
         """State distances from ``s``: exact for every state within :func:`_slack` of the
         optimum to ``t`` (``dest``: the target's destination item cost, part of ``J``).
@@ -547,7 +593,7 @@ class Solver:
         return dist
 
     def _tied_simple_paths(
-        self, s: int, t: int, dist: list[float], rev: list, slack: float, cap: int
+        self, s: int, t: int, dist: list[float], rev: _Adjacency, slack: float, cap: int
     ) -> tuple[list[list[int]], bool]:
         """Simple station paths of the state walks to ``t`` whose every arc is tight within
         ``slack`` (``dist[y] + c <= dist[x] + slack``), and whether that list is complete.
@@ -593,7 +639,7 @@ class Solver:
         return paths[:cap], complete
 
     def _tight_dag(
-        self, s: int, t: int, fwd: list, dist: list[float], h: list[float], bound: float
+        self, s: int, t: int, fwd: _Adjacency, dist: list[float], h: list[float], bound: float
     ) -> dict[int, list[int]] | None:
         """The station graph of the arcs on near-optimal walks, or ``None`` if it has a cycle.
 
@@ -741,7 +787,7 @@ class Solver:
             total += n_paths * sum(c for tr, c in tied if tr == fewest)
         return total
 
-    def _reverse_distances(self, t: int, rev: list) -> list[float]:
+    def _reverse_distances(self, t: int, rev: _Adjacency) -> list[float]:
         """Exact walk cost-to-go of every state to any state of station ``t`` (reverse
         Dijkstra on the state graph; ``inf`` when ``t`` is unreachable). A lower bound on the
         rest of every simple path, and consistent: ``h[x] <= c + h[y]`` for every arc."""
@@ -767,7 +813,7 @@ class Solver:
         self,
         s: int,
         t: int,
-        fwd: list,
+        fwd: _Adjacency,
         h: list[float],
         dest: float,
         query: str,

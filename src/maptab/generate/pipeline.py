@@ -22,7 +22,7 @@ import os
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,12 +31,14 @@ from typing import Any
 import numpy as np
 
 from maptab.dataset import (
+    QUERY_FILES,
     TABLE_FILES,
     DatasetError,
     DatasetWriter,
     MapEntry,
     MapImager,
     draw_map_image,
+    query_lines,
 )
 from maptab.generate import allocation, attributes, difficulty, qa, synth
 from maptab.generate.prompts import rp_prompt
@@ -265,7 +267,10 @@ def qa_queries_for_map(
 
 @dataclass(frozen=True, slots=True)
 class MapJob:
-    """Everything one map's queries depend on (so maps can be built in parallel)."""
+    """Everything one map's queries depend on (so maps can be built in parallel).
+
+    ``delay_s`` is a test hook (:data:`SLOW_MAPS`): seconds to wait before the map's
+    queries are computed, to show how a slow map affects the build."""
 
     net: Network
     entry: MapEntry
@@ -276,10 +281,33 @@ class MapJob:
     report_totals: bool
     cost_model: str
     reasonmap_per_map: int
+    delay_s: float = 0.0
+
+
+SLOW_MAPS: dict[str, float] = {}
+"""Test hook: map id -> seconds its job waits before computing its queries (a slow map).
+The variable ``MAPTAB_SLOW_MAPS`` (``ID=SECONDS,ID=SECONDS``) adds to it for a whole
+``maptab build``; benchmarks/bench_build.py uses it to time a build with one slow map."""
+SLOW_MAPS_ENV = "MAPTAB_SLOW_MAPS"
+
+
+def _slow_maps() -> dict[str, float]:
+    """:data:`SLOW_MAPS` and the maps named in ``MAPTAB_SLOW_MAPS``."""
+    slow = dict(SLOW_MAPS)
+    for item in os.environ.get(SLOW_MAPS_ENV, "").split(","):
+        name, sep, seconds = item.strip().rpartition("=")
+        if sep and name:
+            try:
+                slow[name] = float(seconds)
+            except ValueError:
+                raise DatasetError(f"{SLOW_MAPS_ENV}: {item!r} is not ID=SECONDS") from None
+    return slow
 
 
 def map_queries(job: MapJob) -> tuple[list[RPQuery], list[QAQuery], list[ReasonMapQuestion]]:
     """The RP, QA and (metro maps of presets that ask for them) ReasonMap queries of one map."""
+    if job.delay_s > 0:
+        time.sleep(job.delay_s)
     net, entry = job.net, job.entry
     rp = rp_queries_for_map(
         net,
@@ -302,6 +330,26 @@ def map_queries(job: MapJob) -> tuple[list[RPQuery], list[QAQuery], list[ReasonM
             city_label="the city shown",
         )
     return rp, qa_rows, rm
+
+
+PARTS = ".parts"
+"""The folder of the dataset being written where worker processes leave each map's query
+rows (``<position>.<kind>.jsonl``) until the rows of every earlier map are in the files."""
+
+
+def _part(folder: Path, position: int, kind: str) -> Path:
+    return folder / f"{position:06d}.{kind}.jsonl"
+
+
+def write_map_parts(job: MapJob, folder: Path, position: int) -> dict[str, int]:
+    """Compute one map's queries and write them as JSONL parts in ``folder`` (in a worker
+    process); the rows per kind. The parent only concatenates the parts in map order, so it
+    never holds a finished map's rows, whatever order the maps finish in."""
+    rows = dict(zip(QUERY_FILES, map_queries(job), strict=True))
+    for kind, records in rows.items():
+        with _part(folder, position, kind).open("w", encoding="utf-8", newline="\n") as fh:
+            fh.writelines(query_lines(records))
+    return {kind: len(records) for kind, records in rows.items()}
 
 
 def build_benchmark(
@@ -406,6 +454,7 @@ def write_benchmark(
     jobs = []
     pairs_before: dict[str, int] = defaultdict(int)
     maps_before: dict[str, int] = defaultdict(int)
+    slow = _slow_maps()
     for net, entry, child in zip(nets, entries, _seeds(seed + 1, len(nets)), strict=True):
         jobs.append(
             MapJob(
@@ -418,34 +467,63 @@ def write_benchmark(
                 report_totals,
                 cost_model,
                 spec.reasonmap_per_map,
+                slow.get(entry.id, 0.0),
             )
         )
         pairs_before[net.scenario] += quotas[entry.id]
         maps_before[net.scenario] += 1
     if workers is None:
         workers = min(len(os.sched_getaffinity(0)), 8) if sum(quotas.values()) > 2000 else 1
+
+    def write_map(job: MapJob) -> None:
+        if style != "clean":
+            job.net.meta["render_style"] = style
+        image, problems = (images or {}).get(job.entry.id), None
+        if image is None:
+            image, problems = draw_map_image(writer, job.net, job.entry, renderer)
+        writer.add_map(job.net, job.entry, image=image, legibility=problems)
+
     with ExitStack() as stack:
         stack.enter_context(writer)  # a failed build removes its temporary folder
-        results: Iterable[tuple[list[RPQuery], list[QAQuery], list[ReasonMapQuestion]]]
         if workers > 1:
             pool = stack.enter_context(_worker_pool(workers))
-            results = pool.map(map_queries, jobs)
+            for job in _parallel_maps(pool, jobs, writer, track):
+                write_map(job)
         else:
-            results = map(map_queries, jobs)
-        for job, (rp, qa_rows, rm) in track(zip(jobs, results, strict=True), "maps", len(jobs)):
-            if style != "clean":
-                job.net.meta["render_style"] = style
-            image, problems = (images or {}).get(job.entry.id), None
-            if image is None:
-                image, problems = draw_map_image(writer, job.net, job.entry, renderer)
-            writer.add_map(job.net, job.entry, image=image, legibility=problems)
-            writer.add("rp", rp)
-            writer.add("qa", qa_rows)
-            writer.add("reasonmap", rm)
+            for job in track(jobs, "maps", len(jobs)):
+                rp, qa_rows, rm = map_queries(job)
+                write_map(job)
+                writer.add("rp", rp)
+                writer.add("qa", qa_rows)
+                writer.add("reasonmap", rm)
         clock.lap("queries, tables" + (", images" if render or images else ""))
         manifest = writer.finish()  # the dataset appears at out_dir only now, complete
     clock.lap("manifest and hashes")
     return manifest
+
+
+def _parallel_maps(
+    pool: ProcessPoolExecutor, jobs: list[MapJob], writer: DatasetWriter, track: Progress
+) -> Iterator[MapJob]:
+    """Run ``jobs`` in ``pool``, each worker writing its map's rows as parts
+    (:func:`write_map_parts`); append the parts to the dataset's files in map order as soon
+    as every earlier map is done, and yield each job then (the caller writes its tables and
+    image). The maps' order, not the order they finish in, decides the output; the parent
+    holds no query rows, so a slow map delays the files but does not grow memory."""
+    folder = writer.root / PARTS
+    folder.mkdir()
+    futures = {pool.submit(write_map_parts, job, folder, i): i for i, job in enumerate(jobs)}
+    finished: dict[int, dict[str, int]] = {}
+    ready = 0
+    for future in track(as_completed(futures), "maps", len(jobs)):
+        finished[futures.pop(future)] = future.result()
+        while ready in finished:
+            counts = finished.pop(ready)
+            yield jobs[ready]
+            for kind in QUERY_FILES:
+                writer.add_part(kind, _part(folder, ready, kind), counts[kind])
+            ready += 1
+    folder.rmdir()
 
 
 @contextmanager

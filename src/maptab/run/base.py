@@ -5,7 +5,10 @@ This module is the bottom of the run stage's provider layer: concrete providers
 :mod:`maptab.run.baselines`, third-party ones) import it, and it imports none of them.
 
 A provider is any object with ``name``, ``model``, ``settings``, ``uses_images`` and the
-coroutines ``complete(request) -> Completion`` and ``aclose()``. One that answers in
+coroutines ``complete(request) -> Completion`` and ``aclose()``. It may set
+``uses_messages = False`` when it never reads ``request.messages`` (it answers from
+``request.meta``, as the baselines do): the runner then builds no table text and no image
+for it (:func:`uses_messages`; absent means true). One that answers in
 process without waiting on anything (the baselines, a Python callable) may also offer
 ``complete_sync(request) -> Completion``: the runner then calls it directly, with no
 per-sample event-loop overhead (:class:`SyncProvider`).
@@ -31,6 +34,7 @@ __all__ = [
     "ProviderError",
     "RateLimiter",
     "SyncProvider",
+    "uses_messages",
 ]
 
 
@@ -71,6 +75,12 @@ class Provider(Protocol):
     async def aclose(self) -> None: ...
 
 
+def uses_messages(provider: object) -> bool:
+    """Whether ``provider`` reads the requests' messages (its optional ``uses_messages``
+    flag; a provider without the flag does)."""
+    return bool(getattr(provider, "uses_messages", True))
+
+
 @runtime_checkable
 class SyncProvider(Provider, Protocol):
     """A provider that answers in process: ``complete_sync`` gives the same completion as
@@ -108,6 +118,7 @@ class InProcessProvider:
     name = ""
     model = ""
     uses_images = False
+    uses_messages = True
     settings: dict[str, Any]
 
     def answer(self, request: ChatRequest) -> str:

@@ -32,6 +32,11 @@ questions add ``Number of Via Stops:`` or ``Via Stops:`` per the row's ``long_te
 
 ``shortest`` and ``random`` answer QA with ``0`` and a seeded coin flip (0/1) respectively;
 no baseline but the oracle reports totals.
+
+Baselines answer from ``request.meta`` alone (``uses_messages = False``), so the runner
+builds no table text or image for them; the oracle remembers the RP answers it has given
+(keyed by map, cost items, stations, weights, cost model and totals), and the solver its
+solutions, so a query asked again costs a dictionary look-up.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ import random
 from dataclasses import asdict
 from typing import Any
 
+from maptab.cache import IdentityCache, KeyedCache
 from maptab.costs import Weights, route_totals
 from maptab.dataset import Dataset
 from maptab.network import Network
@@ -143,6 +149,7 @@ class _Baseline(InProcessProvider):
 
     name = ""
     uses_images = False
+    uses_messages = False
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
@@ -203,12 +210,41 @@ def _fewest(net: Network, s: str, t: str) -> Route:
     return routes[0]
 
 
+ANSWER_CACHE = 8192
+"""RP answers the oracle remembers (least recently used dropped first)."""
+
+
 class OracleProvider(_Baseline):
     """Exact answers from the sample's own data (see the module docstring)."""
 
     name = "oracle"
 
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__(seed)
+        self._answers: KeyedCache[tuple[Any, ...], str] = KeyedCache(ANSWER_CACHE)
+        # keyed by the network's id; the entry holds the network, so the id stays its own
+        self._plans: KeyedCache[tuple[int, str, str], tuple[Network, Any]] = KeyedCache(64)
+
     def rp_text(self, request: ChatRequest, q: RPQuery, s: str, t: str) -> str:
+        """The answer of :meth:`_rp_text`, remembered per query: everything the answer
+        depends on is in the key (the category matters only through its cost items and
+        whether it has criteria)."""
+        cat = RP_BY_NAME[q.category]
+        weights = None if cat.criteria_free or q.weights is None else tuple(q.weights)
+        key = (
+            request.meta["dataset"],
+            request.meta["map_id"],
+            cat.items,
+            cat.criteria_free,
+            s,
+            t,
+            weights,
+            q.cost_model,
+            q.report_totals,
+        )
+        return self._answers.get(key, lambda: self._rp_text(request, q, s, t))
+
+    def _rp_text(self, request: ChatRequest, q: RPQuery, s: str, t: str) -> str:
         cat = RP_BY_NAME[q.category]
         net = self.cost_network(request, cat)
         route = self.rp(net, q, s, t)
@@ -237,7 +273,9 @@ class OracleProvider(_Baseline):
         return answer_block(qa_answer_of(QAQuery.from_dict(row), self.network(request)))
 
     def reasonmap(self, net: Network, row: dict[str, Any], s: str, t: str) -> list[dict[str, Any]]:
-        return [asdict(seg) for seg in plan_routes(net, s, t)[0]]
+        """The best plan's segments; a row's short and long requests share one planning."""
+        best = self._plans.get((id(net), s, t), lambda: (net, plan_routes(net, s, t)[0]))[1]
+        return [asdict(seg) for seg in best]
 
 
 class ShortestProvider(_Baseline):
@@ -255,6 +293,10 @@ class ShortestProvider(_Baseline):
         return answer_block(0)
 
 
+_GRAPHS: IdentityCache[Network, dict[str, list[str]]] = IdentityCache(8)
+"""Each network's station graph with sorted neighbour lists (the random walk's input)."""
+
+
 class RandomProvider(_Baseline):
     """A random simple path from source to target (randomised depth-first search)."""
 
@@ -268,7 +310,7 @@ class RandomProvider(_Baseline):
 
     def rp_path(self, net: Network, s: str, t: str, sid: str) -> Route:
         rng = self._rng(sid)
-        graph = {k: sorted(v) for k, v in net.simple_graph().items()}
+        graph = _GRAPHS.get(net, lambda: {k: sorted(v) for k, v in net.simple_graph().items()})
         parent: dict[str, str | None] = {s: None}
         stack = [s]
         while stack:

@@ -226,7 +226,11 @@ class RequestBuilder:
     """Turns :class:`Sample` rows into :class:`ChatRequest` objects for one dataset.
 
     Map tables are read once per map and kept; images go through one :class:`ImageEncoder`.
-    With ``images=False`` no image part is attached (baselines do not look at pixels).
+    With ``images=False`` no image part is attached; with ``messages=False`` the message
+    holds the question text only, with neither tables nor image (for providers that answer
+    from ``meta``, such as the baselines: their :attr:`~maptab.run.base.Provider` flag
+    ``uses_messages`` is false). The tables' row indices are checked either way, so a
+    malformed dataset stops every run alike.
     """
 
     def __init__(
@@ -238,6 +242,7 @@ class RequestBuilder:
         images: bool = True,
         cache_dir: Path | None = None,
         verify: bool = True,
+        messages: bool = True,
     ) -> None:
         if table_format not in ("csv", "json"):
             raise DatasetError(f"table format must be 'csv' or 'json', not {table_format!r}")
@@ -245,6 +250,7 @@ class RequestBuilder:
         self.root = self.dataset.root
         self.table_format = table_format
         self.images = images
+        self.messages = messages
         self.encoder = ImageEncoder(image or ImageSpec(), cache_dir)
         self._tables: dict[tuple[str, str], Table] = {}
         self._dirs: dict[str, Path] = {}
@@ -288,11 +294,13 @@ class RequestBuilder:
                 continue
             tab = self.table(sample.map_id, name)
             order = tables.get(name)
-            if order is not None and any(not 0 <= i < len(tab.rows) for i in order):
+            if order and (min(order) < 0 or max(order) >= len(tab.rows)):
                 raise DatasetError(f"{sample.id}: 'tables.{name}' has a row index out of range")
+            if not self.messages:
+                continue
             body = table_text(tab, order=order, keep=keep, drop=drop, fmt=self.table_format)
             parts.append({"type": "text", "text": f"{TABLE_TITLES[name]} ({label}):\n{body}"})
-        if "map" in inputs and self.images:
+        if "map" in inputs and self.images and self.messages:
             image = self.dataset.image_path(sample.map_id)
             if image is None:
                 raise DatasetError(
@@ -318,6 +326,7 @@ def build_requests(
     images: bool = True,
     cache_dir: Path | None = None,
     verify: bool = True,
+    messages: bool = True,
 ) -> list[ChatRequest]:
     """All chat requests of a dataset (filtered as :func:`iter_samples` says).
 
@@ -332,6 +341,7 @@ def build_requests(
         images=images,
         cache_dir=cache_dir,
         verify=verify,
+        messages=messages,
     )
     samples = iter_samples(
         dataset_dir, split=split, categories=categories, limit=limit, verify=verify

@@ -31,7 +31,7 @@ from typing import Any, Literal
 from maptab import __version__
 from maptab.dataset import DatasetError
 from maptab.limits import read_json
-from maptab.run.base import Completion, Provider, ProviderError
+from maptab.run.base import Completion, Provider, ProviderError, uses_messages
 from maptab.run.requests import ChatRequest, ImageSpec, RequestBuilder, Sample, iter_samples
 from maptab.run.store import PredictionStore, StoreError
 from maptab.schema import Prediction
@@ -145,6 +145,7 @@ async def arun(
         images=provider.uses_images,
         cache_dir=out / ".cache" / "images",
         verify=verify,
+        messages=uses_messages(provider),
     )
     record = {
         "dataset": str(Path(dataset_dir).resolve()),
