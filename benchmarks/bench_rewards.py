@@ -15,7 +15,7 @@ Timed, per call (``time.perf_counter_ns``), in this order:
    the figure the 50 µs target is about;
 3. ``repeat``: the same calls again (a completion already scored for that sample, as
    identical completions in a GRPO group are; answered from the reward's memo);
-4. ``scorer``: :func:`maptab.score.scorer.score_rp`, maptab's full per-sample scorer
+4. ``scorer``: the ``rp`` kind's ``score`` (:mod:`maptab.tasks.rp`), maptab's full per-sample scorer
    (paper and strict metrics), on the same answers against the dataset's own networks
    (its caches are separate from the reward's: other network objects).
 
@@ -41,7 +41,8 @@ from maptab.rewards import encode_reference, reward
 from maptab.run.baselines import BASELINE_CLASSES
 from maptab.run.requests import build_requests
 from maptab.schema import RPQuery
-from maptab.score.scorer import _Maps, score_rp
+from maptab.score.scorer import _Maps
+from maptab.tasks import get as get_kind
 
 
 def _stats(ns: list[int]) -> str:
@@ -103,9 +104,10 @@ def run_seed(root: Path, preset: str, seed: int, limit: int | None) -> dict[str,
         for a in answers:
             _timed(out, "repeat", reward, _fresh(a), _fresh(ref))
     maps = _Maps(Dataset(ds_dir))
+    score_rp = get_kind("rp").score
     for query, _, answers in items:
         for a in answers:
-            _timed(out, "scorer", score_rp, maps, query, a)
+            _timed(out, "scorer", score_rp, maps, query, "", a)
     return out
 
 
