@@ -194,3 +194,34 @@ def test_registered_for_inspect_eval_by_name() -> None:
 
     for name in ("maptab_rp", "maptab_qa", "reasonmap", "maptab"):
         assert registry_lookup("task", f"maptab/{name}") is not None, name
+
+
+def test_readme_inspect_commands(
+    mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each `inspect eval` command of the README names a registered task whose -T
+    parameters build a task with samples (the model call itself needs a model)."""
+    import re
+    import shlex
+
+    from inspect_ai._util.registry import registry_lookup
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text.split("### inspect_ai", 1)[1].split("\n### ", 1)[0]
+    commands = re.findall(r"^(inspect eval .*)$", section, re.MULTILINE)
+    assert commands, "no inspect eval command in the README's inspect_ai section"
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "mini").symlink_to(mini)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MAPTAB_CACHE", str(tmp_path / "cache"))  # dataset=mini builds here
+    for command in commands:
+        words = shlex.split(command)
+        factory = registry_lookup("task", words[2])
+        assert factory is not None, words[2]
+        params = {}
+        for i, w in enumerate(words):
+            if w == "-T":
+                key, _, value = words[i + 1].partition("=")
+                params[key] = int(value) if value.isdigit() else value
+        task = factory(**params)
+        assert len(task.dataset) > 0, command
