@@ -155,3 +155,22 @@ def test_readme_lmms_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     # the --include_path of the lmms_eval command is the folder written
     include = re.search(r"--include_path (\S+)", section)
     assert include and (tmp_path / include.group(1) / "maptab.yaml").is_file()
+
+
+def test_resolve_dataset_folder_or_preset(
+    mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The harness adapters' `dataset`: a folder as it is, a preset built once into
+    $MAPTAB_CACHE and reused, anything else one clear error."""
+    from maptab.dataset import DatasetError
+    from maptab.integrations.common import resolve_dataset
+
+    monkeypatch.setenv("MAPTAB_CACHE", str(tmp_path))
+    assert resolve_dataset(mini) == mini
+    built = resolve_dataset("mini", seed=3, images=False)
+    assert built == tmp_path / "datasets" / "mini-3-text"
+    stamp = (built / "manifest.json").stat().st_mtime_ns
+    assert resolve_dataset("mini", seed=3, images=False) == built
+    assert (built / "manifest.json").stat().st_mtime_ns == stamp  # reused, not rebuilt
+    with pytest.raises(DatasetError, match="not a dataset folder .* nor a preset"):
+        resolve_dataset(tmp_path / "nothing")
