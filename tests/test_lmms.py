@@ -107,12 +107,20 @@ def test_hooks_equal_maptab_score(mini: Path, folder: Path) -> None:
 
 
 def test_visuals(folder: Path) -> None:
+    """A shown map is one RGB image (the map's PNG); a sample without the map has none.
+    (A few rows per kind and image state: decoding every row's PNG takes a minute.)"""
+    picked: dict[tuple[str, bool], int] = {}
     for doc in _docs(folder):
+        key = (doc["kind"], doc["image"] is None)
+        if picked.get(key, 0) >= 3:
+            continue
+        picked[key] = picked.get(key, 0) + 1
         images = doc_to_visual(doc)
-        if doc["kind"] == "reasonmap":
-            assert len(images) == 1 and images[0].mode == "RGB"
         if doc["image"] is None:
             assert images == []
+        else:
+            assert len(images) == 1 and images[0].mode == "RGB"
+    assert ("reasonmap", False) in picked and ("rp", True) in picked
 
 
 _LMMS = importlib.util.find_spec("lmms_eval")
