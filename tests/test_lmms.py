@@ -182,3 +182,14 @@ def test_resolve_dataset_folder_or_preset(
     assert (built / "manifest.json").stat().st_mtime_ns == stamp  # reused, not rebuilt
     with pytest.raises(DatasetError, match="not a dataset folder .* nor a preset"):
         resolve_dataset(tmp_path / "nothing")
+
+
+def test_missing_images_is_one_line_error(tmp_path: Path) -> None:
+    bare = tmp_path / "bare"
+    build_benchmark(bare, preset="mini", seed=SEED)  # no renderer: no map images
+    res = runner.invoke(
+        app, ["export", str(bare), "--format", "lmms-eval", "--out", str(tmp_path / "o")]
+    )
+    assert res.exit_code == 1
+    assert "image.png: map image missing" in res.output
+    assert "Traceback" not in res.output
