@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-rl bench lint venv clean
+.PHONY: demo test test-rl test-integrations bench lint venv clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -25,6 +25,15 @@ test: $(STAMP)
 test-rl: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[dev,rl]'
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider -m rl tests/test_rewards_rl.py
+
+# the harness integrations (docs/integrations.md): inspect_ai tasks run through inspect's
+# mock model, and the lmms-eval task folder loaded by lmms-eval's task loader. lmms-eval
+# pulls torch: the constraint keeps the 2.13.0 CPU build (any other version is a CUDA build
+# of GBs)
+test-integrations: $(STAMP)
+	echo "torch==2.13.0" > $(VENV)/torch-pin.txt
+	$(BIN)/python -m pip install -q -c $(VENV)/torch-pin.txt -e '.[dev,inspect]' lmms-eval
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_inspect.py tests/test_lmms.py
 
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -22,8 +22,9 @@ Where the layers put the modules that are not in a stage package, and why:
   report: it reads a dataset, runs the baselines and applies the paper metrics.
 * ``integrity`` (``maptab validate`` re-derives every gold label and compares) is a check
   like scoring: it reads a dataset and recomputes answers with the generator's code.
-* ``rewards`` (RL rewards and the TRL/verl exports) is an integration, like a task kind's
-  file: it builds the same prompts as ``run`` and scores with ``score``.
+* ``rewards`` (RL rewards and the TRL/verl exports) and ``integrations`` (inspect_ai tasks,
+  the lmms-eval export) are integrations, like a task kind's file: they build the same
+  prompts as ``run`` and score with ``score``.
 * everything else at the top of ``maptab`` (network, tables, costs, solver, schema, dataset,
   cache, progress, rounding, ...) is the domain: the objects and exact computations every
   stage shares.
@@ -40,7 +41,12 @@ PACKAGE = SRC / "maptab"
 LAYERS = ("domain", "generate", "render", "run", "score", "report", "tasks", "cli")
 
 # top-level modules placed above the domain (see the module docstring)
-PLACED = {"maptab.describe": "report", "maptab.integrity": "score", "maptab.rewards": "tasks"}
+PLACED = {
+    "maptab.describe": "report",
+    "maptab.integrity": "score",
+    "maptab.rewards": "tasks",
+    "maptab.integrations": "tasks",
+}
 
 # (importer layer, imported layer) pairs that are below but still not allowed
 FORBIDDEN = {("run", "generate"), ("score", "run")}

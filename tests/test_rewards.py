@@ -434,3 +434,37 @@ def test_verl_compute_score(samples: list[dict[str, Any]]) -> None:
         details = compute_score_details("maptab/x", gold, s["reference"], None)
         assert details["score"] == 1.0
         assert set(details) == {"score", "parsed", "correct", "valid", "prefix"}
+
+
+def test_a_registered_kind_brings_its_own_reward(samples: list[dict[str, Any]]) -> None:
+    """The rewards dispatch through the registry: a kind registered at run time with a
+    RewardSpec is encoded, decoded and rewarded with its own function; a kind without one
+    is refused with one clear line."""
+    from dataclasses import replace
+
+    from maptab.rewards import RewardBreakdown
+    from maptab.tasks import RewardSpec, get, register
+    from maptab.tasks.base import _REGISTRY
+
+    def echo(ref: Any, text: str) -> RewardBreakdown:
+        ok = text == ref.record.id
+        return RewardBreakdown("echo", 1.0 if ok else 0.0, True, ok)
+
+    spec = RewardSpec(echo, ability="echoing", with_map=False, blank={"question": ""})
+    qa = get("qa")
+    register(replace(qa, name="echo", reward=spec))
+    register(replace(qa, name="silent", reward=None))
+    try:
+        rec = next(s["record"] for s in samples if s["kind"] == "qa")
+        ref = encode_reference("echo", rec)
+        decoded = decode_reference(ref)
+        assert decoded.kind == "echo" and decoded.record.question == ""
+        assert decoded.record.id == rec.id and decoded.network is None
+        assert reward(rec.id, ref) == 1.0 and reward("other", ref) == 0.0
+        with pytest.raises(ReferenceError, match="unknown kind 'silent'; rewarded kinds: rp"):
+            encode_reference("silent", rec)
+        with pytest.raises(ReferenceError, match="unknown kind 'nope'"):
+            encode_reference("nope", rec)
+    finally:
+        _REGISTRY.pop("echo", None)
+        _REGISTRY.pop("silent", None)

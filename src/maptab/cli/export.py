@@ -1,5 +1,6 @@
-"""``maptab export``: a dataset in the MapTab release layout, as a Hugging Face folder, or as
-Parquet splits for the RL trainers TRL and verl (``docs/rewards.md``)."""
+"""``maptab export``: a dataset in the MapTab release layout, as a Hugging Face folder, as
+Parquet splits for the RL trainers TRL and verl (``docs/rewards.md``), or as an lmms-eval
+task folder (``docs/integrations.md``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import typer
 from maptab.cli.app import app, console, fail
 from maptab.errors import MaptabError
 
-FORMATS = ("maptab", "hf", "trl", "verl")
+FORMATS = ("maptab", "hf", "trl", "verl", "lmms-eval")
 
 
 @app.command()
@@ -25,7 +26,8 @@ def export(
             help="'maptab': the MapTab release layout (images/, tabulars/, data/training_set|test_set/); "
             "'hf': Parquet with embedded images, loadable with datasets.load_dataset(OUT, 'rp'); "
             "'trl' / 'verl': train/test Parquet in the columns those RL trainers read, each row "
-            "with its self-contained reward reference (docs/rewards.md).",
+            "with its self-contained reward reference (docs/rewards.md); 'lmms-eval': a task "
+            "folder for lmms_eval --include_path OUT (docs/integrations.md).",
         ),
     ] = "maptab",
     images: Annotated[
@@ -37,7 +39,10 @@ def export(
         ),
     ] = True,
     table_format: Annotated[
-        str, typer.Option("--table-format", help="trl/verl: tables in the prompt as csv or json.")
+        str,
+        typer.Option(
+            "--table-format", help="trl/verl/lmms-eval: tables in the prompt as csv or json."
+        ),
     ] = "csv",
 ) -> None:
     """Export a dataset to another layout (the reverse of `maptab build --from-maptab`)."""
@@ -54,6 +59,12 @@ def export(
             from maptab.generate.hf import export_hf
 
             path = export_hf(dataset, out)
+        elif fmt == "lmms-eval":
+            from maptab.integrations.lmms import export_lmms
+
+            if table_format not in ("csv", "json"):
+                fail(f"unknown table format {table_format!r}; choose csv or json")
+            path = export_lmms(dataset, out, table_format=table_format)  # type: ignore[arg-type]
         else:
             from maptab.rewards.export import export_rl
 

@@ -2,7 +2,9 @@
 
 Layout::
 
-    OUT/README.md                                  dataset card; its YAML lists the configs
+    OUT/README.md                                  dataset card (:func:`_card`): YAML metadata
+                                                   (licence, task categories, configs,
+                                                   features, split sizes) and prose
     OUT/<config>/<split>-00000-of-00001.parquet    config in rp, qa, reasonmap, maps
 
 ``rp``/``qa``/``reasonmap`` hold one row per query with the JSONL fields of the dataset and
@@ -93,22 +95,234 @@ def _write(rows: list[dict[str, Any]], path: Path) -> None:
             start += size
 
 
-def _card(configs: dict[str, list[str]], manifest: dict[str, Any]) -> str:
-    lines = ["---", "configs:"]
+LICENSE = "mit"  # the data is maptab's own output, under the project's licence
+TASK_CATEGORIES = ("visual-question-answering", "image-text-to-text", "question-answering")
+_ABOUT = {
+    "rp": "route planning (MapTab): one row per query; the gold optimal routes, the query's "
+    "criteria weights, category (which inputs are shown), difficulty and reported totals",
+    "qa": "map question answering (MapTab): one row per question of the 24 diagnostic "
+    "types, with its numeric answer, type, capabilities and parameters (JSON text)",
+    "reasonmap": "ReasonMap questions: one row per question, asked in a short and a long "
+    "form, with the reference routes as line segments",
+    "maps": "one row per map: its image, the Edge/Vertex/Mix tables as CSV text and the "
+    "network as JSON",
+}
+MAPTAB_AUTHORS = (
+    "Shang, Ziqiao and Ge, Lingyue and Xu, Zian and Cheng, Zi-Jian and Tian, Shi-Yu and "
+    "Huang, Zhenyu and Fu, Wenbo and Wu, Weiming and Chen, Yang and Zhang, Xiangwen and "
+    "Hu, Yulan and Liu, Bin and Guo, Lan-Zhe"
+)
+
+
+def _q(value: Any) -> str:
+    """A YAML scalar: JSON's quoting is valid YAML."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _is_image(dtype: pa.DataType) -> bool:
+    names = {dtype.field(i).name for i in range(dtype.num_fields)}
+    return pa.types.is_struct(dtype) and names == {"bytes", "path"}
+
+
+def _inner(dtype: pa.DataType) -> Any:
+    """The feature spec of a list's items (``datasets``' YAML form): a dtype name, a list
+    of fields (struct) or ``{"list": …}``."""
+    if _is_image(dtype):
+        return "image"
+    if pa.types.is_struct(dtype):
+        return [_feature(dtype.field(i).name, dtype.field(i).type) for i in range(dtype.num_fields)]
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return {"list": _inner(dtype.value_type)}
+    return _dtype(dtype)
+
+
+def _feature(name: str, dtype: pa.DataType) -> dict[str, Any]:
+    """A ``dataset_info`` feature entry for an Arrow field (``datasets.Features`` YAML)."""
+    if _is_image(dtype):
+        return {"name": name, "dtype": "image"}
+    if pa.types.is_struct(dtype):
+        return {"name": name, "struct": _inner(dtype)}
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return {"name": name, "list": _inner(dtype.value_type)}
+    return {"name": name, "dtype": _dtype(dtype)}
+
+
+def _yaml(obj: Any, indent: int = 0) -> list[str]:
+    """Block-style YAML lines of nested dicts, lists and scalars (scalars as JSON)."""
+    pad = " " * indent
+    out: list[str] = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if isinstance(v, dict | list):
+                out += [f"{pad}{k}:", *_yaml(v, indent + 2)]
+            else:
+                out.append(f"{pad}{k}: {_q(v)}")
+    else:
+        for item in obj:
+            sub = _yaml(item, indent + 2) if isinstance(item, dict | list) else []
+            if not sub:
+                out.append(f"{pad}- {_q(item)}")
+            elif isinstance(item, dict):
+                out += [f"{pad}- {sub[0].lstrip()}", *sub[1:]]
+            else:
+                out += [f"{pad}-", *sub]
+    return out
+
+
+def _dtype(dtype: pa.DataType) -> str:
+    if pa.types.is_null(dtype):
+        return "null"
+    if pa.types.is_boolean(dtype):
+        return "bool"
+    if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
+        return "string"
+    if pa.types.is_floating(dtype):
+        return f"float{dtype.bit_width}"
+    if pa.types.is_integer(dtype):
+        return f"{'u' if pa.types.is_unsigned_integer(dtype) else ''}int{dtype.bit_width}"
+    return "string"
+
+
+def _size_category(n: int) -> str:
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")):
+        if n < limit:
+            return name
+    return "100K<n<1M" if n < 1_000_000 else "1M<n<10M"
+
+
+def _card(
+    configs: dict[str, list[str]],
+    manifest: dict[str, Any],
+    schemas: dict[str, pa.Schema] | None = None,
+    counts: dict[tuple[str, str], int] | None = None,
+    sizes: dict[tuple[str, str], int] | None = None,
+) -> str:
+    """The dataset card (``README.md``): YAML metadata that ``huggingface_hub.DatasetCard``
+    reads (licence, task categories, size, configs with their files, features and split
+    sizes), then prose: what the data is, how it was built, the cost model, the metrics, and
+    how to cite the two papers."""
+    schemas = schemas or {}
+    counts = counts or {}
+    sizes = sizes or {}
+    options = manifest.get("options") or {}
+    preset = options.get("preset") or {}
+    total = sum(n for (name, _), n in counts.items() if name != "maps")
+    lines = [
+        "---",
+        f"license: {LICENSE}",
+        "task_categories:",
+        *[f"- {c}" for c in TASK_CATEGORIES],
+        "language:",
+        "- en",
+        "tags:",
+        "- route-planning",
+        "- maps",
+        "- multimodal",
+        "- tables",
+        "- synthetic",
+        f"pretty_name: {_q('maptab ' + str(preset.get('name') or 'dataset'))}",
+        "size_categories:",
+        f"- {_size_category(total)}",
+        "configs:",
+    ]
     for name, splits in configs.items():
         lines += [f"- config_name: {name}", "  data_files:"]
         for split in splits:
             lines += [f"  - split: {split}", f"    path: {name}/{split}-*.parquet"]
+    if schemas:
+        lines.append("dataset_info:")
+        for name, splits in configs.items():
+            lines += [f"- config_name: {name}", "  features:"]
+            lines += _yaml([_feature(f.name, f.type) for f in schemas[name]], 2)
+            lines.append("  splits:")
+            for split in splits:
+                lines += [
+                    f"  - name: {split}",
+                    f"    num_bytes: {sizes.get((name, split), 0)}",
+                    f"    num_examples: {counts.get((name, split), 0)}",
+                ]
+    n = manifest.get("counts") or {}
     lines += [
         "---",
         "",
-        "# maptab dataset",
+        f"# maptab {preset.get('name') or 'dataset'}",
         "",
-        f"Exported by maptab {manifest.get('generator_version', '')} "
-        f"(schema {manifest.get('schema_version')}, seed {manifest.get('seed')}).",
+        "Multimodal route-planning questions over transit and scenic-area maps, with exact "
+        "gold labels: every route-planning answer was computed by an exact solver, not "
+        "annotated. Written by [maptab](https://pypi.org/project/maptab/) "
+        f"{manifest.get('generator_version', '')} (dataset schema "
+        f"{manifest.get('schema_version')}, seed {manifest.get('seed')}): "
+        f"{n.get('maps', 0)} maps, {n.get('rp', 0)} route-planning queries, "
+        f"{n.get('qa', 0)} QA questions, {n.get('reasonmap', 0)} ReasonMap questions.",
         "",
-        "Configs: " + ", ".join(f"`{c}`" for c in configs) + ". Load one with "
-        '`datasets.load_dataset("<this folder>", "<config>")`.',
+        "## Configs",
+        "",
+        *[f"- `{c}`: {_ABOUT.get(c, 'rows of this kind')}." for c in configs],
+        "",
+        "Every query row embeds the map image (`image`) and names its map (`map_id`); the "
+        "`tables` field gives the row order of each table shown in the prompt. Load a "
+        'config with `datasets.load_dataset("<this folder or repo>", "rp")`.',
+        "",
+        "## How it was built",
+        "",
+        "maptab generates synthetic metro networks (lines, stations, transfers) and scenic "
+        "areas, assigns each station and edge the four MapTab attributes (time, price, "
+        "comfort, reliability) within the papers' value ranges, renders each map, and draws "
+        "origin-destination pairs per map and difficulty class. For every query the solver "
+        "enumerates all optimal routes under the query's criteria weights (ties are listed), "
+        "so a gold route is optimal by construction; QA answers are computed from the map's "
+        "tables and ReasonMap references from its lines. "
+        f"Build options: preset `{preset.get('name', '?')}`, cost model "
+        f"`{options.get('cost_model', 'additive')}`, map style "
+        f"`{options.get('map_style', preset.get('map_style', '?'))}`, reported totals "
+        f"{'asked' if options.get('report_totals') else 'not asked'}.",
+        "",
+        "## Cost model",
+        "",
+        "A route's cost is a weighted sum over its hops and stations: each item adds "
+        "`wT·time + wP·price + wC·(1 − comfort) + wR·(1 − reliability)`, every attribute "
+        "scaled per scenario, a missing comfort or reliability value adding nothing; a change "
+        "of line at a station adds its transfer time (weighted by `wT`). The weights of a "
+        "query are non-negative and sum to 1; the categories that ask for the fewest stations "
+        "count hops instead. The exact rules (which stations count, the scales) are in "
+        "maptab's `docs/cost-model.md`.",
+        "",
+        "## Metrics",
+        "",
+        "- Route planning: the MapTab paper's exact match (EMA), partial match (PMA) and "
+        "difficulty score (DS), and maptab's verified metrics, which check the answered route "
+        "against the map instead of the listed gold routes: valid, optimal (with the "
+        "optimality gap `J/J* − 1`), transfer marks right, and strict (all of these).",
+        "- QA: accuracy, answers compared after rounding half up to 2 decimals.",
+        "- ReasonMap: correctness (lenient and strict) and the map score, plain and "
+        "difficulty-weighted, as the ReasonMap paper defines them.",
+        "",
+        "`maptab score` computes all of them; `maptab.rewards` turns them into RL rewards.",
+        "",
+        "## Licence",
+        "",
+        "MIT, as maptab. The maps, names and attributes are synthetic.",
+        "",
+        "## Citation",
+        "",
+        "The task designs come from two papers; please cite them when you use this data:",
+        "",
+        "```bibtex",
+        "@misc{shang2026maptab,",
+        "  title  = {MapTab: A Diagnostic Benchmark for Long-Horizon Multi-Criteria "
+        "Multimodal Reasoning on Heterogeneous Topological Graphs},",
+        f"  author = {{{MAPTAB_AUTHORS}}},",
+        "  year   = {2026}",
+        "}",
+        "@misc{feng2025reasonmap,",
+        "  title  = {Can MLLMs Guide Me Home? A Benchmark Study on Fine-Grained Visual "
+        "Reasoning from Transit Maps},",
+        "  author = {Feng, Sicheng and others},",
+        "  year   = {2025},",
+        "  eprint = {2505.18675},",
+        "  archivePrefix = {arXiv}",
+        "}",
+        "```",
         "",
     ]
     return "\n".join(lines)
@@ -127,10 +341,21 @@ def export_hf(dataset_dir: str | Path, out_dir: str | Path) -> Path:
     sources = {kind: list(_query_rows(ds, kind, cache)) for kind in CONFIGS}
     sources["maps"] = list(_map_rows(ds, cache))
     written: dict[str, list[str]] = {}
+    schemas: dict[str, pa.Schema] = {}
+    counts: dict[tuple[str, str], int] = {}
+    sizes: dict[tuple[str, str], int] = {}
     for name, rows in sources.items():
         for split in sorted({r["split"] for r in rows}):
             part = [r for r in rows if r["split"] == split]
-            _write(part, out / name / f"{split}-00000-of-00001.parquet")
+            path = out / name / f"{split}-00000-of-00001.parquet"
+            _write(part, path)
             written.setdefault(name, []).append(split)
-    (out / "README.md").write_text(_card(written, ds.manifest), encoding="utf-8", newline="\n")
+            meta = pq.read_metadata(path)
+            schemas.setdefault(name, meta.schema.to_arrow_schema())
+            counts[(name, split)] = len(part)
+            sizes[(name, split)] = sum(
+                meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)
+            )
+    card = _card(written, ds.manifest, schemas, counts, sizes)
+    (out / "README.md").write_text(card, encoding="utf-8", newline="\n")
     return out

@@ -28,8 +28,8 @@ from maptab.rewards.reference import (
     ReferenceError,
     decode_reference,
     encode_reference,
+    reward_spec,
 )
-from maptab.schema import QAQuery, ReasonMapQuestion, RPQuery
 
 __all__ = [
     "RP_WEIGHTS",
@@ -92,16 +92,10 @@ def score_completion(
     hit = _SEEN.get(key)
     if hit is not None and hit[0] is ref:
         return replace(hit[1])  # a copy: the caller may change it
-    record = ref.record
-    if isinstance(record, RPQuery):
-        assert ref.network is not None
-        mix = ref.mix if record.category == "map_mix" else None
-        out = rp_reward(text, record, ref.network, mix)
-    elif isinstance(record, QAQuery):
-        out = qa_reward(text, record)
-    else:
-        assert isinstance(record, ReasonMapQuestion) and ref.network is not None
-        out = reasonmap_reward(text, record, ref.network, ref.mode)
+    spec = ref.spec
+    if spec is None:  # a Reference built by hand: look its kind up
+        spec = reward_spec(ref.kind)[1]
+    out = spec.score(ref, text)
     if len(_SEEN) >= _SEEN_SIZE:
         _SEEN.clear()
     _SEEN[key] = (ref, replace(out))

@@ -49,11 +49,13 @@ from maptab.score.parse import (
 from maptab.score.qa import TOTAL_LETTERS, qa_correct
 from maptab.score.reasonmap import map_score, score_reasonmap
 from maptab.score.verified import gold_routes, station_index, verify_route
+from maptab.tasks.base import all_kinds
 
 __all__ = [
     "RP_WEIGHTS",
     "RewardBreakdown",
     "combine_rp",
+    "kind_name",
     "qa_reward",
     "reasonmap_reward",
     "reference_scales",
@@ -77,7 +79,7 @@ _BELOW_ONE = math.nextafter(1.0, 0.0)
 class RewardBreakdown:
     """One reward and the parts it was computed from.
 
-    Common: ``kind`` (``rp``/``qa``/``reasonmap``), ``reward`` in [0, 1], ``parsed`` (an
+    Common: ``kind`` (the task kind's name), ``reward`` in [0, 1], ``parsed`` (an
     answer could be read), ``correct`` (what maptab's scorer counts as right: RP strict and
     totals right, i.e. no error type; QA correct; ReasonMap correct as the ReasonMap paper
     defines it), ``error_type`` (the scorer's taxonomy; RP only). RP: ``valid``,
@@ -99,6 +101,19 @@ class RewardBreakdown:
     prefix: float = 0.0
     map_score: float | None = None
     max_score: float | None = None
+
+
+_NAMES: dict[type, str] = {}
+
+
+def kind_name(record: object) -> str:
+    """The name of the registered task kind whose record type ``record`` is (memoised)."""
+    t = type(record)
+    name = _NAMES.get(t)
+    if name is None:
+        name = next((k.name for k in all_kinds() if k.record is t), t.__name__)
+        _NAMES[t] = name
+    return name
 
 
 def combine_rp(
@@ -207,7 +222,7 @@ def rp_reward(
     inner = _canonical_route(response) if isinstance(response, str) else None
     parsed = parse_route(response if inner is None else inner, index.vocabulary)
     if parsed is None:
-        return RewardBreakdown("rp", 0.0, False, False, error_type=ERROR_TYPES[0])
+        return RewardBreakdown(kind_name(query), 0.0, False, False, error_type=ERROR_TYPES[0])
     totals_share: float | None = None
     totals_ok: bool | None = None
     if query.report_totals and query.totals:
@@ -229,7 +244,7 @@ def rp_reward(
     if v.valid and v.gap is not None:
         efficiency = 1.0 / (1.0 + v.gap) if math.isfinite(v.gap) else 0.0
     return RewardBreakdown(
-        "rp",
+        kind_name(query),
         reward,
         True,
         v.error_type is None,
@@ -248,7 +263,7 @@ def qa_reward(response: str, query: QAQuery) -> RewardBreakdown:
     pred = parse_answer(response)
     ok = qa_correct(pred, query.answer)
     return RewardBreakdown(
-        "qa",
+        kind_name(query),
         1.0 if ok else 0.0,
         pred is not None,
         ok,
@@ -317,7 +332,7 @@ def reasonmap_reward(
         if scaled:
             reward, scale = max(scaled)
     return RewardBreakdown(
-        "reasonmap",
+        kind_name(question),
         reward,
         s.parsed,
         s.correct,

@@ -17,9 +17,10 @@ its rows in the sample's order, exactly the text parts ``maptab run`` sends
   parts — ``{"type": "image"}`` for the map when the sample shows it, then the text — and
   ``images`` lists the map image (empty when the sample shows no map); without images the
   content is the text.
-* **verl** — ``data_source`` (``maptab/rp``, ``maptab/qa``, ``maptab/reasonmap``),
+* **verl** — ``data_source`` (``maptab/<kind>``: ``maptab/rp``, ``maptab/qa``, …),
   ``prompt`` (one user message whose content is the text, preceded by ``<image>`` when the
-  sample shows the map), ``images`` (with images), ``ability``, ``reward_model``
+  sample shows the map), ``images`` (with images), ``ability`` (the kind's
+  ``RewardSpec.ability``), ``reward_model``
   (``{"style": "rule", "ground_truth": reference}``) and ``extra_info`` (``split``,
   ``index``, ``id``, ``kind``, ``map_id``, ``category``).
 
@@ -42,15 +43,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from maptab.dataset import Dataset, DatasetError
-from maptab.rewards.reference import encode_reference
+from maptab.rewards.reference import encode_reference, reward_spec
 from maptab.run.requests import RequestBuilder, iter_samples
-from maptab.schema import RP_BY_NAME, QAQuery, RPQuery
+from maptab.tasks.base import get as get_kind
 
-__all__ = ["RL_FORMATS", "RLRow", "export_rl", "rl_rows"]
+__all__ = ["RL_FORMATS", "RLRow", "data_source", "export_rl", "rl_rows"]
 
 RL_FORMATS = ("trl", "verl")
-DATA_SOURCE = {"rp": "maptab/rp", "qa": "maptab/qa", "reasonmap": "maptab/reasonmap"}
-ABILITY = {"rp": "route_planning", "qa": "map_qa", "reasonmap": "route_planning"}
+DATA_SOURCE_PREFIX = "maptab/"
 _IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
 _MAX_DICTIONARY_PAGE = 1 << 30
 
@@ -69,12 +69,9 @@ class RLRow:
     reference: str
 
 
-def _inputs(record: Any) -> tuple[str, ...]:
-    if isinstance(record, RPQuery):
-        return RP_BY_NAME[record.category].inputs
-    if isinstance(record, QAQuery):
-        return tuple(record.inputs)
-    return ("map",)
+def data_source(kind: str) -> str:
+    """verl's ``data_source`` of a kind's rows: ``maptab/<kind>``."""
+    return f"{DATA_SOURCE_PREFIX}{kind}"
 
 
 def rl_rows(
@@ -88,22 +85,19 @@ def rl_rows(
     ds = Dataset(dataset_dir, verify=verify)
     builder = RequestBuilder(dataset_dir, table_format=table_format, images=False, verify=verify)
     for sample in iter_samples(dataset_dir, verify=verify):
-        inputs = _inputs(sample.record)
+        task = get_kind(sample.kind)
+        if task.reward is None:  # a kind without a reward has nothing to train on
+            continue
+        inputs = tuple(task.prompt(sample.record, sample.variant).inputs)
         if not images and all(i == "map" for i in inputs):
             continue
         request = builder.request(sample)
         parts = request.messages[0]["content"]
         text = "\n\n".join(p["text"] for p in parts if p.get("type") == "text")
-        network = None if sample.kind == "qa" else ds.network(sample.map_id)
+        network = ds.network(sample.map_id) if task.reward.with_map else None
         reference = encode_reference(sample.kind, sample.record, network, mode=sample.variant)
         rec = sample.record
-        category = (
-            rec.category
-            if isinstance(rec, RPQuery)
-            else f"qa:{rec.type}"
-            if isinstance(rec, QAQuery)
-            else sample.variant
-        )
+        category = task.category_of(rec, sample.variant)
         yield RLRow(
             sample.id,
             sample.kind,
@@ -139,13 +133,13 @@ def _trl_row(row: RLRow, image: dict[str, Any] | None, images: bool) -> dict[str
 def _verl_row(row: RLRow, image: dict[str, Any] | None, images: bool, index: int) -> dict[str, Any]:
     text = f"<image>{row.text}" if images and image is not None else row.text
     out: dict[str, Any] = {
-        "data_source": DATA_SOURCE[row.kind],
+        "data_source": data_source(row.kind),
         "prompt": [{"role": "user", "content": text}],
     }
     if images:
         out["images"] = [image] if image is not None else []
     out.update(
-        ability=ABILITY[row.kind],
+        ability=reward_spec(row.kind)[1].ability or row.kind,
         reward_model={"style": "rule", "ground_truth": row.reference},
         extra_info={
             "split": row.split,

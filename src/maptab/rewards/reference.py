@@ -4,11 +4,12 @@ An RL trainer calls the reward with whatever the dataset row carries (TRL: the r
 columns; verl: ``reward_model.ground_truth``), far from any maptab dataset folder. So the
 reference of a sample carries everything the reward reads (``docs/rewards.md``):
 
-* ``kind`` (``rp``, ``qa``, ``reasonmap``) and, for ReasonMap, ``mode`` (``short``/``long``);
-* ``sample``: the dataset row (:class:`~maptab.schema.RPQuery`,
-  :class:`~maptab.schema.QAQuery` or :class:`~maptab.schema.ReasonMapQuestion` fields) less
-  what scoring never reads (the prompt text, the table row orders, QA parameters);
-* ``map`` (RP and ReasonMap): the map's network tables in a compact form — per station
+* ``kind`` (a registered task kind with a :class:`~maptab.tasks.RewardSpec`) and, for a kind
+  with variants (ReasonMap), ``mode``: the variant (``short``/``long``);
+* ``sample``: the dataset row less what scoring never reads (the kind's ``RewardSpec.blank``
+  fields: the prompt text, the table row orders, QA parameters);
+* ``map`` (kinds whose ``RewardSpec.with_map`` is set: RP and ReasonMap): the map's network
+  tables in a compact form — per station
   ``[name, lines, time, price, comfort, reliability, transfer_time]``, per edge
   ``[u, v, line, time, price, comfort, reliability]``, the display labels — which is all
   that route verification, costing and the Mix_tab derivation read (SPEC 1, 2, 5).
@@ -28,19 +29,17 @@ from typing import Any
 
 from maptab.errors import MaptabError
 from maptab.network import Edge, Network, NetworkError, Vertex
-from maptab.schema import (
-    QAQuery,
-    ReasonMapQuestion,
-    RecordError,
-    RPQuery,
-    parse_record,
-)
+from maptab.schema import RecordError, parse_record
 from maptab.tables import derive_mix
+from maptab.tasks.base import RewardSpec, TaskError, TaskKind
+from maptab.tasks.base import get as get_kind
 
 __all__ = [
     "REFERENCE_VERSION",
     "Reference",
     "ReferenceError",
+    "all_rewarded",
+    "reward_spec",
     "decode_reference",
     "encode_reference",
 ]
@@ -49,8 +48,6 @@ REFERENCE_VERSION = 1
 _HEAD = '{"maptab_reward": "'
 _KEY_LEN = 32  # hex characters of the digest
 _PREFIX_LEN = len(_HEAD) + _KEY_LEN
-# fields scoring never reads (they are most of a row's size)
-_DROP = {"rp": ("question", "tables"), "qa": ("question", "tables", "params"), "reasonmap": ()}
 
 
 class ReferenceError(MaptabError):
@@ -59,13 +56,16 @@ class ReferenceError(MaptabError):
 
 @dataclass(slots=True)
 class Reference:
-    """A decoded reference: the sample record and, for RP and ReasonMap, its map."""
+    """A decoded reference: the sample record and, for kinds rewarded with the map, its map;
+    ``mode`` is the sample's variant (ReasonMap ``short``/``long``); ``spec`` the kind's
+    :class:`~maptab.tasks.RewardSpec`."""
 
     kind: str
-    record: RPQuery | QAQuery | ReasonMapQuestion
+    record: Any
     network: Network | None = None
     mode: str = ""
     _mix: Network | None = field(default=None, repr=False)
+    spec: RewardSpec | None = field(default=None, repr=False, compare=False)
 
     @property
     def mix(self) -> Network:
@@ -120,31 +120,57 @@ def network_from_compact(data: Any) -> Network:
         raise ReferenceError(f"reward reference: malformed map tables ({exc})") from None
 
 
+def reward_spec(kind: str, where: str = "") -> tuple[TaskKind, RewardSpec]:
+    """The registered kind called ``kind`` and its reward; a :class:`ReferenceError` when
+    there is none (``where`` starts the message)."""
+    try:
+        task = get_kind(kind) if isinstance(kind, str) else None
+    except TaskError:
+        task = None
+    if task is None or task.reward is None:
+        rewarded = ", ".join(k.name for k in all_rewarded())
+        raise ReferenceError(f"{where}unknown kind {kind!r}; rewarded kinds: {rewarded}")
+    return task, task.reward
+
+
+def all_rewarded() -> list[TaskKind]:
+    """The registered kinds that have a reward, in registry order."""
+    from maptab.tasks.base import all_kinds
+
+    return [k for k in all_kinds() if k.reward is not None]
+
+
+def _check_mode(task: TaskKind, mode: str, where: str) -> None:
+    if task.variants != ("",) and mode not in task.variants:
+        raise ReferenceError(
+            f"{where}{task.title} mode must be one of {', '.join(map(repr, task.variants))}, "
+            f"not {mode!r}"
+        )
+
+
 def encode_reference(
     kind: str,
-    record: RPQuery | QAQuery | ReasonMapQuestion,
+    record: Any,
     network: Network | None = None,
     *,
     mode: str = "",
 ) -> str:
     """The reference text of one sample (module docstring); deterministic.
 
-    ``network`` is required for ``rp`` and ``reasonmap``; ``mode`` (``short``/``long``) for
-    ``reasonmap``.
+    ``network`` is required for kinds rewarded with the map (RP, ReasonMap); ``mode`` (the
+    variant: ReasonMap ``short``/``long``) for kinds with variants.
     """
-    if kind not in _DROP:
-        raise ReferenceError(f"unknown sample kind {kind!r}; expected rp, qa or reasonmap")
-    if kind == "reasonmap" and mode not in ("short", "long"):
-        raise ReferenceError(f"ReasonMap mode must be 'short' or 'long', not {mode!r}")
-    if kind != "qa" and network is None:
+    task, spec = reward_spec(kind, "")
+    _check_mode(task, mode, "")
+    if spec.with_map and network is None:
         raise ReferenceError(f"a {kind} reference needs the map's network")
     sample = record.to_dict()
-    for name in _DROP[kind]:
+    for name in spec.blank:
         sample.pop(name, None)
     body: dict[str, Any] = {"version": REFERENCE_VERSION, "kind": kind, "sample": sample}
-    if kind == "reasonmap":
+    if task.variants != ("",):
         body["mode"] = mode
-    if kind != "qa":
+    if spec.with_map:
         assert network is not None
         body["map"] = compact_network(network)
     text = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
@@ -196,18 +222,14 @@ def decode_reference(text: str | bytes | dict[str, Any]) -> Reference:
 
 
 def _prepare(ref: Reference) -> None:
-    """Do once per reference what every reward call on it would otherwise start with: for
-    RP, verify its first gold route (builds the map's name index and costs the gold, both
-    memoised by the verifier), so later calls only cost the answer's own route. A gold
-    route that does not fit its map is reported here, naming the sample."""
-    if not isinstance(ref.record, RPQuery):
+    """Run the kind's ``RewardSpec.prepare`` once per reference (RP: verify its first gold
+    route, which builds the map's name index and costs the gold, both memoised by the
+    verifier, so later calls only cost the answer's own route). A gold answer that does not
+    fit its map is reported here, naming the sample."""
+    if ref.spec is None or ref.spec.prepare is None:
         return
-    from maptab.rewards.core import rp_reward  # core does not import this module
-
-    mix = ref.mix if ref.record.category == "map_mix" else None
-    assert ref.network is not None
     try:
-        rp_reward(f"<route_begin>{ref.record.routes[0]}<route_end>", ref.record, ref.network, mix)
+        ref.spec.prepare(ref)
     except ValueError as exc:
         raise ReferenceError(f"reward reference {ref.record.id}: {exc}") from None
 
@@ -220,22 +242,20 @@ def _decode(data: dict[str, Any], key: str | None) -> Reference:
             f"reward reference: version {version!r}; this maptab reads {REFERENCE_VERSION}"
         )
     kind = data.get("kind")
-    if kind not in _DROP:
-        raise ReferenceError(f"reward reference: unknown kind {kind!r}")
+    task, spec = reward_spec(kind, "reward reference: ")  # type: ignore[arg-type]
     sample = dict(data.get("sample") or {})
-    for name in _DROP[kind]:  # scoring does not read them; the schema wants them present
-        sample.setdefault(name, {} if name in ("tables", "params") else "")
+    for name, blank in spec.blank.items():  # scoring does not read them; the schema wants them
+        sample.setdefault(name, json.loads(json.dumps(blank)))
     try:
-        record = parse_record(kind, sample)
+        record = parse_record(task.name, sample)
     except RecordError as exc:
         raise ReferenceError(f"reward reference: sample: {exc}") from None
     mode = str(data.get("mode") or "")
-    if kind == "reasonmap" and mode not in ("short", "long"):
-        raise ReferenceError(f"reward reference: ReasonMap mode {mode!r}")
+    _check_mode(task, mode, "reward reference: ")
     network = None
-    if kind != "qa":
+    if spec.with_map:
         if "map" not in data:
-            raise ReferenceError(f"reward reference: a {kind} sample without its map")
+            raise ReferenceError(f"reward reference: a {task.name} sample without its map")
         map_key = json.dumps(data["map"], sort_keys=True, separators=(",", ":"))
         digest = hashlib.blake2b(map_key.encode("utf-8"), digest_size=16).hexdigest()
         network = _NETWORKS.get(digest)
@@ -244,4 +264,4 @@ def _decode(data: dict[str, Any], key: str | None) -> Reference:
             if len(_NETWORKS) > 4096:
                 _NETWORKS.clear()
             _NETWORKS[digest] = network
-    return Reference(kind, record, network, mode)
+    return Reference(task.name, record, network, mode, spec=spec)

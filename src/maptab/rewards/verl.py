@@ -15,9 +15,15 @@ from typing import Any
 
 from maptab.rewards import reward, score_completion
 
-__all__ = ["DATA_SOURCES", "compute_score", "compute_score_details"]
+__all__ = ["data_sources", "compute_score", "compute_score_details"]
 
-DATA_SOURCES = ("maptab/rp", "maptab/qa", "maptab/reasonmap")
+
+def data_sources() -> tuple[str, ...]:
+    """The ``data_source`` values maptab writes: ``maptab/<kind>`` per rewarded kind."""
+    from maptab.rewards.export import data_source
+    from maptab.rewards.reference import all_rewarded
+
+    return tuple(data_source(k.name) for k in all_rewarded())
 
 
 def compute_score(

@@ -5,6 +5,7 @@ See ``docs/tasks.md`` for adding a kind."""
 from maptab.tasks.base import (
     ENTRY_POINT_GROUP,
     Prompt,
+    RewardSpec,
     TaskError,
     TaskKind,
     all_kinds,
@@ -16,6 +17,7 @@ from maptab.tasks.base import (
 __all__ = [
     "ENTRY_POINT_GROUP",
     "Prompt",
+    "RewardSpec",
     "TaskError",
     "TaskKind",
     "all_kinds",

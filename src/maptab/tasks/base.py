@@ -36,6 +36,7 @@ from maptab.errors import MaptabError
 __all__ = [
     "ENTRY_POINT_GROUP",
     "Prompt",
+    "RewardSpec",
     "TaskError",
     "TaskKind",
     "all_kinds",
@@ -63,6 +64,26 @@ class Prompt:
     keep: Sequence[str] | None = None
     drop: Sequence[str] = ()
     meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RewardSpec:
+    """How a kind is rewarded for RL (``docs/rewards.md``), read by :mod:`maptab.rewards`.
+
+    ``score(reference, text)`` is the :class:`~maptab.rewards.RewardBreakdown` of one
+    completion text against a decoded :class:`~maptab.rewards.Reference` (its ``record``,
+    ``network``, ``mode`` = the variant, and ``mix``). The reference text of a sample carries
+    the record less the fields of ``blank`` (which scoring never reads; they are given these
+    values back when decoded) and, with ``with_map``, the map's tables. ``prepare(reference)``
+    runs once when a reference is first decoded (warm caches, check the gold; a
+    ``ValueError`` names a broken sample). ``ability`` is verl's ``ability`` column.
+    """
+
+    score: Callable[[Any, str], Any]
+    ability: str = ""
+    with_map: bool = True
+    blank: dict[str, Any] = field(default_factory=dict)
+    prepare: Callable[[Any], None] | None = None
 
 
 def _none(*_: Any) -> Any:
@@ -109,6 +130,10 @@ class TaskKind:
     matched by its question text) and ``match_pair`` (the two record fields a
     ``station_1``/``station_2`` pair is matched against).
 
+    Integrations: ``category(record, variant)`` is the sample's category label in exports
+    and harness metadata (default: the variant, else the kind's name); ``reward`` is the
+    kind's :class:`RewardSpec` (``None``: no RL reward).
+
     ``maptab validate``: ``check_label(record, network)`` re-derives a row's gold label
     and says how the stored one differs (``None``: it agrees; no ``check_label``: the
     kind's labels are not re-derived); ``label_checkable(row)`` says whether a row can be.
@@ -143,6 +168,14 @@ class TaskKind:
     match_pair: tuple[str, str] | None = None
     check_label: Callable[[Any, Any], str | None] | None = None
     label_checkable: Callable[[dict[str, Any]], bool] = lambda row: True
+    category: Callable[[Any, str], str] | None = None
+    reward: RewardSpec | None = None
+
+    def category_of(self, record: Any, variant: str) -> str:
+        """The sample's category label (``category``, else the variant or the kind's name)."""
+        if self.category is not None:
+            return self.category(record, variant)
+        return variant or self.name
 
     def sample_ids(self, record_id: str) -> Iterator[tuple[str, str]]:
         """``(sample id, variant)`` of each request a row with ``record_id`` becomes."""

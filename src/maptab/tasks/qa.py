@@ -31,7 +31,7 @@ from maptab.score.errors import ERROR_TYPES
 from maptab.score.metrics import Columns, Metric, aggregate, metric_text
 from maptab.score.parse import parse_answer
 from maptab.score.qa import capability_weights, qa_correct
-from maptab.tasks.base import Prompt, TaskKind
+from maptab.tasks.base import Prompt, RewardSpec, TaskKind
 
 NAME = "qa"
 _PREFIX = "qa:"
@@ -233,6 +233,12 @@ def check_label(record: QAQuery, network: Any) -> str | None:
     return None if answer == record.answer else f"answer {record.answer} != {answer}"
 
 
+def _reward(ref: Any, text: str) -> Any:
+    from maptab.rewards.core import qa_reward
+
+    return qa_reward(text, ref.record)
+
+
 TASK = TaskKind(
     name=NAME,
     title="QA",
@@ -258,4 +264,11 @@ TASK = TaskKind(
     check_label=check_label,
     # rows written before QA parameters were stored have none to re-derive from
     label_checkable=lambda row: "params" in row,
+    category=lambda record, variant: f"{_PREFIX}{record.type}",
+    reward=RewardSpec(
+        _reward,
+        ability="map_qa",
+        with_map=False,
+        blank={"question": "", "tables": {}, "params": {}},
+    ),
 )

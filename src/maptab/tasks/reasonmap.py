@@ -18,7 +18,7 @@ from maptab.score.errors import ERROR_TYPES
 from maptab.score.metrics import Columns, Metric, aggregate, metric_text
 from maptab.score.parse import parse_reasonmap
 from maptab.score.reasonmap import score_reasonmap
-from maptab.tasks.base import Prompt, TaskKind
+from maptab.tasks.base import Prompt, RewardSpec, TaskKind
 
 NAME = "reasonmap"
 MODES = ("short", "long")
@@ -214,6 +214,12 @@ def _heatmaps(run: Any) -> list[Any]:
     return [("ReasonMap", rows, "map_difficulty", "question_difficulty", "correct")]
 
 
+def _reward(ref: Any, text: str) -> Any:
+    from maptab.rewards.core import reasonmap_reward
+
+    return reasonmap_reward(text, ref.record, ref.network, ref.mode)
+
+
 TASK = TaskKind(
     name=NAME,
     title="ReasonMap",
@@ -233,4 +239,5 @@ TASK = TaskKind(
     describe=_describe,
     summary_view=_summary_view,
     heatmaps=_heatmaps,
+    reward=RewardSpec(_reward, ability="route_planning"),
 )

@@ -34,7 +34,7 @@ from maptab.score.paper import difficulty_score, matching_references, paper_scor
 from maptab.score.parse import parse_route, parse_totals
 from maptab.score.qa import totals_correct
 from maptab.score.verified import gold_routes, station_index, verify_route
-from maptab.tasks.base import Prompt, TaskKind
+from maptab.tasks.base import Prompt, RewardSpec, TaskKind
 
 NAME = "rp"
 
@@ -446,6 +446,27 @@ def check_label(record: RPQuery, network: Any) -> str | None:
     return None
 
 
+# --------------------------------------------------------------------------- RL reward
+def _reward(ref: Any, text: str) -> Any:
+    from maptab.rewards.core import rp_reward
+
+    mix = ref.mix if ref.record.category == "map_mix" else None
+    return rp_reward(text, ref.record, ref.network, mix)
+
+
+def _reward_prepare(ref: Any) -> None:
+    """Verify the first gold route once (warms the verifier's caches, checks the gold)."""
+    _reward(ref, f"<route_begin>{ref.record.routes[0]}<route_end>")
+
+
+REWARD = RewardSpec(
+    _reward,
+    ability="route_planning",
+    blank={"question": "", "tables": {}},
+    prepare=_reward_prepare,
+)
+
+
 TASK = TaskKind(
     name=NAME,
     title="Route planning",
@@ -474,4 +495,6 @@ TASK = TaskKind(
     match_question=True,
     match_pair=("source", "target"),
     check_label=check_label,
+    category=lambda record, variant: record.category,
+    reward=REWARD,
 )

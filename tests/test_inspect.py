@@ -1,0 +1,227 @@
+"""inspect_ai tasks (issue 15, item 1; docs/integrations.md), offline with inspect's mock
+model: gold answers score 100%, blank ones 0%, and every number equals `maptab score` on the
+same answers. Needs the extra maptab[inspect]; skipped with that reason without it."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+inspect_ai = pytest.importorskip(
+    "inspect_ai", reason="inspect_ai is not installed (pip install 'maptab[inspect]')"
+)
+
+from inspect_ai import eval as inspect_eval  # noqa: E402
+from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
+
+from maptab.dataset import DatasetError  # noqa: E402
+from maptab.generate.pipeline import build_benchmark  # noqa: E402
+from maptab.integrations.common import sample_values  # noqa: E402
+from maptab.integrations.inspect_tasks import maptab_task  # noqa: E402
+from maptab.render.images import DatasetImager  # noqa: E402
+from maptab.run.baselines import BASELINE_CLASSES  # noqa: E402
+from maptab.run.requests import build_requests  # noqa: E402
+from maptab.schema import Prediction  # noqa: E402
+from maptab.score.scorer import score_predictions  # noqa: E402
+from maptab.tasks import get  # noqa: E402
+
+pytestmark = pytest.mark.inspect
+SEED = 9
+KINDS = ("rp", "qa", "reasonmap")
+
+
+@pytest.fixture(scope="module")
+def mini(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("inspect") / "mini"
+    build_benchmark(root, preset="mini", seed=SEED, report_totals=True, renderer=DatasetImager())
+    return root
+
+
+@pytest.fixture(scope="module")
+def answers(mini: Path) -> dict[str, dict[str, str]]:
+    """Per baseline, the answer to each request (baselines do not look at the image)."""
+    out: dict[str, dict[str, str]] = {}
+    requests = build_requests(mini, images=False)
+    for name in ("oracle", "random"):
+        provider = BASELINE_CLASSES[name](seed=1)
+        out[name] = {r.id: provider.answer(r) for r in requests}
+    return out
+
+
+def _text(messages: Any) -> str:
+    """The text parts of the (one) user message: a sample's identity."""
+    return "\n".join(c.text for c in messages[0].content if c.type == "text")
+
+
+def _run(mini: Path, kind: str, reply: Any, limit: int | None = 12) -> Any:
+    """Evaluate the task with mockllm answering ``reply(sample id)``; the log's samples."""
+    task = maptab_task(kind, str(mini), limit=limit)
+    by_text = {_text(s.input): s.id for s in task.dataset}
+    assert len(by_text) == len(task.dataset)
+
+    def respond(messages, tools, tool_choice, config):  # noqa: ANN001, ANN202
+        out = ModelOutput.from_content("mockllm/model", reply(by_text[_text(messages)]))
+        out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # no tokenizer
+        return out
+
+    model = get_model("mockllm/model", custom_outputs=respond)
+    [log] = inspect_eval(task, model=model, log_dir=str(mini.parent / "logs"), display="none")
+    assert log.status == "success", log.error
+    return log
+
+
+def _metric(log: Any, name: str) -> float:
+    for score in log.results.scores:
+        if score.name == name:
+            return score.metrics["mean"].value
+    raise AssertionError(f"no metric {name}: {[s.name for s in log.results.scores]}")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_gold_answers_score_100(mini: Path, answers: dict[str, dict[str, str]], kind: str) -> None:
+    gold = answers["oracle"]
+    log = _run(mini, kind, lambda sid: gold[sid])
+    assert log.samples, "no samples"
+    for s in log.samples:
+        [score] = s.scores.values()
+        assert score.metadata["error_type"] is None, (s.id, score.metadata)
+    main = {"rp": "strict", "qa": "accuracy", "reasonmap": "accuracy"}[kind]
+    assert _metric(log, main) == 1.0
+    assert {s.metadata["kind"] for s in log.samples} == {kind}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_blank_answers_score_0(mini: Path, kind: str) -> None:
+    log = _run(mini, kind, lambda sid: "")
+    for score in log.results.scores:
+        assert score.metrics["mean"].value == 0.0, score
+    for s in log.samples:
+        [score] = s.scores.values()
+        assert score.metadata["parsed"] is False and score.metadata["error_type"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_numbers_equal_maptab_score(
+    mini: Path, answers: dict[str, dict[str, str]], kind: str
+) -> None:
+    """Random-baseline answers: every per-sample value and every mean equal those of
+    `maptab score` (score_predictions) on the same answers, and the stderr is the sample
+    standard error of those values."""
+    given = answers["random"]
+    log = _run(mini, kind, lambda sid: given[sid], limit=None)
+    ids = [str(s.id) for s in log.samples]
+    preds = [Prediction(i, kind, given[i]) for i in ids]
+    rows, summary = score_predictions(mini, preds)
+    by_id = {r["id"]: r for r in rows}
+    task = get(kind)
+    values: dict[str, list[float]] = {}
+    for s in log.samples:
+        [score] = s.scores.values()
+        expect = sample_values(task, by_id[str(s.id)])
+        assert score.value == expect, s.id
+        assert score.metadata["error_type"] == by_id[str(s.id)]["error_type"]
+        for k, v in expect.items():
+            values.setdefault(k, []).append(v)
+    assert values, "no metric compared"
+    cats = [s.metadata["category"] for s in log.samples]
+    compared = 0
+    for m in task.metrics:
+        if m.name not in values:
+            continue
+        result = next(s for s in log.results.scores if s.name == m.name).metrics
+        n = len(values[m.name])
+        mine = sum(values[m.name]) / n
+        assert result["mean"].value == pytest.approx(mine, abs=1e-12)
+        sd = math.sqrt(sum((v - mine) ** 2 for v in values[m.name]) / (n - 1))
+        assert result["stderr"].value == pytest.approx(sd / math.sqrt(n), rel=1e-9, abs=1e-12)
+        for cat in set(cats):
+            vs = [v for v, c in zip(values[m.name], cats, strict=True) if c == cat]
+            assert _group(result, cat) == pytest.approx(sum(vs) / len(vs), abs=1e-12)
+        # the same figure in `maptab score`'s summary: overall (RP, QA) or per mode (ReasonMap)
+        for block, value in _summary_blocks(summary[kind], m.name, result):
+            assert value == pytest.approx(block["mean"], abs=1e-9), m.name
+            compared += 1
+    assert compared, "no figure compared with maptab score's summary"
+
+
+def _summary_blocks(summary: dict[str, Any], name: str, result: Any) -> list[tuple[Any, float]]:
+    """(summary block, inspect figure) pairs for metric ``name``."""
+    overall = summary.get("overall")
+    if isinstance(overall, dict) and isinstance(overall.get(name), dict):
+        return [(overall[name], result["mean"].value)]
+    if isinstance(overall, dict) and "mean" in overall and name == "accuracy":
+        return [(overall, result["mean"].value)]
+    return [
+        (block[name], _group(result, mode))
+        for mode, block in summary.items()
+        if isinstance(block, dict) and isinstance(block.get(name), dict)
+    ]
+
+
+def _group(result: dict[str, Any], group: str) -> float:
+    """The per-category mean of ``group`` (inspect names it ``grouped_<group>``)."""
+    found = [m.value for k, m in result.items() if k in (group, f"grouped_{group}")]
+    assert len(found) == 1, (group, list(result))
+    return found[0]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_messages_are_those_maptab_run_sends(mini: Path, kind: str) -> None:
+    """Same parts in the same order: texts equal, the image the same data URL."""
+    task = maptab_task(kind, str(mini), limit=4)
+    sent = {r.id: r for r in build_requests(mini)}
+    assert len(task.dataset) == 4
+    for s in task.dataset:
+        parts = sent[s.id].messages[0]["content"]
+        mine = [c.text if c.type == "text" else c.image for c in s.input[0].content]
+        theirs = [p["text"] if p["type"] == "text" else p["image_url"]["url"] for p in parts]
+        assert mine == theirs
+
+
+def test_text_only_leaves_out_map_only_samples(mini: Path) -> None:
+    with pytest.raises(DatasetError, match="no reasonmap sample matches the selection"):
+        maptab_task("reasonmap", str(mini), images=False)
+    task = maptab_task("rp", str(mini), images=False)
+    assert task.dataset and all(c.type == "text" for s in task.dataset for c in s.input[0].content)
+
+
+def test_registered_for_inspect_eval_by_name() -> None:
+    """The entry point makes `inspect eval maptab/maptab_rp` resolve."""
+    from inspect_ai._util.registry import registry_lookup
+
+    for name in ("maptab_rp", "maptab_qa", "reasonmap", "maptab"):
+        assert registry_lookup("task", f"maptab/{name}") is not None, name
+
+
+def test_readme_inspect_commands(
+    mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each `inspect eval` command of the README names a registered task whose -T
+    parameters build a task with samples (the model call itself needs a model)."""
+    import re
+    import shlex
+
+    from inspect_ai._util.registry import registry_lookup
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text.split("### inspect_ai", 1)[1].split("\n### ", 1)[0]
+    commands = re.findall(r"^(inspect eval .*)$", section, re.MULTILINE)
+    assert commands, "no inspect eval command in the README's inspect_ai section"
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "mini").symlink_to(mini)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MAPTAB_CACHE", str(tmp_path / "cache"))  # dataset=mini builds here
+    for command in commands:
+        words = shlex.split(command)
+        factory = registry_lookup("task", words[2])
+        assert factory is not None, words[2]
+        params = {}
+        for i, w in enumerate(words):
+            if w == "-T":
+                key, _, value = words[i + 1].partition("=")
+                params[key] = int(value) if value.isdigit() else value
+        task = factory(**params)
+        assert len(task.dataset) > 0, command
