@@ -2,7 +2,8 @@
 
 Every module under ``src/maptab`` is parsed with :mod:`ast`; every ``import`` and
 ``from … import`` in it counts, at module level and inside functions alike (a function-level
-import is a dependency that merely loads late). Each module belongs to a layer, low to high:
+import is a dependency that merely loads late); only imports under ``if TYPE_CHECKING:``
+do not (they never run). Each module belongs to a layer, low to high:
 
     domain < generate < render < run < score < report < tasks.<kind> < cli
 
@@ -24,6 +25,8 @@ Where the layers put the modules that are not in a stage package, and why:
   like scoring: it reads a dataset and recomputes answers with the generator's code.
 * ``rewards`` (RL rewards and the TRL/verl exports) is an integration, like a task kind's
   file: it builds the same prompts as ``run`` and scores with ``score``.
+* ``api`` (the public facade ``import maptab`` gives, ``docs/api.md``) fronts every stage,
+  as the CLI does, so it sits with the CLI.
 * everything else at the top of ``maptab`` (network, tables, costs, solver, schema, dataset,
   cache, progress, rounding, ...) is the domain: the objects and exact computations every
   stage shares.
@@ -40,7 +43,12 @@ PACKAGE = SRC / "maptab"
 LAYERS = ("domain", "generate", "render", "run", "score", "report", "tasks", "cli")
 
 # top-level modules placed above the domain (see the module docstring)
-PLACED = {"maptab.describe": "report", "maptab.integrity": "score", "maptab.rewards": "tasks"}
+PLACED = {
+    "maptab.api": "cli",
+    "maptab.describe": "report",
+    "maptab.integrity": "score",
+    "maptab.rewards": "tasks",
+}
 
 # (importer layer, imported layer) pairs that are below but still not allowed
 FORBIDDEN = {("run", "generate"), ("score", "run")}
@@ -64,7 +72,19 @@ def imports_of(name: str, path: Path) -> set[str]:
     """The maptab modules that ``name`` imports anywhere in its body."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If)
+        and isinstance(node.test, ast.Name)
+        and node.test.id == "TYPE_CHECKING"
+        for stmt in node.body
+        for inner in ast.walk(stmt)
+    }
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
