@@ -26,7 +26,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from maptab.progress import Progress
-from maptab.report.loader import ReportError, Run, load_run, load_runs, outcome
+from maptab.report.loader import load_runs
 from maptab.report.tables import (
     ReportTable,
     build_tables,
@@ -36,20 +36,7 @@ from maptab.report.tables import (
     to_markdown,
 )
 
-__all__ = [
-    "ReportError",
-    "ReportFiles",
-    "ReportTable",
-    "Run",
-    "build_tables",
-    "leaderboard",
-    "leaderboard_rows",
-    "load_run",
-    "load_runs",
-    "outcome",
-    "transposed_table",
-    "write_report",
-]
+__all__ = ["ReportFiles", "leaderboard", "leaderboard_rows", "transposed_table", "write_report"]
 
 
 @dataclass
