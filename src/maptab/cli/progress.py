@@ -13,6 +13,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -61,8 +62,8 @@ def track(
             _show(bar, task, pending, status)
 
 
-def _show(bar: Progress, task: object, step: int, status: Callable[[], str] | None) -> None:
+def _show(bar: Progress, task: TaskID, step: int, status: Callable[[], str] | None) -> None:
     if status is not None:
-        bar.update(task, advance=step, status=status())  # type: ignore[arg-type]
+        bar.update(task, advance=step, status=status())
     else:
-        bar.update(task, advance=step)  # type: ignore[arg-type]
+        bar.update(task, advance=step)
