@@ -71,13 +71,16 @@ def build_dataset(
     workers: int | None = None,
     progress: Progress | None = None,
 ) -> Dataset:
-    """Build a benchmark into ``out_dir`` and open it (SPEC 8–11; ``maptab build``).
+    """Build a benchmark into ``out_dir`` and open it (SPEC 6–11; ``maptab build``).
 
     From the generator's ``preset`` (``"mini"``, ``"paper"``), or, with ``tables``, over
     your own maps: a folder with one sub-folder per map holding ``Edge_tab.csv`` and
     ``Vertex_tab.csv`` (``maptab build --from-tables``; ``pairs_per_map`` OD pairs per map
     on average). Map images are rendered unless ``render=False`` (then only images the
     tables folder brings are used). The same arguments give byte-identical files.
+
+    Raises a :class:`MaptabError` (one line naming the file, row or field) on an unknown
+    preset or a bad table; an interrupted build leaves any previous dataset untouched.
     """
     renderer = None
     if render:
@@ -118,7 +121,8 @@ def build_dataset(
 
 def load(path: str | Path, *, verify: bool = True) -> Dataset:
     """Open the dataset folder ``path`` (its ``manifest.json``); files are checked against
-    their SHA-256 as they are read unless ``verify=False`` (SPEC 11)."""
+    their SHA-256 as they are read unless ``verify=False`` (SPEC 16). Raises
+    :class:`~maptab.dataset.DatasetError` when the folder has no valid manifest."""
     return Dataset(path, verify=verify)
 
 
@@ -146,6 +150,10 @@ def run_model(
     ``options`` go to :func:`make_provider` (``base_url``, ``temperature``, ``seed``; for a
     function ``model=`` the model name recorded with its rows). Runs the async runner to completion: call it
     outside a running event loop (inside one, use ``maptab.run.runner.arun``).
+
+    Raises a :class:`MaptabError` on an unknown spec, a selection that matches no sample, a
+    malformed dataset or a run folder started with other settings (SPEC 16); a request
+    that fails is recorded as its row's ``error``, not raised.
     """
     from maptab.run.runner import run
 
@@ -175,8 +183,9 @@ def score_run(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Score a run folder (``maptab score``): writes ``scores.jsonl`` and ``summary.json``
-    there and returns the summary. The dataset is the one recorded in ``run.json`` unless
-    given."""
+    there and returns the summary (SPEC 12–14). The dataset is the one recorded in
+    ``run.json`` unless given. Raises :class:`~maptab.score.scorer.ScoreError` on a missing
+    or malformed predictions file."""
     from maptab.score.scorer import score_run as score
 
     folder = run_dir.out_dir if isinstance(run_dir, RunSummary) else run_dir
@@ -195,7 +204,8 @@ def write_report(
 ) -> ReportFiles:
     """Write the report of scored runs into ``out_dir`` (``maptab report``): ``index.html``,
     ``tables/`` (Markdown, CSV, LaTeX), ``plots/``, ``images/``. The first run is the
-    baseline of the paired differences."""
+    baseline of the paired differences (SPEC 13). Raises
+    :class:`~maptab.report.loader.ReportError` (naming the file) on an unreadable run."""
     from maptab.report import write_report as report
 
     folders = [r.out_dir if isinstance(r, RunSummary) else r for r in run_dirs]
