@@ -2,7 +2,8 @@
 
 Every module under ``src/maptab`` is parsed with :mod:`ast`; every ``import`` and
 ``from … import`` in it counts, at module level and inside functions alike (a function-level
-import is a dependency that merely loads late). Each module belongs to a layer, low to high:
+import is a dependency that merely loads late); only imports under ``if TYPE_CHECKING:``
+do not (they never run). Each module belongs to a layer, low to high:
 
     domain < generate < render < run < score < report < tasks.<kind> < cli
 
@@ -25,6 +26,8 @@ Where the layers put the modules that are not in a stage package, and why:
 * ``rewards`` (RL rewards and the TRL/verl exports) and ``integrations`` (inspect_ai tasks,
   the lmms-eval export) are integrations, like a task kind's file: they build the same
   prompts as ``run`` and score with ``score``.
+* ``api`` (the public facade ``import maptab`` gives, ``docs/api.md``) fronts every stage,
+  as the CLI does, so it sits with the CLI.
 * everything else at the top of ``maptab`` (network, tables, costs, solver, schema, dataset,
   cache, progress, rounding, ...) is the domain: the objects and exact computations every
   stage shares.
@@ -42,6 +45,7 @@ LAYERS = ("domain", "generate", "render", "run", "score", "report", "tasks", "cl
 
 # top-level modules placed above the domain (see the module docstring)
 PLACED = {
+    "maptab.api": "cli",
     "maptab.describe": "report",
     "maptab.integrity": "score",
     "maptab.rewards": "tasks",
@@ -70,7 +74,19 @@ def imports_of(name: str, path: Path) -> set[str]:
     """The maptab modules that ``name`` imports anywhere in its body."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If)
+        and isinstance(node.test, ast.Name)
+        and node.test.id == "TYPE_CHECKING"
+        for stmt in node.body
+        for inner in ast.walk(stmt)
+    }
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from maptab.report import load_runs, write_report
+from maptab.report import write_report
 from maptab.report.html import json_for_html, sample_records
-from maptab.report.loader import Run
+from maptab.report.loader import Run, load_runs
 from maptab.schema import Prediction, ReasonMapQuestion
 from test_report_fixture import HOSTILE, make_runs
 

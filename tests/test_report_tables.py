@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from maptab.report import Run, leaderboard, leaderboard_rows, load_runs
-from maptab.report.loader import ReportError
+from maptab.report import leaderboard, leaderboard_rows
+from maptab.report.loader import ReportError, Run, load_runs
 from maptab.report.tables import (
     Cell,
     build_tables,

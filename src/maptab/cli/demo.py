@@ -51,7 +51,9 @@ def demo(
         for model in DEMO_MODELS:
             console.rule(f"[bold]2. run {model}")
             run_dir = runs / model
-            summary = run(dataset, make_provider(model), run_dir, concurrency=8, spec=model)
+            summary = run(
+                dataset, make_provider(model), run_dir, concurrency=8, spec=model, progress=track
+            )
             console.print(f"{summary.completed} answers, {summary.errors} errors -> {run_dir}")
             score_run(run_dir, progress=False)
             run_dirs.append(run_dir)

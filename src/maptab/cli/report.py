@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from maptab.cli.app import VerifyOption, app, console, fail
+from maptab.cli.progress import track
 from maptab.errors import MaptabError
 
 
@@ -42,7 +43,7 @@ def report_cmd(
             run_dirs,
             out,
             overlays_per_group=overlays,
-            progress=progress,
+            progress=track if progress else None,
             samples_per_run=samples or None,
             verify=verify,
         )

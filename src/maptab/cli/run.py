@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from maptab.cli.app import VerifyOption, app, console, fail
+from maptab.cli.progress import track
 from maptab.errors import MaptabError
 from maptab.generate.qa import QA_TYPES
 from maptab.schema import RP_BY_NAME
@@ -107,7 +108,7 @@ def run_cmd(
             limit=limit,
             concurrency=concurrency,
             retry_errors=retry_errors,
-            progress=progress,
+            progress=track if progress else None,
             table_format=table_format,  # type: ignore[arg-type]
             image=image,
             spec=model,

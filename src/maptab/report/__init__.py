@@ -25,7 +25,8 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from maptab.report.loader import ReportError, Run, load_run, load_runs, outcome
+from maptab.progress import Progress
+from maptab.report.loader import load_runs
 from maptab.report.tables import (
     ReportTable,
     build_tables,
@@ -35,20 +36,7 @@ from maptab.report.tables import (
     to_markdown,
 )
 
-__all__ = [
-    "ReportError",
-    "ReportFiles",
-    "ReportTable",
-    "Run",
-    "build_tables",
-    "leaderboard",
-    "leaderboard_rows",
-    "load_run",
-    "load_runs",
-    "outcome",
-    "transposed_table",
-    "write_report",
-]
+__all__ = ["ReportFiles", "leaderboard", "leaderboard_rows", "transposed_table", "write_report"]
 
 
 @dataclass
@@ -102,7 +90,7 @@ def write_report(
     out_dir: str | Path,
     *,
     overlays_per_group: int = 3,
-    progress: bool = False,
+    progress: Progress | None = None,
     samples_per_run: int | None = 3_000,
     verify: bool = True,
 ) -> ReportFiles:
@@ -110,6 +98,7 @@ def write_report(
     differences) into ``out_dir``; see the module docstring for the layout. The HTML browser
     lists at most ``samples_per_run`` samples of each run (``None``: all). ``verify`` checks
     the dataset files read against their manifest (``--no-verify`` turns it off).
+    ``progress`` shows the drawing of route pictures (:mod:`maptab.progress`).
 
     Raises :class:`ReportError` (one line, naming the file) on an unreadable run folder.
     """

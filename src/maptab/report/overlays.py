@@ -24,6 +24,7 @@ from PIL import Image
 from maptab.dataset import DatasetError
 from maptab.limits import open_image
 from maptab.network import Network
+from maptab.progress import Progress, or_silent
 from maptab.report.loader import Run, outcome
 from maptab.schema import RPQuery
 from maptab.tasks.base import all_kinds
@@ -87,9 +88,10 @@ def _save(img: Image.Image, path: Path) -> None:
 
 
 def render_overlays(
-    runs: Sequence[Run], out_dir: Path, *, per_group: int = 3, progress: bool = False
+    runs: Sequence[Run], out_dir: Path, *, per_group: int = 3, progress: Progress | None = None
 ) -> Overlays:
-    """Draw the selected samples of every run into ``out_dir/images``; see module docstring."""
+    """Draw the selected samples of every run into ``out_dir/images``; see module docstring.
+    ``progress`` shows the count of pictures drawn (:mod:`maptab.progress`)."""
     from maptab.render import draw_route, place_map, render_map
     from maptab.score.parse import parse_route
     from maptab.score.verified import station_index
@@ -101,14 +103,8 @@ def render_overlays(
     bases: dict[tuple[str, str], Any] = {}
     queries: dict[str, dict[str, RPQuery]] = {}
     failed: set[tuple[str, str]] = set()
-    items: Any = jobs
     pictured = {str(row["id"]) for _, _, row in jobs}
-    if progress:
-        from rich.console import Console
-        from rich.progress import track
-
-        items = track(jobs, description="drawing routes", console=Console(stderr=True))
-    for i, run, row in items:
+    for i, run, row in or_silent(progress)(jobs, "drawing routes", len(jobs)):
         ds = run.dataset
         if ds is None:
             continue

@@ -1,50 +1,24 @@
 """Run stage: chat requests from dataset samples, providers (OpenAI-compatible endpoints,
-local vLLM, built-in baselines), and resumable concurrent runs into a run directory."""
+local vLLM, built-in baselines), and resumable concurrent runs into a run directory.
 
-from maptab.reasoning import split_reasoning
-from maptab.run.base import (
-    Completion,
-    InProcessProvider,
-    Provider,
-    ProviderConfigError,
-    ProviderError,
-    SyncProvider,
-)
-from maptab.run.baselines import BlankProvider, OracleProvider, RandomProvider, ShortestProvider
-from maptab.run.callable_provider import CallableProvider, callable_provider
-from maptab.run.openai_provider import OpenAIProvider
+The package gives what ``docs/running.md`` names: :func:`run` / :func:`arun` (the runner),
+:func:`make_provider` and :func:`available_providers` (the provider registry),
+:func:`callable_provider` (a Python function as the model) and :class:`ImageSpec`. The rest is
+in its module: :mod:`~maptab.run.base` (``Completion``, the ``Provider`` protocol,
+``ProviderError``), :mod:`~maptab.run.requests`, :mod:`~maptab.run.store`, the providers.
+"""
+
+from maptab.run.callable_provider import callable_provider
 from maptab.run.providers import available_providers, make_provider
-from maptab.run.requests import ChatRequest, ImageSpec, Sample, build_requests, iter_samples
+from maptab.run.requests import ImageSpec
 from maptab.run.runner import RunSummary, arun, run
-from maptab.run.store import PredictionStore, StoreError
-from maptab.run.vllm_provider import VLLMProvider
 
 __all__ = [
-    "BlankProvider",
-    "CallableProvider",
-    "ChatRequest",
-    "Completion",
     "ImageSpec",
-    "InProcessProvider",
-    "OpenAIProvider",
-    "OracleProvider",
-    "PredictionStore",
-    "Provider",
-    "ProviderConfigError",
-    "ProviderError",
-    "RandomProvider",
     "RunSummary",
-    "Sample",
-    "ShortestProvider",
-    "StoreError",
-    "SyncProvider",
-    "VLLMProvider",
     "arun",
     "available_providers",
-    "build_requests",
     "callable_provider",
-    "iter_samples",
     "make_provider",
     "run",
-    "split_reasoning",
 ]

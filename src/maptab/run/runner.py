@@ -31,6 +31,7 @@ from typing import Any, Literal
 from maptab import __version__
 from maptab.dataset import DatasetError
 from maptab.limits import read_json
+from maptab.progress import Progress, Ticker
 from maptab.run.base import Completion, Provider, ProviderError, uses_messages
 from maptab.run.requests import ChatRequest, ImageSpec, RequestBuilder, Sample, iter_samples
 from maptab.run.store import PredictionStore, StoreError
@@ -72,7 +73,7 @@ def run(
     limit: int | None = None,
     concurrency: int = 16,
     retry_errors: bool = False,
-    progress: bool = True,
+    progress: Progress | None = None,
     table_format: Literal["csv", "json"] = "csv",
     image: ImageSpec | None = None,
     spec: str | None = None,
@@ -80,7 +81,9 @@ def run(
 ) -> RunSummary:
     """Run ``provider`` on the selected samples of ``dataset_dir`` into ``out_dir``.
 
-    ``spec`` is the ``--model`` string recorded in ``run.json``. The provider is closed at
+    ``spec`` is the ``--model`` string recorded in ``run.json``. ``progress`` shows the
+    answered count (with the samples done before, the errors and the rate as its ``done`` and
+    ``status``; :mod:`maptab.progress`); none by default. The provider is closed at
     the end (a provider serves one run). Raises ``DatasetError`` / ``StoreError`` (one-line
     messages) on a malformed dataset or an unusable run directory.
     """
@@ -113,7 +116,7 @@ async def arun(
     limit: int | None = None,
     concurrency: int = 16,
     retry_errors: bool = False,
-    progress: bool = True,
+    progress: Progress | None = None,
     table_format: Literal["csv", "json"] = "csv",
     image: ImageSpec | None = None,
     spec: str | None = None,
@@ -170,7 +173,7 @@ async def arun(
             _write_json(out / RUN_FILE, record)
             done = store.done_ids(include_errors=not retry_errors)
             todo = sum(1 for i in samples if i not in done)
-            bar = _Progress(len(samples), len(samples) - todo, enabled=progress)
+            bar = _Counts(progress, len(samples), len(samples) - todo)
             pending = (s for s in selected() if s.id not in done)
             complete_sync = getattr(provider, "complete_sync", None)
 
@@ -178,14 +181,14 @@ async def arun(
                 for sample in pending:
                     pred = await _answer(sample, builder, provider, row_settings)
                     store.append(pred)
-                    bar.advance(pred.error is not None)
+                    bar.tick(pred.error is not None)
 
             with bar:
                 if complete_sync is not None:  # in process: no event loop per sample
                     for sample in pending:
                         pred = _answer_sync(sample, builder, provider, complete_sync, row_settings)
                         store.append(pred, defer=True)
-                        bar.advance(pred.error is not None)
+                        bar.tick(pred.error is not None)
                     store.flush()
                 else:
                     try:
@@ -324,64 +327,27 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-class _Progress:
-    """A rich progress bar (stderr): done/total, rate, errors, elapsed and remaining time.
+class _Counts:
+    """The run's progress: answered samples through a :class:`~maptab.progress.Ticker`, the
+    samples done before as ``done``, errors and rate as ``status``."""
 
-    The bar is updated at most every :attr:`EVERY` seconds (and at the end), not per
-    sample: an update costs more than a baseline's answer."""
-
-    EVERY = 0.1
-
-    def __init__(self, total: int, done: int, *, enabled: bool) -> None:
-        self.enabled = enabled
+    def __init__(self, progress: Progress | None, total: int, done: int) -> None:
         self.errors = 0
         self.new = 0
         self.t0 = time.perf_counter()
-        self._shown = 0  # samples already passed to the bar
-        self._next = 0.0
-        if enabled:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
+        self._ticker = Ticker(progress, "run", total, done=done, status=self.status)
 
-            self._bar = Progress(
-                TextColumn("[bold]run"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[rate]:.1f} req/s"),
-                TextColumn("[red]{task.fields[errors]} errors"),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                console=Console(stderr=True),
-            )
-            self._task = self._bar.add_task("run", total=total, completed=done, rate=0.0, errors=0)
+    def status(self) -> str:
+        rate = self.new / max(1e-9, time.perf_counter() - self.t0)
+        return f"{rate:.1f} req/s, {self.errors} errors"
 
-    def __enter__(self) -> _Progress:
-        if self.enabled:
-            self._bar.start()
+    def tick(self, error: bool) -> None:
+        self.new += 1
+        self.errors += error
+        self._ticker.tick()
+
+    def __enter__(self) -> _Counts:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.enabled:
-            self._show(time.perf_counter())
-            self._bar.stop()
-
-    def advance(self, error: bool) -> None:
-        self.new += 1
-        self.errors += error
-        if self.enabled:
-            now = time.perf_counter()
-            if now >= self._next:
-                self._show(now)
-
-    def _show(self, now: float) -> None:
-        rate = self.new / max(1e-9, now - self.t0)
-        step, self._shown = self.new - self._shown, self.new
-        self._bar.update(self._task, advance=step, rate=rate, errors=self.errors)
-        self._next = now + self.EVERY
+        self._ticker.close()
