@@ -190,7 +190,7 @@ def score_run(
 
     folder = run_dir.out_dir if isinstance(run_dir, RunSummary) else run_dir
     root = dataset.root if isinstance(dataset, Dataset) else dataset
-    return score(folder, dataset_dir=root, progress=progress, verify=verify)  # type: ignore[arg-type]
+    return score(folder, dataset_dir=root, progress=progress, verify=verify)
 
 
 def write_report(

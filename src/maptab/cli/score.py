@@ -10,6 +10,7 @@ from rich import box
 from rich.table import Table
 
 from maptab.cli.app import VerifyOption, app, console, fail
+from maptab.cli.progress import track
 from maptab.errors import MaptabError
 
 
@@ -38,7 +39,11 @@ def score_cmd(
                 raise ScoreError("--results needs --dataset (the dataset the results belong to)")
             preds = load_external_results(results, dataset, verify=verify)
         summary = score_run(
-            run_dir, dataset_dir=dataset, predictions=preds, progress=progress, verify=verify
+            run_dir,
+            dataset_dir=dataset,
+            predictions=preds,
+            progress=track if progress else None,
+            verify=verify,
         )
     except (MaptabError, OSError) as exc:
         fail(str(exc))

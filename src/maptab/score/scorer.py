@@ -35,6 +35,7 @@ from maptab.dataset import Dataset, DatasetError
 from maptab.errors import MaptabError
 from maptab.limits import MAX_RESULTS_BYTES, loads_json, open_regular, read_bytes, read_json
 from maptab.network import Network, table_name
+from maptab.progress import Progress, or_silent
 from maptab.schema import (
     Prediction,
     Record,
@@ -320,7 +321,7 @@ def score_predictions(
     dataset_dir: str | Path,
     predictions: Iterable[Prediction],
     *,
-    progress: bool = False,
+    progress: Progress | None = None,
     selection: dict[str, Any] | None = None,
     verify: bool = True,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -345,7 +346,7 @@ def _score_stream(
     predictions: Iterable[Prediction],
     emit: Callable[[dict[str, Any]], None],
     *,
-    progress: bool,
+    progress: Progress | None,
     selection: dict[str, Any] | None,
     verify: bool,
     ids: Sequence[str] | None = None,
@@ -379,7 +380,7 @@ def _score_items(
     items: Iterable[Prediction],
     ids: Sequence[str],
     emit: Callable[[dict[str, Any]], None],
-    progress: bool,
+    progress: Progress | None,
     selection: dict[str, Any] | None,
 ) -> dict[str, Any]:
     maps = _Maps(ds)
@@ -392,17 +393,7 @@ def _score_items(
     left: dict[str, int] = defaultdict(int)
     for sid in ids:
         left[sid] += 1
-    if progress:
-        from rich.console import Console
-        from rich.progress import track
-
-        items = track(
-            items,
-            total=len(ids),
-            description="scoring",
-            console=Console(stderr=True),
-            transient=True,
-        )
+    items = or_silent(progress)(items, "scoring", len(ids))
     for p in items:
         try:
             found = queries.find(p.id)
@@ -561,13 +552,14 @@ def score_run(
     *,
     dataset_dir: str | Path | None = None,
     predictions: list[Prediction] | None = None,
-    progress: bool = True,
+    progress: Progress | None = None,
     verify: bool = True,
 ) -> dict[str, Any]:
     """Score a run directory; writes ``scores.jsonl`` and ``summary.json``; returns the summary.
 
     The dataset is ``dataset_dir`` or the ``dataset`` recorded in ``RUN_DIR/run.json``;
-    predictions are ``predictions`` or ``RUN_DIR/predictions.jsonl``.
+    predictions are ``predictions`` or ``RUN_DIR/predictions.jsonl``. ``progress``
+    (:class:`maptab.progress.Progress`) shows the scoring loop; by default nothing is shown.
     """
     run = Path(run_dir)
     info: dict[str, Any] = {}
