@@ -186,6 +186,27 @@ TASK = TaskKind(
     summary_view=lambda b: [("Echo", ("n", "acc"), 0, [(str(b["overall"]["n"]),
                                                         f"{100 * b['overall']['mean']:.1f}")])],
 )
+
+
+class Parrot:
+    """A toy provider (entry point group maptab.providers): answers the echo prompt's word,
+    upper-cased when its argument is "loud" (so it scores 0 on echo)."""
+
+    name = "parrot"
+    uses_images = False
+
+    def __init__(self, model, **_):
+        self.model = model
+        self.settings = {}
+
+    async def complete(self, request):
+        from maptab.run.base import Completion
+
+        word = request.meta["sample"]["word"]
+        return Completion(word.upper() if self.model == "loud" else word)
+
+    async def aclose(self):
+        return None
 '''
 
 
@@ -249,7 +270,10 @@ def plugin_site(tmp_path_factory):
         tmp,
         "maptab-toy-echo",
         {"toy_echo.py": TOY_KIND},
-        {"maptab.tasks": {"echo": "toy_echo:TASK"}},
+        {
+            "maptab.tasks": {"echo": "toy_echo:TASK"},
+            "maptab.providers": {"parrot": "toy_echo:Parrot"},
+        },
     )
 
 
@@ -263,20 +287,23 @@ def _maptab(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def test_third_party_task_kind_runs_scores_and_reports(plugin_site, tmp_path):
+    """One separately installed distribution brings a task kind and a provider (entry
+    points maptab.tasks and maptab.providers); run, score and report use both unchanged."""
     ds = tmp_path / "ds"
     _toy_dataset(ds, ["alpha", "beta", "gamma"])
-    for model in ("oracle", "blank"):
-        out = tmp_path / "runs" / model
+    for model in ("oracle", "blank", "parrot:quiet", "parrot:loud"):
+        out = tmp_path / "runs" / model.replace(":", "-")
         r = _maptab(plugin_site, "run", str(ds), "--model", model, "--out", str(out),
                     "--no-progress", cwd=tmp_path)  # fmt: skip
         assert r.returncode == 0, r.stdout + r.stderr
         r = _maptab(plugin_site, "score", str(out), "--no-progress", cwd=tmp_path)
         assert r.returncode == 0, r.stdout + r.stderr
         summary = json.loads((out / "summary.json").read_text())
-        assert summary["echo"]["overall"]["mean"] == (1.0 if model == "oracle" else 0.0)
+        expected = 1.0 if model in ("oracle", "parrot:quiet") else 0.0
+        assert summary["echo"]["overall"]["mean"] == expected
         assert summary["counts"]["scored"]["echo"] == 3 and summary["counts"]["missing"] == 0
         assert "Echo" in r.stdout
-    runs = [str(tmp_path / "runs" / m) for m in ("oracle", "blank")]
+    runs = [str(tmp_path / "runs" / m) for m in ("oracle", "blank", "parrot-quiet", "parrot-loud")]
     r = _maptab(plugin_site, "report", *runs, "--out", str(tmp_path / "rep"), "--no-progress",
                 cwd=tmp_path)  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
