@@ -216,10 +216,18 @@ def _scan_offsets(ds: Dataset, name: str) -> Iterator[tuple[int, int, int, str, 
     read)."""
     if not ds.has(name):
         return
-    path = ds.file(name)
     shown = ds.root / name
+    for at, size, n, line in _text_lines(ds.file(name), shown, DatasetError):
+        yield at, size, n, line, f"{shown}:{n}"
+
+
+def _text_lines(
+    path: Path, shown: Path, error: type[MaptabError]
+) -> Iterator[tuple[int, int, int, str]]:
+    """``(byte offset, byte length, line number, line)`` of each non-blank line of the
+    JSONL file ``path``; a line that is not UTF-8 raises ``error`` naming ``shown``:line."""
     offset = 0
-    with open_regular(path, binary=True, error=DatasetError) as fh:
+    with open_regular(path, binary=True, error=error) as fh:
         for n, raw in enumerate(fh, 1):
             at = offset
             offset += len(raw)
@@ -228,9 +236,9 @@ def _scan_offsets(ds: Dataset, name: str) -> Iterator[tuple[int, int, int, str, 
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise DatasetError(f"{shown}:{n}: not UTF-8 text ({exc.reason})") from None
+                raise error(f"{shown}:{n}: not UTF-8 text ({exc.reason})") from None
             if line.strip():
-                yield at, len(raw), n, line, f"{shown}:{n}"
+                yield at, len(raw), n, line
 
 
 class _Queries:
@@ -453,26 +461,14 @@ def _prediction_lines(path: Path) -> tuple[list[str], list[tuple[int, int]]]:
     as :func:`load_predictions` and the run store read them). Only ids are read here (the
     fast path of :func:`_row_id`; a row written otherwise is decoded and checked)."""
     where_of: dict[str, tuple[int, int]] = {}
-    offset = 0
-    with open_regular(path, binary=True, error=ScoreError) as fh:
-        for n, raw in enumerate(fh, 1):
-            at = offset
-            offset += len(raw)
-            if not raw.strip():
-                continue
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise ScoreError(f"{path}:{n}: not UTF-8 text ({exc.reason})") from None
-            if not line.strip():
-                continue
-            sid = None
-            if line.startswith('{"id": "'):
-                with contextlib.suppress(ValueError):
-                    sid = scanstring(line, 8)[0]
-            if sid is None:
-                sid = _prediction(line, path, n).id
-            where_of[sid] = (at, n)
+    for at, _, n, line in _text_lines(path, path, ScoreError):
+        sid = None
+        if line.startswith('{"id": "'):
+            with contextlib.suppress(ValueError):
+                sid = scanstring(line, 8)[0]
+        if sid is None:
+            sid = _prediction(line, path, n).id
+        where_of[sid] = (at, n)
     return list(where_of), list(where_of.values())
 
 
