@@ -12,7 +12,6 @@ records and networks directly, for callers that hold a dataset.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from maptab.rewards.core import (
@@ -91,14 +90,14 @@ def score_completion(
     key = (id(ref), text)
     hit = _SEEN.get(key)
     if hit is not None and hit[0] is ref:
-        return replace(hit[1])  # a copy: the caller may change it
+        return hit[1]  # frozen: safe to share
     spec = ref.spec
     if spec is None:  # a Reference built by hand: look its kind up
         spec = reward_spec(ref.kind)[1]
     out = spec.score(ref, text)
     if len(_SEEN) >= _SEEN_SIZE:
         _SEEN.clear()
-    _SEEN[key] = (ref, replace(out))
+    _SEEN[key] = (ref, out)
     return out
 
 

@@ -75,7 +75,7 @@ RP_WEIGHTS = {
 _BELOW_ONE = math.nextafter(1.0, 0.0)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class RewardBreakdown:
     """One reward and the parts it was computed from.
 
