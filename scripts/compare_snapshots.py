@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Usage: scripts/compare_snapshots.py BEFORE AFTER (two scripts/snapshot_outputs.sh folders).
+"""Usage: scripts/compare_snapshots.py BEFORE AFTER [--with-paper] (two snapshot_outputs.sh folders).
 
 Compare two snapshot folders after dropping what differs between any two runs of the same
 code: latency_s values, the snapshot folder's own path, and report picture names (hashes of
-paths); pictures are compared as a multiset of contents."""
+paths); pictures are compared as a multiset of contents. The paper preset's folders (made
+with PAPER=1) are compared only with ``--with-paper``."""
 
 import hashlib
 import pathlib
@@ -12,6 +13,7 @@ import sys
 from collections import Counter
 
 a, b = map(pathlib.Path, sys.argv[1:3])
+WITH_PAPER = "--with-paper" in sys.argv[3:]
 KEYS = r"started|finished|created|elapsed\w*|duration\w*|seconds|wall\w*|host\w*|maptab_version|version|python|platform|generated\w*|time\w*|latency_s|started_at|finished_at|rate"
 
 
@@ -34,7 +36,7 @@ def files(root):
         if (
             not p.is_file()
             or p.name in ("log.txt", "hashes.txt")
-            or "paper" in p.relative_to(root).parts[0]
+            or ("paper" in p.relative_to(root).parts[0] and not WITH_PAPER)
         ):
             continue
         rel = p.relative_to(root).as_posix()
