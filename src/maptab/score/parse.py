@@ -171,6 +171,9 @@ _MAX_PIECE = 200
 class _Vocab:
     keys: frozenset[str]
     max_parts: int
+    #: every beginning of a key that ends just before one of its ``_`` (and a space there):
+    #: the comparison key of a piece that starts a merged name is one of them (_segment)
+    heads: frozenset[str] = frozenset()
 
 
 # one vocabulary per map: more than a paper-size dataset's maps (maptab.cache policy)
@@ -186,7 +189,14 @@ def _vocab(vocabulary: Collection[str] | None) -> _Vocab | None:
 def _make_vocab(vocabulary: Collection[str]) -> _Vocab:
     keys = frozenset(normalise_name(v) for v in vocabulary if isinstance(v, str))
     max_parts = max((k.count("_") + 1 for k in keys), default=1)
-    return _Vocab(keys, max_parts)
+    heads = set()
+    for k in keys:
+        for m, c in enumerate(k):
+            if c == "_":
+                heads.add(k[:m])
+                if m and k[m - 1] == " ":
+                    heads.add(k[: m - 1])
+    return _Vocab(keys, max_parts, frozenset(heads))
 
 
 def _split_general(line: str) -> tuple[str, list[str], list[str]]:
@@ -245,9 +255,19 @@ def _segment(pieces: list[str], seps: list[str], vocab: _Vocab | None) -> list[s
     Pieces ``i..j`` may merge (joined by ``-``) only across bare hyphens with no spaces and
     when the merged name is in the vocabulary. Among all groupings, the DP maximises the
     number of pieces covered by vocabulary names, then minimises the number of stations.
+
+    The comparison key of pieces ``i..j`` joined by ``-`` starts with the key of piece
+    ``i`` followed by ``_`` (or `` _`` when the piece ends in a space): ``-`` becomes ``_``
+    and the steps of :func:`normalise_name` act on either side of it apart. So a merged
+    name can start only at a piece whose key is in ``vocab.heads``; with none, every piece
+    is its own station, as the DP would find.
     """
     n = len(pieces)
     if vocab is None or vocab.max_parts == 1:  # no name spans two pieces: nothing to merge
+        return pieces
+    heads = vocab.heads
+    starts = [_TRANSFER_TOKEN not in p and normalise_name(p) in heads for p in pieces[:-1]]
+    if not any(starts):
         return pieces
     mergeable = [s == "-" for s in seps]
 
@@ -264,6 +284,8 @@ def _segment(pieces: list[str], seps: list[str], vocab: _Vocab | None) -> list[s
             # a transfer mark may sit only on the last piece of a merged name
             if i < j - 1 and _TRANSFER_TOKEN in pieces[i]:
                 break
+            if i < j - 1 and not starts[i]:
+                continue  # no vocabulary name starts with piece i (docstring)
             hit = name_key(i, j - 1) in vocab.keys
             if i < j - 1 and not hit:
                 continue
