@@ -29,6 +29,7 @@ over the route's own score, capped at 1.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -196,25 +197,38 @@ _TOTAL_WORDS = {
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
+def _last_match(pattern: re.Pattern[str], text: str, low: str, word: str) -> str | None:
+    """The group of the last match ``pattern.findall(text)`` gives (``None``: none).
+
+    A match starts at an occurrence of ``word`` in ``low`` (:data:`_TOTAL_WORDS`), and
+    holds no other start of it: after the word come only the rest of the name (no ``total``
+    or ``average`` in it), spaces, ``*``, ``:``/``=``/``：``, ``$`` and a number. So the
+    matches findall gives are those at every occurrence where the pattern matches, and
+    the last is the one at the last such occurrence: tried from the end."""
+    end = len(low)
+    while (at := low.rfind(word, 0, end)) != -1:
+        m = pattern.match(text, at)
+        if m is not None:
+            return m.group(1)
+        end = at + len(word) - 1  # occurrences starting before this one
+    return None
+
+
 def _totals(text: str, canonical: bool) -> dict[str, float]:
     """:func:`~maptab.score.parse.parse_totals` of ``text``; for a canonical text (no
-    reasoning tag, so nothing to strip) its patterns are applied directly, and only from
-    the first place a match can start (every match holds ``:``, ``=`` or ``：`` after its
-    word; :data:`_TOTAL_WORDS`): the same matches, without scanning the route."""
+    reasoning tag, so nothing to strip) its patterns are applied directly, each tried only
+    where a match can start (:func:`_last_match`; every match holds ``:``, ``=`` or ``：``)."""
     if not canonical:
         return parse_totals(text)
     out: dict[str, float] = {}
     if ":" not in text and "=" not in text and "：" not in text:
         return out
-    low = text.translate(_ASCII_LOWER)  # A-Z only: indices stay those of text
-    first = {word: low.find(word) for word in ("total", "average")}
+    # A-Z lowered, every index kept (str.lower keeps them in ASCII text, and is faster)
+    low = text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
     for name, pattern in _TOTAL_PATTERNS.items():
-        start = first[_TOTAL_WORDS[name]]
-        if start == -1:
-            continue
-        found = pattern.findall(text, start)
-        if found:
-            v = _to_float(found[-1])
+        found = _last_match(pattern, text, low, _TOTAL_WORDS[name])
+        if found is not None:
+            v = _to_float(found)
             if v is not None:
                 out[name] = v
     return out
