@@ -26,6 +26,7 @@ recovered from the map vocabulary by a dynamic programme over the hyphen-split p
 from __future__ import annotations
 
 import math
+import operator
 import re
 import string
 import unicodedata
@@ -97,6 +98,7 @@ _TRANSFER = re.compile(
     r"\s*[(\[（【]\s*(?:transfer|xfer|换乘)(?:\s*station)?\s*[)\]）】]", re.IGNORECASE
 )
 _TRANSFER_TOKEN = "\x00T"  # transfer marks are swapped for this before splitting
+_UNMARKED = operator.methodcaller("replace", _TRANSFER_TOKEN, "")
 
 
 def _clean_line(line: str) -> str:
@@ -242,7 +244,7 @@ def _split_pieces(line: str, vocab: _Vocab | None = None) -> tuple[list[str], li
             last = last.rstrip(" .。;；")
     pieces[-1] = last
     if _TRANSFER_TOKEN in body:
-        if any(not p.replace(_TRANSFER_TOKEN, "").strip() for p in pieces):
+        if not all(map(str.strip, map(_UNMARKED, pieces))):
             return None
     elif not all(map(str.strip, pieces)):
         return None
@@ -320,31 +322,26 @@ def _route_from_line(line: str, vocab: _Vocab | None) -> tuple[ParsedRoute, int]
     line = line.strip()
     if not line:
         return None
-    label = _LABEL.match(line)
+    label = _LABEL.match(line) if ":" in line or "：" in line else None  # it needs one
     if label and not _SEP.search(label.group(0)):
         line = line[label.end() :]
     split = _split_pieces(line, vocab)
     if split is None:
         return None
     pieces, seps = split
-    if len(pieces) < 2 or any(len(p) > _MAX_PIECE for p in pieces):
+    if len(pieces) < 2 or max(map(len, pieces)) > _MAX_PIECE:
         return None
-    stations: list[str] = []
-    transfers: set[int] = set()
-    for group in _segment(pieces, seps, vocab):
-        marked = _TRANSFER_TOKEN in group
-        name = " ".join(group.replace(_TRANSFER_TOKEN, " ").split())
-        if not name:
-            return None
-        if marked:
-            transfers.add(len(stations))
-        stations.append(name)
+    groups = _segment(pieces, seps, vocab)
+    stations = [" ".join(g.replace(_TRANSFER_TOKEN, " ").split()) for g in groups]
+    if not all(stations):
+        return None
+    transfers = {i for i, g in enumerate(groups) if _TRANSFER_TOKEN in g}
     if len(stations) < 2:
         return None
     if vocab is not None:
         stations[0] = _trim_to_vocab(stations[0], vocab, from_start=True)
         stations[-1] = _trim_to_vocab(stations[-1], vocab, from_start=False)
-    hits = 0 if vocab is None else sum(normalise_name(s) in vocab.keys for s in stations)
+    hits = 0 if vocab is None else sum(map(vocab.keys.__contains__, map(normalise_name, stations)))
     return ParsedRoute(stations, transfers, line), hits
 
 
@@ -360,7 +357,20 @@ def _plain_line(text: str) -> bool:
     character, line break or Markdown mark anywhere, and nothing :func:`_clean_line` would
     strip at either end (space, quote, or a bullet/number start). ``False`` means "ask the
     full test"."""
-    if not text or _NOT_PLAIN.search(text):
+    if not text:
+        return False
+    if text.isascii():  # the same test without the regex: in ASCII, what the class holds
+        # beside '<', '*' and '`' is control characters, which isprintable refuses
+        if (
+            not text.isprintable()
+            or "<" in text
+            or "*" in text
+            or "`" in text
+            or "__" in text
+            or "~~" in text
+        ):
+            return False
+    elif _NOT_PLAIN.search(text):
         return False
     first, last = text[0], text[-1]
     if first.isspace() or first.isdigit() or first in _BULLET_START:
