@@ -354,3 +354,22 @@ def test_segment_head_filter_changes_nothing(
     vocab = _make_vocab(names + seps.draw(st.lists(st.sampled_from(joined), max_size=4)))
     every = replace(vocab, heads=frozenset(normalise_name(p) for p in pieces))
     assert _segment(pieces, between, vocab) == _segment(pieces, between, every)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.sampled_from(["a", "B", " ", "\t", "\x1c", "\x01", "\x00T", "\x00", "T", "é"]),
+            max_size=6,
+        ).map("".join),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_names_of_groups_equal_one_by_one(groups: list[str]) -> None:
+    """_names works on the joined groups; it must give what each group gives alone."""
+    from maptab.score.parse import _TRANSFER_TOKEN, _names
+
+    expected = [" ".join(g.replace(_TRANSFER_TOKEN, " ").split()) for g in groups]
+    assert _names(groups) == expected

@@ -317,6 +317,18 @@ def _trim_to_vocab(name: str, vocab: _Vocab, *, from_start: bool) -> str:
     return name
 
 
+def _names(groups: list[str]) -> list[str]:
+    """``[" ".join(g.replace(_TRANSFER_TOKEN, " ").split()) for g in groups]``: each group
+    with its marks dropped and its whitespace runs collapsed and stripped. Done on the
+    groups joined by ``\x01`` (not whitespace) when none holds it: collapsing the whole
+    leaves at most one space on either side of each ``\x01``, which is then dropped."""
+    joined = "\x01".join(groups)
+    if joined.count("\x01") != len(groups) - 1:
+        return [" ".join(g.replace(_TRANSFER_TOKEN, " ").split()) for g in groups]
+    whole = " ".join(joined.replace(_TRANSFER_TOKEN, " ").split())
+    return whole.replace(" \x01", "\x01").replace("\x01 ", "\x01").split("\x01")
+
+
 def _route_from_line(line: str, vocab: _Vocab | None) -> tuple[ParsedRoute, int] | None:
     """``(route, vocabulary hits)`` for one cleaned line, or ``None`` if it is no route."""
     line = line.strip()
@@ -332,7 +344,7 @@ def _route_from_line(line: str, vocab: _Vocab | None) -> tuple[ParsedRoute, int]
     if len(pieces) < 2 or max(map(len, pieces)) > _MAX_PIECE:
         return None
     groups = _segment(pieces, seps, vocab)
-    stations = [" ".join(g.replace(_TRANSFER_TOKEN, " ").split()) for g in groups]
+    stations = _names(groups)
     if not all(stations):
         return None
     transfers = {i for i, g in enumerate(groups) if _TRANSFER_TOKEN in g}

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from maptab.cache import IdentityCache, KeyedCache
@@ -95,6 +96,13 @@ class StationIndex:
             memo.clear()
         memo[name] = key
         return key
+
+    def resolve_all(self, names: Sequence[str]) -> list[str | None]:
+        """``[self.resolve(n) for n in names]``, the memo read in one pass."""
+        keys = list(map(self._resolved.get, names, repeat(_UNSEEN)))
+        if _UNSEEN in keys:
+            keys = [self.resolve(n) for n in names]
+        return keys
 
 
 # per-map caches keep this many maps (a paper-size dataset has 328; keeping only a few dozen
@@ -307,8 +315,7 @@ def verify_planned(
     if parsed is None:
         return Verification(parsed=False, error_type=error_type(None))
     query = plan.query
-    resolve = plan.index.resolve
-    keys = [resolve(s) for s in parsed.stations]
+    keys = plan.index.resolve_all(parsed.stations)
     v = Verification(parsed=True, stations=keys)
     if None in keys:
         v.unresolved_names = [s for s, k in zip(parsed.stations, keys, strict=True) if k is None]
