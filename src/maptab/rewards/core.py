@@ -194,23 +194,34 @@ _TOTAL_WORDS = {
     "Average_Comfort Level": "average",
     "Average_Reliability": "average",
 }
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+# where each word occurs, for text that is not ASCII (the same occurrences)
+_WORD_AT = {w: re.compile("".join(f"[{c.upper()}{c}]" for c in w)) for w in ("total", "average")}
 
 
 def _last_match(pattern: re.Pattern[str], text: str, low: str, word: str) -> str | None:
     """The group of the last match ``pattern.findall(text)`` gives (``None``: none).
 
-    A match starts at an occurrence of ``word`` in ``low`` (:data:`_TOTAL_WORDS`), and
+    A match starts at an occurrence of ``word`` (:data:`_TOTAL_WORDS`; in ``low``, the
+    lowered text when it is ASCII, else found by :data:`_WORD_AT`), and
     holds no other start of it: after the word come only the rest of the name (no ``total``
     or ``average`` in it), spaces, ``*``, ``:``/``=``/``：``, ``$`` and a number. So the
     matches findall gives are those at every occurrence where the pattern matches, and
     the last is the one at the last such occurrence: tried from the end."""
-    end = len(low)
-    while (at := low.rfind(word, 0, end)) != -1:
+    if low:
+        end = len(low)
+        while (at := low.rfind(word, 0, end)) != -1:
+            m = pattern.match(text, at)
+            if m is not None:
+                return m.group(1)
+            end = at + len(word) - 1  # occurrences starting before this one
+        return None
+    # not ASCII: the occurrences from the regex of the word (it overlaps no other)
+    for at in reversed([w.start() for w in _WORD_AT[word].finditer(text)]):
         m = pattern.match(text, at)
         if m is not None:
             return m.group(1)
-        end = at + len(word) - 1  # occurrences starting before this one
     return None
 
 
@@ -223,8 +234,7 @@ def _totals(text: str, canonical: bool) -> dict[str, float]:
     out: dict[str, float] = {}
     if ":" not in text and "=" not in text and "：" not in text:
         return out
-    # A-Z lowered, every index kept (str.lower keeps them in ASCII text, and is faster)
-    low = text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
+    low = text.lower() if text.isascii() else ""  # ASCII: lowered, every index kept
     for name, pattern in _TOTAL_PATTERNS.items():
         found = _last_match(pattern, text, low, _TOTAL_WORDS[name])
         if found is not None:

@@ -211,14 +211,22 @@ def _split_general(line: str) -> tuple[str, list[str], list[str]]:
     return body, parts[0::2], parts[1::2]
 
 
+# the separators and opening brackets of marks (_SEP, _TRANSFER) that are not ASCII
+_WIDE_MARKS = re.compile("[→⟶➔➝⇒—–−（【]")
+
+
 def _split_plain(line: str) -> tuple[str, list[str], list[str]] | None:
-    """:func:`_split_general` without regular expressions, for the common line (printable
-    ASCII, ``-`` between stations with no space beside it, marks written ``(transfer)`` with
-    no space before them); ``None`` for any other line. In printable ASCII the only space
-    is ``" "``, the only separators ``-``, ``->`` and ``=>`` (both hold ``>``), and the only
-    opening brackets ``(`` and ``[``; a ``(`` that does not open ``(transfer)`` (another
-    case, an inner space, ``station``) leaves the work to the general path."""
-    if not (line.isascii() and line.isprintable()) or ">" in line:
+    """:func:`_split_general` without regular expressions, for the common line (printable,
+    ``-`` between stations with no space beside it, marks written ``(transfer)`` with no
+    space before them); ``None`` for any other line. In printable text the only space is
+    ``" "`` (``str.isprintable`` refuses every other whitespace character); without the
+    characters of :data:`_WIDE_MARKS` and ``>``, the only separator is ``-`` (``->`` and
+    ``=>`` hold ``>``) and the only opening brackets ``(`` and ``[``; a ``(`` that does
+    not open ``(transfer)`` (another case, an inner space, ``station``) leaves the work to
+    the general path."""
+    if not line.isprintable() or ">" in line:
+        return None
+    if not line.isascii() and _WIDE_MARKS.search(line):
         return None
     if " -" in line or "- " in line:
         return None
@@ -371,16 +379,9 @@ def _plain_line(text: str) -> bool:
     full test"."""
     if not text:
         return False
-    if text.isascii():  # the same test without the regex: in ASCII, what the class holds
-        # beside '<', '*' and '`' is control characters, which isprintable refuses
-        if (
-            not text.isprintable()
-            or "<" in text
-            or "*" in text
-            or "`" in text
-            or "__" in text
-            or "~~" in text
-        ):
+    if text.isprintable():  # the same test without the regex: what the class holds beside
+        # '<', '◁', '*' and '`' is control characters and line breaks, which are not printable
+        if "<" in text or "◁" in text or "*" in text or "`" in text or "__" in text or "~~" in text:
             return False
     elif _NOT_PLAIN.search(text):
         return False
