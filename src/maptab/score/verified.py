@@ -188,12 +188,15 @@ class _Costing:
         return self._weighted.get(table, lambda: table.weighted(weights), wkey)
 
     def assess(
-        self, network: Network, stations: Sequence[str], query: RPQuery
+        self,
+        network: Network,
+        items: str,
+        weights: tuple[float, ...] | None,
+        stations: Sequence[str],
+        query: RPQuery,
     ) -> tuple[float, tuple[frozenset[int], ...]]:
-        """``(cost, reference markings)`` of a valid route: J* or hop count (memoised)."""
-        category = RP_BY_NAME.get(query.category)
-        items = category.items if category else "edge_vertex"
-        weights = tuple(query.weights) if query.weights else None
+        """``(cost, reference markings)`` of a valid route: J* or hop count (memoised);
+        ``items`` and ``weights`` are those of ``query`` (:class:`RoutePlan`)."""
         return self._assessed.get(
             network,
             lambda: self._assess(network, items, stations, query),
@@ -262,17 +265,9 @@ class RoutePlan:
         )
 
     def cost(self, stations: Sequence[str]) -> tuple[float, tuple[frozenset[int], ...]]:
-        """:meth:`_Costing.assess` of a valid route on the costed network."""
-        costed, query = self.costed, self.query
-        assert costed is not None
-        return _COSTING._assessed.get(
-            costed,
-            lambda: _COSTING._assess(costed, self.items, stations, query),
-            self.items,
-            tuple(stations),
-            self.weights,
-            query.cost_model,
-        )
+        """Cost and reference markings of a valid route on the costed network (memoised)."""
+        assert self.costed is not None
+        return _COSTING.assess(self.costed, self.items, self.weights, stations, self.query)
 
 
 # plans kept for the RL reward (one per sample it scores; a batch of a few thousand)
