@@ -323,3 +323,53 @@ def test_fuzz_hard_inputs_give_well_formed_results(text: str) -> None:
         for _, close in _REASONING_TAGS:
             inner = inner.replace(close, "")
     assert strip_reasoning("<think>" + inner + "</think>Alpha-Bravo") == "Alpha-Bravo"
+
+
+_PIECE = st.text(alphabet="ab _-ÁB\u0301 ", min_size=1, max_size=6)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    names=st.lists(_PIECE, min_size=1, max_size=8),
+    pieces=st.lists(_PIECE.filter(str.strip), min_size=2, max_size=7),
+    seps=st.data(),
+)
+def test_segment_head_filter_changes_nothing(
+    names: list[str], pieces: list[str], seps: st.DataObject
+) -> None:
+    """_segment skips merges that start at a piece no vocabulary key starts with; with a
+    filter that lets every piece start a merge, the DP must group the pieces the same way."""
+    from dataclasses import replace
+
+    from maptab.score.parse import _TRANSFER_TOKEN, _make_vocab, _segment
+
+    pieces = [p + _TRANSFER_TOKEN if seps.draw(st.booleans()) else p for p in pieces]
+    between = [seps.draw(st.sampled_from(["-", "-", " - ", "→"])) for _ in pieces[1:]]
+    # the vocabulary: the names, and some runs of pieces joined by '-' (so merges happen)
+    joined = [
+        "-".join(p.replace(_TRANSFER_TOKEN, "") for p in pieces[i:j])
+        for i in range(len(pieces))
+        for j in range(i + 2, len(pieces) + 1)
+    ]
+    vocab = _make_vocab(names + seps.draw(st.lists(st.sampled_from(joined), max_size=4)))
+    every = replace(vocab, heads=frozenset(normalise_name(p) for p in pieces))
+    assert _segment(pieces, between, vocab) == _segment(pieces, between, every)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.sampled_from(["a", "B", " ", "\t", "\x1c", "\x01", "\x00T", "\x00", "T", "é"]),
+            max_size=6,
+        ).map("".join),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_names_of_groups_equal_one_by_one(groups: list[str]) -> None:
+    """_names works on the joined groups; it must give what each group gives alone."""
+    from maptab.score.parse import _TRANSFER_TOKEN, _names
+
+    expected = [" ".join(g.replace(_TRANSFER_TOKEN, " ").split()) for g in groups]
+    assert _names(groups) == expected

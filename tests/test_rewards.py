@@ -298,6 +298,21 @@ FRAGMENTS = st.sampled_from(
         "Total_Time: 14.12",
         "total price = 3",
         "Average_Reliability: 0.5",
+        "TOTAL",
+        "Total_",
+        "time",
+        "Price",
+        "average ",
+        "Comfort level",
+        "reliability",
+        ": ",
+        "=",
+        "：",
+        "**",
+        "$",
+        "1.5",
+        "-2e3",
+        "İ",
         "```",
         " ",
         ".",
@@ -324,6 +339,46 @@ def test_canonical_fast_path_equals_the_parser(
     got = parse_route(text if inner is None else inner, vocab)
     assert got == parse_route(text, vocab)
     assert _totals(text, inner is not None) == parse_totals(text)
+
+
+TOTALS_FRAGMENTS = st.sampled_from(
+    [
+        "Total_Time: 14.12",
+        "total price = 3",
+        "Average_Reliability: 0.5",
+        "AVERAGE comfort level：2",
+        "TOTAL",
+        "Total_",
+        "time",
+        "Price",
+        "average ",
+        "Comfort level",
+        "reliability",
+        ": ",
+        "=",
+        "**",
+        "$",
+        "1.5",
+        "-2e3",
+        "\n",
+        "İ",
+        "ſ",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(TOTALS_FRAGMENTS, max_size=16))
+def test_canonical_totals_equal_parse_totals(parts: list[str]) -> None:
+    """The reward reads the totals of a tags-only answer by trying each pattern where it
+    can start, from the end; it must find exactly what parse_totals finds (the last match
+    of each)."""
+    from maptab.rewards.core import _canonical_route, _totals
+    from maptab.score.parse import parse_totals
+
+    text = "<route_begin>A-B<route_end>" + "".join(parts)
+    assert _canonical_route(text) is not None
+    assert _totals(text, True) == parse_totals(text)
 
 
 # ----------------------------------------------------------------------------- references

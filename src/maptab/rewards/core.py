@@ -29,6 +29,7 @@ over the route's own score, capped at 1.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -48,7 +49,7 @@ from maptab.score.parse import (
 )
 from maptab.score.qa import TOTAL_LETTERS, qa_correct
 from maptab.score.reasonmap import map_score, score_reasonmap
-from maptab.score.verified import gold_routes, station_index, verify_route
+from maptab.score.verified import route_plan, verify_planned
 from maptab.tasks.base import all_kinds
 
 __all__ = [
@@ -147,10 +148,13 @@ def combine_rp(
     return min(_BELOW_ONE, value + w["totals"] * t)
 
 
-def _prefix_share(stations: Sequence[str | None], gold: Sequence[Sequence[str]]) -> float:
-    """Longest run of leading stations equal to a gold route's, over that route's length."""
+def _prefix_share(
+    stations: Sequence[str | None], gold: Sequence[tuple[Sequence[str], object]]
+) -> float:
+    """Longest run of leading stations equal to a gold route's (``gold``: the routes as
+    :func:`~maptab.score.verified.gold_routes` gives them), over that route's length."""
     best = 0.0
-    for route in gold:
+    for route, _ in gold:
         if not route:
             continue
         k = 0
@@ -181,16 +185,60 @@ def _canonical_route(text: str) -> str | None:
     return text[b + len(_BEGIN) : e]
 
 
+# each totals pattern starts with one of these words; under re.IGNORECASE their letters
+# match only their ASCII upper and lower case (no other Unicode character case-folds to
+# t, o, a, l, v, e, r or g), so a match starts where the A-Z-lowered text has the word
+_TOTAL_WORDS = {
+    "Total_Time": "total",
+    "Total_Price": "total",
+    "Average_Comfort Level": "average",
+    "Average_Reliability": "average",
+}
+
+
+# where each word occurs, for text that is not ASCII (the same occurrences)
+_WORD_AT = {w: re.compile("".join(f"[{c.upper()}{c}]" for c in w)) for w in ("total", "average")}
+
+
+def _last_match(pattern: re.Pattern[str], text: str, low: str, word: str) -> str | None:
+    """The group of the last match ``pattern.findall(text)`` gives (``None``: none).
+
+    A match starts at an occurrence of ``word`` (:data:`_TOTAL_WORDS`; in ``low``, the
+    lowered text when it is ASCII, else found by :data:`_WORD_AT`), and
+    holds no other start of it: after the word come only the rest of the name (no ``total``
+    or ``average`` in it), spaces, ``*``, ``:``/``=``/``：``, ``$`` and a number. So the
+    matches findall gives are those at every occurrence where the pattern matches, and
+    the last is the one at the last such occurrence: tried from the end."""
+    if low:
+        end = len(low)
+        while (at := low.rfind(word, 0, end)) != -1:
+            m = pattern.match(text, at)
+            if m is not None:
+                return m.group(1)
+            end = at + len(word) - 1  # occurrences starting before this one
+        return None
+    # not ASCII: the occurrences from the regex of the word (it overlaps no other)
+    for at in reversed([w.start() for w in _WORD_AT[word].finditer(text)]):
+        m = pattern.match(text, at)
+        if m is not None:
+            return m.group(1)
+    return None
+
+
 def _totals(text: str, canonical: bool) -> dict[str, float]:
     """:func:`~maptab.score.parse.parse_totals` of ``text``; for a canonical text (no
-    reasoning tag, so nothing to strip) its patterns are applied directly."""
+    reasoning tag, so nothing to strip) its patterns are applied directly, each tried only
+    where a match can start (:func:`_last_match`; every match holds ``:``, ``=`` or ``：``)."""
     if not canonical:
         return parse_totals(text)
     out: dict[str, float] = {}
+    if ":" not in text and "=" not in text and "：" not in text:
+        return out
+    low = text.lower() if text.isascii() else ""  # ASCII: lowered, every index kept
     for name, pattern in _TOTAL_PATTERNS.items():
-        found = pattern.findall(text)
-        if found:
-            v = _to_float(found[-1])
+        found = _last_match(pattern, text, low, _TOTAL_WORDS[name])
+        if found is not None:
+            v = _to_float(found)
             if v is not None:
                 out[name] = v
     return out
@@ -218,9 +266,9 @@ def rp_reward(
     ``network`` is the sample's map; ``mix`` its Mix_tab network (needed for ``map_mix``
     queries, as in :func:`maptab.score.verified.verify_route`).
     """
-    index = station_index(network)
+    plan = route_plan(network, query, mix)
     inner = _canonical_route(response) if isinstance(response, str) else None
-    parsed = parse_route(response if inner is None else inner, index.vocabulary)
+    parsed = parse_route(response if inner is None else inner, plan.index.vocabulary)
     if parsed is None:
         return RewardBreakdown(kind_name(query), 0.0, False, False, error_type=ERROR_TYPES[0])
     totals_share: float | None = None
@@ -230,8 +278,8 @@ def rp_reward(
         if right:
             totals_share = sum(right.values()) / len(right)
             totals_ok = all(right.values())
-    v = verify_route(network, parsed, query, mix_network=mix, totals_ok=totals_ok)
-    prefix = _prefix_share(v.stations, [g[0] for g in gold_routes(index, query.routes)])
+    v = verify_planned(plan, parsed, totals_ok)
+    prefix = _prefix_share(v.stations, plan.gold)
     reward = combine_rp(
         parsed=True,
         valid=v.valid,

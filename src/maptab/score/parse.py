@@ -26,6 +26,7 @@ recovered from the map vocabulary by a dynamic programme over the hyphen-split p
 from __future__ import annotations
 
 import math
+import operator
 import re
 import string
 import unicodedata
@@ -97,6 +98,7 @@ _TRANSFER = re.compile(
     r"\s*[(\[（【]\s*(?:transfer|xfer|换乘)(?:\s*station)?\s*[)\]）】]", re.IGNORECASE
 )
 _TRANSFER_TOKEN = "\x00T"  # transfer marks are swapped for this before splitting
+_UNMARKED = operator.methodcaller("replace", _TRANSFER_TOKEN, "")
 
 
 def _clean_line(line: str) -> str:
@@ -171,6 +173,9 @@ _MAX_PIECE = 200
 class _Vocab:
     keys: frozenset[str]
     max_parts: int
+    #: every beginning of a key that ends just before one of its ``_`` (and a space there):
+    #: the comparison key of a piece that starts a merged name is one of them (_segment)
+    heads: frozenset[str] = frozenset()
 
 
 # one vocabulary per map: more than a paper-size dataset's maps (maptab.cache policy)
@@ -186,7 +191,14 @@ def _vocab(vocabulary: Collection[str] | None) -> _Vocab | None:
 def _make_vocab(vocabulary: Collection[str]) -> _Vocab:
     keys = frozenset(normalise_name(v) for v in vocabulary if isinstance(v, str))
     max_parts = max((k.count("_") + 1 for k in keys), default=1)
-    return _Vocab(keys, max_parts)
+    heads = set()
+    for k in keys:
+        for m, c in enumerate(k):
+            if c == "_":
+                heads.add(k[:m])
+                if m and k[m - 1] == " ":
+                    heads.add(k[: m - 1])
+    return _Vocab(keys, max_parts, frozenset(heads))
 
 
 def _split_general(line: str) -> tuple[str, list[str], list[str]]:
@@ -199,14 +211,22 @@ def _split_general(line: str) -> tuple[str, list[str], list[str]]:
     return body, parts[0::2], parts[1::2]
 
 
+# the separators and opening brackets of marks (_SEP, _TRANSFER) that are not ASCII
+_WIDE_MARKS = re.compile("[→⟶➔➝⇒—–−（【]")
+
+
 def _split_plain(line: str) -> tuple[str, list[str], list[str]] | None:
-    """:func:`_split_general` without regular expressions, for the common line (printable
-    ASCII, ``-`` between stations with no space beside it, marks written ``(transfer)`` with
-    no space before them); ``None`` for any other line. In printable ASCII the only space
-    is ``" "``, the only separators ``-``, ``->`` and ``=>`` (both hold ``>``), and the only
-    opening brackets ``(`` and ``[``; a ``(`` that does not open ``(transfer)`` (another
-    case, an inner space, ``station``) leaves the work to the general path."""
-    if not (line.isascii() and line.isprintable()) or ">" in line:
+    """:func:`_split_general` without regular expressions, for the common line (printable,
+    ``-`` between stations with no space beside it, marks written ``(transfer)`` with no
+    space before them); ``None`` for any other line. In printable text the only space is
+    ``" "`` (``str.isprintable`` refuses every other whitespace character); without the
+    characters of :data:`_WIDE_MARKS` and ``>``, the only separator is ``-`` (``->`` and
+    ``=>`` hold ``>``) and the only opening brackets ``(`` and ``[``; a ``(`` that does
+    not open ``(transfer)`` (another case, an inner space, ``station``) leaves the work to
+    the general path."""
+    if not line.isprintable() or ">" in line:
+        return None
+    if not line.isascii() and _WIDE_MARKS.search(line):
         return None
     if " -" in line or "- " in line:
         return None
@@ -232,7 +252,7 @@ def _split_pieces(line: str, vocab: _Vocab | None = None) -> tuple[list[str], li
             last = last.rstrip(" .。;；")
     pieces[-1] = last
     if _TRANSFER_TOKEN in body:
-        if any(not p.replace(_TRANSFER_TOKEN, "").strip() for p in pieces):
+        if not all(map(str.strip, map(_UNMARKED, pieces))):
             return None
     elif not all(map(str.strip, pieces)):
         return None
@@ -245,9 +265,19 @@ def _segment(pieces: list[str], seps: list[str], vocab: _Vocab | None) -> list[s
     Pieces ``i..j`` may merge (joined by ``-``) only across bare hyphens with no spaces and
     when the merged name is in the vocabulary. Among all groupings, the DP maximises the
     number of pieces covered by vocabulary names, then minimises the number of stations.
+
+    The comparison key of pieces ``i..j`` joined by ``-`` starts with the key of piece
+    ``i`` followed by ``_`` (or `` _`` when the piece ends in a space): ``-`` becomes ``_``
+    and the steps of :func:`normalise_name` act on either side of it apart. So a merged
+    name can start only at a piece whose key is in ``vocab.heads``; with none, every piece
+    is its own station, as the DP would find.
     """
     n = len(pieces)
     if vocab is None or vocab.max_parts == 1:  # no name spans two pieces: nothing to merge
+        return pieces
+    heads = vocab.heads
+    starts = [_TRANSFER_TOKEN not in p and normalise_name(p) in heads for p in pieces[:-1]]
+    if not any(starts):
         return pieces
     mergeable = [s == "-" for s in seps]
 
@@ -264,6 +294,8 @@ def _segment(pieces: list[str], seps: list[str], vocab: _Vocab | None) -> list[s
             # a transfer mark may sit only on the last piece of a merged name
             if i < j - 1 and _TRANSFER_TOKEN in pieces[i]:
                 break
+            if i < j - 1 and not starts[i]:
+                continue  # no vocabulary name starts with piece i (docstring)
             hit = name_key(i, j - 1) in vocab.keys
             if i < j - 1 and not hit:
                 continue
@@ -293,36 +325,43 @@ def _trim_to_vocab(name: str, vocab: _Vocab, *, from_start: bool) -> str:
     return name
 
 
+def _names(groups: list[str]) -> list[str]:
+    """``[" ".join(g.replace(_TRANSFER_TOKEN, " ").split()) for g in groups]``: each group
+    with its marks dropped and its whitespace runs collapsed and stripped. Done on the
+    groups joined by ``\x01`` (not whitespace) when none holds it: collapsing the whole
+    leaves at most one space on either side of each ``\x01``, which is then dropped."""
+    joined = "\x01".join(groups)
+    if joined.count("\x01") != len(groups) - 1:
+        return [" ".join(g.replace(_TRANSFER_TOKEN, " ").split()) for g in groups]
+    whole = " ".join(joined.replace(_TRANSFER_TOKEN, " ").split())
+    return whole.replace(" \x01", "\x01").replace("\x01 ", "\x01").split("\x01")
+
+
 def _route_from_line(line: str, vocab: _Vocab | None) -> tuple[ParsedRoute, int] | None:
     """``(route, vocabulary hits)`` for one cleaned line, or ``None`` if it is no route."""
     line = line.strip()
     if not line:
         return None
-    label = _LABEL.match(line)
+    label = _LABEL.match(line) if ":" in line or "：" in line else None  # it needs one
     if label and not _SEP.search(label.group(0)):
         line = line[label.end() :]
     split = _split_pieces(line, vocab)
     if split is None:
         return None
     pieces, seps = split
-    if len(pieces) < 2 or any(len(p) > _MAX_PIECE for p in pieces):
+    if len(pieces) < 2 or max(map(len, pieces)) > _MAX_PIECE:
         return None
-    stations: list[str] = []
-    transfers: set[int] = set()
-    for group in _segment(pieces, seps, vocab):
-        marked = _TRANSFER_TOKEN in group
-        name = " ".join(group.replace(_TRANSFER_TOKEN, " ").split())
-        if not name:
-            return None
-        if marked:
-            transfers.add(len(stations))
-        stations.append(name)
+    groups = _segment(pieces, seps, vocab)
+    stations = _names(groups)
+    if not all(stations):
+        return None
+    transfers = {i for i, g in enumerate(groups) if _TRANSFER_TOKEN in g}
     if len(stations) < 2:
         return None
     if vocab is not None:
         stations[0] = _trim_to_vocab(stations[0], vocab, from_start=True)
         stations[-1] = _trim_to_vocab(stations[-1], vocab, from_start=False)
-    hits = 0 if vocab is None else sum(normalise_name(s) in vocab.keys for s in stations)
+    hits = 0 if vocab is None else sum(map(vocab.keys.__contains__, map(normalise_name, stations)))
     return ParsedRoute(stations, transfers, line), hits
 
 
@@ -338,7 +377,13 @@ def _plain_line(text: str) -> bool:
     character, line break or Markdown mark anywhere, and nothing :func:`_clean_line` would
     strip at either end (space, quote, or a bullet/number start). ``False`` means "ask the
     full test"."""
-    if not text or _NOT_PLAIN.search(text):
+    if not text:
+        return False
+    if text.isprintable():  # the same test without the regex: what the class holds beside
+        # '<', '◁', '*' and '`' is control characters and line breaks, which are not printable
+        if "<" in text or "◁" in text or "*" in text or "`" in text or "__" in text or "~~" in text:
+            return False
+    elif _NOT_PLAIN.search(text):
         return False
     first, last = text[0], text[-1]
     if first.isspace() or first.isdigit() or first in _BULLET_START:

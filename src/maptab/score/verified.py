@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from maptab.cache import IdentityCache, KeyedCache
@@ -45,7 +46,16 @@ from maptab.schema import RP_BY_NAME, RPQuery
 from maptab.score.errors import error_type
 from maptab.score.parse import ParsedRoute, normalise_name
 
-__all__ = ["StationIndex", "Verification", "gold_routes", "station_index", "verify_route"]
+__all__ = [
+    "RoutePlan",
+    "StationIndex",
+    "Verification",
+    "gold_routes",
+    "route_plan",
+    "station_index",
+    "verify_planned",
+    "verify_route",
+]
 
 
 _RESOLVED_KEPT = 1 << 16  # names remembered per map (StationIndex.resolve)
@@ -86,6 +96,13 @@ class StationIndex:
             memo.clear()
         memo[name] = key
         return key
+
+    def resolve_all(self, names: Sequence[str]) -> list[str | None]:
+        """``[self.resolve(n) for n in names]``, the memo read in one pass."""
+        keys = list(map(self._resolved.get, names, repeat(_UNSEEN)))
+        if _UNSEEN in keys:
+            keys = [self.resolve(n) for n in names]
+        return keys
 
 
 # per-map caches keep this many maps (a paper-size dataset has 328; keeping only a few dozen
@@ -171,12 +188,15 @@ class _Costing:
         return self._weighted.get(table, lambda: table.weighted(weights), wkey)
 
     def assess(
-        self, network: Network, stations: Sequence[str], query: RPQuery
+        self,
+        network: Network,
+        items: str,
+        weights: tuple[float, ...] | None,
+        stations: Sequence[str],
+        query: RPQuery,
     ) -> tuple[float, tuple[frozenset[int], ...]]:
-        """``(cost, reference markings)`` of a valid route: J* or hop count (memoised)."""
-        category = RP_BY_NAME.get(query.category)
-        items = category.items if category else "edge_vertex"
-        weights = tuple(query.weights) if query.weights else None
+        """``(cost, reference markings)`` of a valid route: J* or hop count (memoised);
+        ``items`` and ``weights`` are those of ``query`` (:class:`RoutePlan`)."""
         return self._assessed.get(
             network,
             lambda: self._assess(network, items, stations, query),
@@ -203,6 +223,66 @@ class _Costing:
 _COSTING = _Costing()
 
 
+@dataclass(slots=True)
+class RoutePlan:
+    """What checking any answer to one query on one map derives from the query alone: the
+    station index, the resolved endpoints, the gold routes, the network the route is costed
+    on and the cost of the first gold route (found on first use). :func:`verify_route`
+    builds one per call; a caller that checks many answers to one query (the RL reward)
+    keeps it (:func:`route_plan`). Results are those of :func:`verify_route`."""
+
+    network: Network
+    query: RPQuery
+    mix_network: Network | None
+    index: StationIndex
+    source: str
+    target: str
+    gold: tuple[tuple[tuple[str, ...], frozenset[int]], ...]
+    costed: Network | None  # None: a map_mix query given no Mix_tab network
+    items: str
+    weights: tuple[float, ...] | None
+    best: float | None = None
+
+    @classmethod
+    def build(cls, network: Network, query: RPQuery, mix_network: Network | None) -> RoutePlan:
+        index = station_index(network)
+        resolve = index.resolve
+        category = RP_BY_NAME.get(query.category)
+        costed: Network | None = network
+        if category is not None and category.items == "vertex":
+            costed = mix_network
+        return cls(
+            network,
+            query,
+            mix_network,
+            index,
+            resolve(query.source) or table_name(query.source),
+            resolve(query.target) or table_name(query.target),
+            gold_routes(index, query.routes),
+            costed,
+            category.items if category else "edge_vertex",
+            tuple(query.weights) if query.weights else None,
+        )
+
+    def cost(self, stations: Sequence[str]) -> tuple[float, tuple[frozenset[int], ...]]:
+        """Cost and reference markings of a valid route on the costed network (memoised)."""
+        assert self.costed is not None
+        return _COSTING.assess(self.costed, self.items, self.weights, stations, self.query)
+
+
+# plans kept for the RL reward (one per sample it scores; a batch of a few thousand)
+_PLANS: IdentityCache[RPQuery, RoutePlan] = IdentityCache(1 << 14)
+
+
+def route_plan(network: Network, query: RPQuery, mix_network: Network | None = None) -> RoutePlan:
+    """The (cached) :class:`RoutePlan` of ``query`` on ``network`` and its Mix_tab network
+    (kept per query object and network objects; the plan holds them, so their ids stay
+    theirs while it is kept)."""
+    return _PLANS.get(
+        query, lambda: RoutePlan.build(network, query, mix_network), id(network), id(mix_network)
+    )
+
+
 def verify_route(
     network: Network,
     parsed: ParsedRoute | None,
@@ -220,46 +300,51 @@ def verify_route(
     """
     if parsed is None:
         return Verification(parsed=False, error_type=error_type(None))
-    index = station_index(network)
-    resolve = index.resolve
-    keys = [resolve(s) for s in parsed.stations]
+    return verify_planned(RoutePlan.build(network, query, mix_network), parsed, totals_ok)
+
+
+def verify_planned(
+    plan: RoutePlan, parsed: ParsedRoute | None, totals_ok: bool | None = None
+) -> Verification:
+    """:func:`verify_route` with the query's work already done (:class:`RoutePlan`)."""
+    if parsed is None:
+        return Verification(parsed=False, error_type=error_type(None))
+    query = plan.query
+    keys = plan.index.resolve_all(parsed.stations)
     v = Verification(parsed=True, stations=keys)
     if None in keys:
         v.unresolved_names = [s for s, k in zip(parsed.stations, keys, strict=True) if k is None]
         resolved = [k for k in keys if k is not None]
     else:
         resolved = keys
-    source = resolve(query.source) or table_name(query.source)
-    target = resolve(query.target) or table_name(query.target)
-    v.endpoints_ok = bool(keys) and keys[0] == source and keys[-1] == target
+    v.endpoints_ok = bool(keys) and keys[0] == plan.source and keys[-1] == plan.target
     v.simple = len(set(resolved)) == len(resolved)
     # every consecutive pair joined by an edge (network.edges_between, as a set look-up)
-    v.adjacent = not v.unresolved_names and index.adjacent.issuperset(
+    v.adjacent = not v.unresolved_names and plan.index.adjacent.issuperset(
         zip(resolved, resolved[1:], strict=False)
     )
     v.valid = not v.unresolved_names and v.endpoints_ok and v.simple and v.adjacent
     if v.valid:
         stations: list[str] = resolved  # valid: every name resolved
-        category = RP_BY_NAME.get(query.category)
-        costed = network
-        if category is not None and category.items == "vertex":
-            if mix_network is None:
-                raise ValueError(f"query {query.id}: map_mix needs the Mix_tab network")
-            costed = mix_network
-        cost, markings = _COSTING.assess(costed, stations, query)
-        gold = gold_routes(index, query.routes)
+        if plan.costed is None:
+            raise ValueError(f"query {query.id}: map_mix needs the Mix_tab network")
+        cost, markings = plan.cost(stations)
+        gold = plan.gold
         if not gold:
             raise ValueError(f"query {query.id}: no gold route")
-        try:
-            first = gold[0][0]
-            # the first gold route itself (the usual right answer) costs what was just found
-            best = cost if stations == list(first) else _COSTING.assess(costed, first, query)[0]
-        except ValueError as exc:
-            raise ValueError(
-                f"query {query.id}: gold route does not fit map {network.map_id!r}: {exc}"
-            ) from None
+        best = plan.best
+        if best is None:
+            try:
+                first = gold[0][0]
+                # the first gold route itself (the usual right answer) costs what was just found
+                best = cost if stations == list(first) else plan.cost(first)[0]
+            except ValueError as exc:
+                raise ValueError(
+                    f"query {query.id}: gold route does not fit map {plan.network.map_id!r}: {exc}"
+                ) from None
+            plan.best = best
         marks = frozenset(parsed.transfers)
-        if network.scenario == "travelmap":
+        if plan.network.scenario == "travelmap":
             v.transfers_ok = not marks
         else:
             v.transfers_ok = marks in markings
