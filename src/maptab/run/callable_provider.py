@@ -33,8 +33,9 @@ def _completion(reply: Any) -> Completion:
     return Completion(text, reasoning)
 
 
-class CallableProvider:
-    """A synchronous ``fn(request) -> str`` as a provider (see the module docstring)."""
+class _FunctionProvider:
+    """What a function-backed provider records: its name, model name, settings and whether
+    its requests carry images; it holds nothing to close."""
 
     def __init__(
         self,
@@ -51,39 +52,27 @@ class CallableProvider:
         self.uses_images = uses_images
         self.settings: dict[str, Any] = dict(settings or {})
 
+    async def aclose(self) -> None:
+        return None
+
+
+class CallableProvider(_FunctionProvider):
+    """A synchronous ``fn(request) -> str`` as a provider (see the module docstring)."""
+
     def complete_sync(self, request: ChatRequest) -> Completion:
         return _completion(self.fn(request))
 
     async def complete(self, request: ChatRequest) -> Completion:
         return self.complete_sync(request)
 
-    async def aclose(self) -> None:
-        return None
 
-
-class AsyncCallableProvider:
+class AsyncCallableProvider(_FunctionProvider):
     """An ``async def fn(request) -> str`` as a provider (runs under the run's concurrency)."""
 
-    def __init__(
-        self,
-        fn: Callable[[ChatRequest], Awaitable[Any]],
-        *,
-        name: str = "callable",
-        model: str | None = None,
-        uses_images: bool = True,
-        settings: dict[str, Any] | None = None,
-    ) -> None:
-        self.fn = fn
-        self.name = name
-        self.model = model or getattr(fn, "__name__", type(fn).__name__)
-        self.uses_images = uses_images
-        self.settings: dict[str, Any] = dict(settings or {})
+    fn: Callable[[ChatRequest], Awaitable[Any]]
 
     async def complete(self, request: ChatRequest) -> Completion:
         return _completion(await self.fn(request))
-
-    async def aclose(self) -> None:
-        return None
 
 
 def callable_provider(
