@@ -24,6 +24,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -63,19 +64,24 @@ class Metric:
         return self.label or self.name
 
 
+def _factorize(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
+    """``(codes, distinct)``: the distinct ``values`` in order of first appearance and the
+    index into them of each value (hashable values; the loops run in C)."""
+    distinct = list(dict.fromkeys(values))
+    code_of = {v: i for i, v in enumerate(distinct)}
+    codes = np.array(list(map(code_of.__getitem__, values)), dtype=np.intp)
+    return codes.reshape(len(values)), distinct
+
+
 class Columns:
     """Score rows as numeric columns (``None`` → NaN) plus map cluster codes, so that
     every group's interval is a few numpy operations."""
 
     def __init__(self, rows: Sequence[dict[str, Any]]) -> None:
         self.rows = rows
-        index: dict[str, int] = {}
-        self.cluster = np.fromiter(
-            (index.setdefault(r["map_id"], len(index)) for r in rows),
-            dtype=np.intp,
-            count=len(rows),
-        )
+        self.cluster = _factorize(list(map(itemgetter("map_id"), rows)))[0]
         self._cols: dict[str, np.ndarray] = {}
+        self._codes: dict[str, tuple[np.ndarray, list[Any]]] = {}
 
     @property
     def every(self) -> np.ndarray:
@@ -84,23 +90,63 @@ class Columns:
     def __getitem__(self, key: str) -> np.ndarray:
         col = self._cols.get(key)
         if col is None:
-            col = self._cols[key] = np.fromiter(
-                (math.nan if r[key] is None else float(r[key]) for r in self.rows),
-                dtype=float,
-                count=len(self.rows),
-            )
+            values = list(map(itemgetter(key), self.rows))
+            if None in values:
+                nan = math.nan
+                values = [nan if v is None else v for v in values]
+            col = self._cols[key] = np.array(values, dtype=float)
         return col
 
+    def codes(self, field: str) -> tuple[np.ndarray, list[Any]]:
+        """``(codes, values)``: the distinct values of ``field`` in order of first
+        appearance and, per row, the index of its value (computed once per field)."""
+        got = self._codes.get(field)
+        if got is None:
+            got = self._codes[field] = _factorize(list(map(itemgetter(field), self.rows)))
+        return got
+
     def groups(
-        self, idx: np.ndarray, key: Callable[[dict[str, Any]], Any]
+        self, idx: np.ndarray, key: str | tuple[str, ...] | Callable[[dict[str, Any]], Any]
     ) -> dict[str, np.ndarray]:
-        """Row indices of ``idx`` grouped by ``key`` (rows whose key is ``None`` left out)."""
-        out: dict[str, list[int]] = defaultdict(list)
-        for i in idx.tolist():
-            k = key(self.rows[i])
-            if k is not None:
-                out[str(k)].append(i)
-        return {k: np.asarray(v, dtype=np.intp) for k, v in sorted(out.items())}
+        """Row indices of ``idx`` grouped by the value of ``key`` written as text, each group
+        in the order of ``idx``, groups sorted by name. ``key`` is a field (rows where it
+        is ``None`` are left out), a tuple of fields (the name joins their values with
+        ``/``) or a function of a row (rows where it returns ``None`` are left out)."""
+        if callable(key):
+            codes, values = _factorize(list(map(key, map(self.rows.__getitem__, idx.tolist()))))
+        else:
+            fields = (key,) if isinstance(key, str) else key
+            codes, values = self.codes(fields[0])
+            codes = codes[idx]
+            if len(fields) > 1:
+                combined: list[tuple[Any, ...]] = [(v,) for v in values]
+                for f in fields[1:]:
+                    more, more_values = self.codes(f)
+                    codes = codes * len(more_values) + more[idx]
+                    combined = [(*v, w) for v in combined for w in more_values]
+                values = ["/".join(map(str, v)) for v in combined]
+        names = [None if v is None else str(v) for v in values]
+        by_name: dict[str, list[int]] = defaultdict(list)
+        for code, name in enumerate(names):
+            if name is not None:
+                by_name[name].append(code)
+        if not by_name:
+            return {}
+        order = np.argsort(codes, kind="stable")
+        bounds = np.cumsum(np.bincount(codes, minlength=len(names)))
+        parts = np.split(idx[order].astype(np.intp, copy=False), bounds[:-1])
+        out: dict[str, np.ndarray] = {}
+        for name in sorted(by_name):
+            members = by_name[name]
+            part = parts[members[0]]
+            if len(members) > 1:  # several values spelt alike (1 and "1"): merged, idx order
+                pos = np.concatenate(
+                    [order[bounds[c] - len(parts[c]) : bounds[c]] for c in members]
+                )
+                part = idx[np.sort(pos)].astype(np.intp, copy=False)
+            if part.size:
+                out[name] = part
+        return out
 
     def ci(self, idx: np.ndarray, values: np.ndarray, weights: np.ndarray | None = None) -> dict:
         """Mean of ``values[idx]`` (weighted) with its bootstrap interval clustered by map."""

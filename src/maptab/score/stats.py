@@ -11,7 +11,7 @@ Without ``clusters`` every sample is its own cluster. Results are deterministic 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -28,7 +28,13 @@ def _cluster_sums(
         return values * weights, weights
     if len(clusters) != len(values):
         raise ValueError(f"clusters has {len(clusters)} entries for {len(values)} values")
-    if isinstance(clusters, np.ndarray) and clusters.dtype.kind in "iu":
+    if isinstance(clusters, np.ndarray) and clusters.dtype.kind in "iu" and clusters.size:
+        if clusters.min() >= 0:  # the clusters present, in ascending order (as np.unique)
+            present = np.bincount(clusters) > 0
+            return (
+                np.bincount(clusters, weights=values * weights)[present],
+                np.bincount(clusters, weights=weights)[present],
+            )
         _, codes = np.unique(clusters, return_inverse=True)
     else:
         index: dict[object, int] = {}
@@ -39,6 +45,34 @@ def _cluster_sums(
         np.bincount(codes, weights=values * weights),
         np.bincount(codes, weights=weights),
     )
+
+
+_DRAWS_KEPT = 16  # draw matrices remembered (a summary asks for a few cluster counts)
+_DRAWS: dict[tuple[int, int, int], list[tuple[int, np.ndarray]]] = {}
+
+
+def _draws(seed: int, n_boot: int, c: int) -> Iterator[tuple[int, np.ndarray]]:
+    """``(first replicate, cluster draws)`` chunks of the ``n_boot × c`` resampling matrix
+    of ``seed``: the same numbers for the same arguments, so the matrices of small cluster
+    counts (a summary computes hundreds of intervals over a few counts) are drawn once."""
+    key = (seed, n_boot, c)
+    kept = _DRAWS.get(key)
+    if kept is not None:
+        yield from kept
+        return
+    rng = np.random.default_rng(seed)
+    step = max(1, _CHUNK_CELLS // c)
+    keep = n_boot * c <= _CHUNK_CELLS // 4
+    chunks = []
+    for start in range(0, n_boot, step):
+        idx = rng.integers(0, c, size=(min(step, n_boot - start), c))
+        if keep:
+            chunks.append((start, idx))
+        yield start, idx
+    if keep:
+        if len(_DRAWS) >= _DRAWS_KEPT:
+            _DRAWS.pop(next(iter(_DRAWS)))
+        _DRAWS[key] = chunks
 
 
 def bootstrap_ci(
@@ -70,12 +104,9 @@ def bootstrap_ci(
     c = sums.size
     if c == 1:
         return (mean, mean, mean)
-    rng = np.random.default_rng(seed)
     stats = np.empty(n_boot)
-    step = max(1, _CHUNK_CELLS // c)
-    for start in range(0, n_boot, step):
-        m = min(step, n_boot - start)
-        idx = rng.integers(0, c, size=(m, c))
+    for start, idx in _draws(seed, n_boot, c):
+        m = idx.shape[0]
         num, den = sums[idx].sum(axis=1), counts[idx].sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             stats[start : start + m] = num / den

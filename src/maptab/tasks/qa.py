@@ -87,7 +87,7 @@ def score(maps: Any, query: QAQuery, variant: str, response: str) -> dict[str, A
 
 
 def _scenario(c: Columns, idx: np.ndarray) -> dict[str, Any]:
-    per_type = c.groups(idx, lambda r: r["type"])
+    per_type = c.groups(idx, "type")
     caps: dict[str, list[int]] = defaultdict(list)
     for i in idx.tolist():
         for cap in c.rows[i]["capabilities"]:
@@ -112,7 +112,7 @@ def _scenario(c: Columns, idx: np.ndarray) -> dict[str, Any]:
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The ``qa`` block of ``summary.json``: overall accuracy, and per scenario."""
     c = Columns(rows)
-    scen = c.groups(c.every, lambda r: r["scenario"])
+    scen = c.groups(c.every, "scenario")
     return {
         "overall": aggregate(ACCURACY, c, c.every),
         "by_scenario": {k: _scenario(c, g) for k, g in scen.items()},

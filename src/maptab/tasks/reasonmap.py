@@ -108,7 +108,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The ``reasonmap`` block of ``summary.json``: per mode, every metric."""
     c = Columns(rows)
     out = {}
-    for mode, idx in c.groups(c.every, lambda r: r["mode"]).items():
+    for mode, idx in c.groups(c.every, "mode").items():
         block: dict[str, Any] = {m.name: aggregate(m, c, idx) for m in METRICS}
         block["max_score"] = c.rows[int(idx[0])]["max_score"]
         block["format_errors"] = aggregate(FORMAT_ERRORS, c, idx)

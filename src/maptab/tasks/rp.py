@@ -158,11 +158,11 @@ def _block(c: Columns, idx: np.ndarray) -> dict[str, Any]:
 def _scenario(c: Columns, idx: np.ndarray) -> dict[str, Any]:
     out: dict[str, Any] = {"overall": _block(c, idx)}
     for name, key in (
-        ("by_category", lambda r: r["category"]),
-        ("by_map_difficulty", lambda r: r["map_difficulty"]),
-        ("by_query_difficulty", lambda r: r["query_difficulty"]),
-        ("by_difficulty", lambda r: f"{r['map_difficulty']}/{r['query_difficulty']}"),
-        ("by_repetition", lambda r: r["repetition"]),
+        ("by_category", "category"),
+        ("by_map_difficulty", "map_difficulty"),
+        ("by_query_difficulty", "query_difficulty"),
+        ("by_difficulty", ("map_difficulty", "query_difficulty")),
+        ("by_repetition", "repetition"),
     ):
         out[name] = {k: _block(c, g) for k, g in c.groups(idx, key).items()}
     asked = np.asarray([i for i in idx.tolist() if c.rows[i]["totals"] is not None], dtype=np.intp)
@@ -185,7 +185,7 @@ def _scenario(c: Columns, idx: np.ndarray) -> dict[str, Any]:
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The ``rp`` block of ``summary.json``: overall, and per scenario (``_scenario``)."""
     c = Columns(rows)
-    scen = c.groups(c.every, lambda r: r["scenario"])
+    scen = c.groups(c.every, "scenario")
     return {
         "overall": _block(c, c.every),
         "by_scenario": {k: _scenario(c, g) for k, g in scen.items()},
