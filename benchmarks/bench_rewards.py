@@ -41,7 +41,7 @@ from maptab.rewards import encode_reference, reward
 from maptab.run.baselines import BASELINE_CLASSES
 from maptab.run.requests import build_requests
 from maptab.schema import RPQuery
-from maptab.score.scorer import _Maps
+from maptab.score.workers import Maps
 from maptab.tasks.rp import score as score_rp_row
 
 
@@ -103,7 +103,7 @@ def run_seed(root: Path, preset: str, seed: int, limit: int | None) -> dict[str,
     for _, ref, answers in items:
         for a in answers:
             _timed(out, "repeat", reward, _fresh(a), _fresh(ref))
-    maps = _Maps(Dataset(ds_dir))
+    maps = Maps(Dataset(ds_dir))
     for query, _, answers in items:
         for a in answers:
             _timed(out, "scorer", score_rp_row, maps, query, "", a)

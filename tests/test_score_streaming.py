@@ -229,3 +229,34 @@ def test_plain_line_test_implies_the_bare_line_test(text: str) -> None:
         assert text.splitlines() == [text]
         assert not _FENCE.match(text)
         assert _clean_line(text) == text
+
+
+def test_worker_processes_score_as_this_process_does(tmp_path: Path, dataset: Path) -> None:  # noqa: F811
+    """Two worker processes (small windows, so rows cross windows and workers) give the
+    rows, lines and summary of scoring in this process; repeats and API errors included."""
+    import maptab.score.scorer as scorer_module
+
+    preds = predictions() * 3 + [Prediction("free1", "rp", "Alpha-Delta")] + predictions()[:2]
+    inline_rows, inline_summary = score_predictions(dataset, preds, workers=1)
+    window = scorer_module._WINDOW
+    scorer_module._WINDOW = 3
+    try:
+        pool_rows, pool_summary = score_predictions(dataset, preds, workers=2)
+        (tmp_path / "a").mkdir()
+        score_run(tmp_path / "a", dataset_dir=dataset, predictions=preds, workers=2)
+    finally:
+        scorer_module._WINDOW = window
+    assert pool_rows == inline_rows and pool_summary == inline_summary
+    (tmp_path / "b").mkdir()
+    score_run(tmp_path / "b", dataset_dir=dataset, predictions=preds, workers=1)
+    for name in ("scores.jsonl", "summary.json"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_a_worker_names_the_broken_row(dataset: Path) -> None:  # noqa: F811
+    rp = dataset / "rp.jsonl"
+    lines = rp.read_text(encoding="utf-8").splitlines()
+    lines[3] = lines[3].replace('"routes": [', '"routes": 7, "x": [')  # trav1: a broken row
+    rp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ScoreError, match=r"rp\.jsonl:4: field 'routes'"):
+        score_predictions(dataset, predictions(), verify=False, workers=2)

@@ -28,6 +28,14 @@ def score_cmd(
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     verify: VerifyOption = True,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Processes that score answers (0: one per CPU, at most 8, from 20,000 "
+            "predictions; 1: this process only). The scores do not depend on it.",
+        ),
+    ] = 0,
 ) -> None:
     """Score RUN_DIR: writes RUN_DIR/scores.jsonl and RUN_DIR/summary.json, prints a table."""
     from maptab.score.scorer import ScoreError, load_external_results, score_run
@@ -44,6 +52,7 @@ def score_cmd(
             predictions=preds,
             progress=track if progress else None,
             verify=verify,
+            workers=jobs or None,
         )
     except (MaptabError, OSError) as exc:
         fail(str(exc))

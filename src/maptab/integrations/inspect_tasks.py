@@ -35,7 +35,7 @@ from maptab.dataset import Dataset, DatasetError
 from maptab.integrations.common import clean, resolve_dataset, sample_values
 from maptab.run.baselines import BASELINE_CLASSES
 from maptab.run.requests import ChatRequest, RequestBuilder, iter_samples
-from maptab.score.scorer import _Maps
+from maptab.score.workers import Maps
 from maptab.tasks.base import TaskKind
 from maptab.tasks.base import get as get_kind
 
@@ -113,7 +113,7 @@ def _scorer(kind: TaskKind, dataset_dir: Path, records: dict[str, tuple[Any, str
 
     @scorer(metrics=metrics, name=f"maptab_{kind.name}")
     def maptab_scorer() -> Any:
-        maps = _Maps(Dataset(dataset_dir))
+        maps = Maps(Dataset(dataset_dir))
 
         async def score(state: TaskState, target: Target) -> Score:
             record, variant = records[str(state.sample_id)]

@@ -22,9 +22,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
 import os
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from json.decoder import scanstring
@@ -34,11 +33,10 @@ from typing import Any
 from maptab.dataset import Dataset, DatasetError
 from maptab.errors import MaptabError
 from maptab.limits import MAX_RESULTS_BYTES, loads_json, open_regular, read_bytes, read_json
-from maptab.network import Network, table_name
+from maptab.network import table_name
 from maptab.progress import Progress, or_silent
 from maptab.schema import (
     Prediction,
-    Record,
     RecordError,
     parse_prediction,
     read_jsonl,
@@ -46,7 +44,14 @@ from maptab.schema import (
 )
 from maptab.score.metrics import LEVEL, N_BOOT
 from maptab.score.stats import paired_difference
-from maptab.tables import derive_mix
+from maptab.score.workers import (
+    InlineScorer,
+    Job,
+    ScoreError,
+    ScorePool,
+    clean_json,
+    default_workers,
+)
 from maptab.tasks.base import TaskKind, all_kinds
 
 __all__ = [
@@ -61,34 +66,12 @@ __all__ = [
 ]
 
 SCORES = "scores.jsonl"
-# one encoder each, built once (json.dumps with keyword arguments builds one per call)
-_ROW_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+# built once (json.dumps with keyword arguments builds an encoder per call)
 _JSONL_ENCODER = json.JSONEncoder(ensure_ascii=False)
 SUMMARY = "summary.json"
 
 
-class ScoreError(MaptabError):
-    """Inputs that cannot be scored (unknown sample id, unreadable run); names the file."""
-
-
-# --------------------------------------------------------------------------- per sample
-class _Maps:
-    """Networks of a dataset, and their Mix_tab variants, loaded once each."""
-
-    def __init__(self, dataset: Dataset) -> None:
-        self.dataset = dataset
-        self._mix: dict[str, Network] = {}
-
-    def network(self, map_id: str) -> Network:
-        return self.dataset.network(map_id)
-
-    def mix(self, map_id: str) -> Network:
-        if map_id not in self._mix:
-            net = self.network(map_id)
-            self._mix[map_id] = net.with_attributes(vertices=derive_mix(net))
-        return self._mix[map_id]
-
-
+# --------------------------------------------------------------------------- summary
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The summary of score rows (module docstring): one block per task kind that has rows,
     in registry order, each the kind's ``summarise``; pure, deterministic."""
@@ -245,11 +228,11 @@ class _Queries:
     """The dataset rows a set of predictions needs, by kind and id (one pass over each
     query file to find them, then each decoded when it is asked for).
 
-    The first pass reads only each row's ``id`` and remembers where the wanted rows are; a
-    row is decoded and checked against its schema (an error names file and line) only when
-    :meth:`find` asks for it, so neither the rows nobody answered nor, at any time, all the
-    answered ones are held. A later row with the same id replaces an earlier one. Records
-    are kept as the kind's ``slim`` returns them until :meth:`drop`.
+    The pass reads only each row's ``id`` and remembers where the wanted rows are; a row is
+    decoded and checked against its schema (an error names file and line) only when an
+    answer to it is scored (:class:`~maptab.score.workers.RowScorer`), so neither the rows
+    nobody answered nor, at any time, all the answered ones are held. A later row with the
+    same id replaces an earlier one.
     """
 
     def __init__(self, ds: Dataset, ids: set[str]) -> None:
@@ -257,9 +240,7 @@ class _Queries:
         self.kinds = all_kinds()
         # record id -> (byte offset, byte length, line number) of its row
         self.at: dict[str, dict[str, tuple[int, int, int]]] = {k.name: {} for k in self.kinds}
-        self.rows: dict[str, dict[str, Record]] = {k.name: {} for k in self.kinds}
         self.counts = {k.name: 0 for k in self.kinds}  # distinct ids of each file
-        self._files: dict[str, Any] = {}
         for kind in self.kinds:
             wanted = {s[0] for s in map(kind.split_id, ids) if s is not None}
             found = self.at[kind.name]
@@ -271,46 +252,17 @@ class _Queries:
                     found[sid] = (at, size, n)
             self.counts[kind.name] = len(every)
 
-    def find(self, sample_id: str) -> tuple[TaskKind, Record, str] | None:
-        """``(kind, record, variant)`` of a prediction id, or ``None`` when no kind has it."""
+    def locate(self, sample_id: str) -> tuple[TaskKind, str, str, tuple[int, int, int]] | None:
+        """``(kind, record id, variant, row location)`` of a prediction id, or ``None`` when
+        no kind has it."""
         for kind in self.kinds:
             split = kind.split_id(sample_id)
             if split is None:
                 continue
-            record = self.rows[kind.name].get(split[0])
-            if record is None and split[0] in self.at[kind.name]:
-                record = self.rows[kind.name][split[0]] = self._decode(kind, split[0])
-            if record is not None:
-                return kind, record, split[1]
+            at = self.at[kind.name].get(split[0])
+            if at is not None:
+                return kind, split[0], split[1], at
         return None
-
-    def _decode(self, kind: TaskKind, record_id: str) -> Record:
-        at, size, n = self.at[kind.name][record_id]
-        fh = self._files.get(kind.name)
-        if fh is None:
-            fh = self._files[kind.name] = open_regular(
-                self.ds.file(kind.query_file), binary=True, error=DatasetError
-            )
-        where = f"{self.ds.root / kind.query_file}:{n}"
-        # one positioned read of the row (a seek would drop the reader's buffer each time)
-        row = loads_json(os.pread(fh.fileno(), size, at), where, error=DatasetError)
-        try:
-            record = kind.decode(row)
-        except RecordError as exc:
-            raise DatasetError(f"{where}: {exc}") from None
-        if record.id != record_id:  # the file changed since it was read
-            raise DatasetError(f"{where}: id {record.id!r}, expected {record_id!r}")
-        return kind.slim(record)
-
-    def drop(self, kind: TaskKind, sample_id: str) -> None:
-        """Forget the record of ``sample_id`` (its last prediction was scored)."""
-        if kind.variants == ("",):  # a record with variants serves several sample ids
-            self.rows[kind.name].pop(sample_id, None)
-
-    def close(self) -> None:
-        for fh in self._files.values():
-            fh.close()
-        self._files.clear()
 
     def expected(self) -> int:
         """How many samples the whole dataset asks for (a row per variant)."""
@@ -332,6 +284,7 @@ def score_predictions(
     progress: Progress | None = None,
     selection: dict[str, Any] | None = None,
     verify: bool = True,
+    workers: int | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Score ``predictions`` against the dataset at ``dataset_dir``.
 
@@ -340,29 +293,47 @@ def score_predictions(
     which samples the run was asked to answer, so ``counts.missing`` counts only those; without
     it every sample of the dataset is expected. Raises :class:`ScoreError` for a prediction id
     that is not in the dataset; with ``verify`` every dataset file read is first checked
-    against the manifest's hash (:class:`~maptab.dataset.Dataset`).
+    against the manifest's hash (:class:`~maptab.dataset.Dataset`). ``workers``: processes
+    that score answers (``None``: :func:`~maptab.score.workers.default_workers` for
+    :data:`POOL_MIN` predictions or more, else this process; ``1``: this process); the
+    result does not depend on it.
     """
     rows: list[dict[str, Any]] = []
     summary = _score_stream(
-        dataset_dir, predictions, rows.append, progress=progress, selection=selection, verify=verify
+        dataset_dir,
+        predictions,
+        lambda row, _: rows.append(row),
+        progress=progress,
+        selection=selection,
+        verify=verify,
+        workers=workers,
+        text=False,
     )
     return rows, summary
+
+
+#: predictions from which scoring uses worker processes by default
+POOL_MIN = 20_000
+_WINDOW = 2048  # jobs handed to the scorer at once (two windows in flight)
 
 
 def _score_stream(
     dataset_dir: str | Path,
     predictions: Iterable[Prediction],
-    emit: Callable[[dict[str, Any]], None],
+    emit: Callable[[dict[str, Any], str | None], None],
     *,
     progress: Progress | None,
     selection: dict[str, Any] | None,
     verify: bool,
     ids: Sequence[str] | None = None,
+    workers: int | None = None,
+    text: bool,
 ) -> dict[str, Any]:
-    """:func:`score_predictions`, handing each score row to ``emit`` as soon as it is
-    computed; returns the summary. Only the dataset rows the predictions name are decoded
-    (:class:`_Queries`). ``ids``, when given, are the ids of ``predictions`` in order (so
-    that ``predictions`` can be a one-pass stream, read as it is scored)."""
+    """:func:`score_predictions`, handing each score row (and, with ``text``, its
+    ``scores.jsonl`` line) to ``emit`` in prediction order as it is computed; returns the
+    summary. Only the dataset rows the predictions name are decoded (:class:`_Queries`).
+    ``ids``, when given, are the ids of ``predictions`` in order (so that ``predictions``
+    can be a one-pass stream, read as it is scored)."""
     ds = _open_dataset(dataset_dir, verify)
     items: Iterable[Prediction]
     if ids is None:
@@ -375,10 +346,15 @@ def _score_stream(
         queries = _Queries(ds, set(ids))
     except DatasetError as exc:
         raise ScoreError(str(exc)) from None
+    if workers is None:
+        workers = default_workers() if len(ids) >= POOL_MIN else 1
+    scorer: ScorePool | InlineScorer = (
+        ScorePool(ds.root, workers, text=text) if workers > 1 else InlineScorer(ds, text=text)
+    )
     try:
-        return _score_items(ds, dataset_dir, queries, items, ids, emit, progress, selection)
+        return _score_items(ds, dataset_dir, queries, items, ids, emit, progress, selection, scorer)
     finally:
-        queries.close()
+        scorer.close()
 
 
 def _score_items(
@@ -387,49 +363,78 @@ def _score_items(
     queries: _Queries,
     items: Iterable[Prediction],
     ids: Sequence[str],
-    emit: Callable[[dict[str, Any]], None],
+    emit: Callable[[dict[str, Any], str | None], None],
     progress: Progress | None,
     selection: dict[str, Any] | None,
+    scorer: ScorePool | InlineScorer,
 ) -> dict[str, Any]:
-    maps = _Maps(ds)
+    """The scoring loop: each distinct answer becomes a job (:mod:`maptab.score.workers`),
+    handed to ``scorer`` a window at a time while the next window is read; rows are emitted
+    in prediction order."""
     kept: list[dict[str, Any]] = []
     api_errors: dict[str, int] = defaultdict(int)
     seen: set[str] = set()
-    same: dict[tuple[str, str | None], dict[str, Any]] = {}
-    # predictions left per id: a record is dropped after its last prediction, and only an
-    # id answered more than once (a results file) is worth remembering answers of
-    left: dict[str, int] = defaultdict(int)
-    for sid in ids:
-        left[sid] += 1
-    items = or_silent(progress)(items, "scoring", len(ids))
-    for p in items:
-        try:
-            found = queries.find(p.id)
-        except DatasetError as exc:
-            raise ScoreError(str(exc)) from None
+    # with score_once, the same answer to the same sample is scored once: its row (and line)
+    # is remembered while the id has predictions left (only a results file repeats ids)
+    same: dict[tuple[str, str | None], tuple[dict[str, Any], str | None] | None] = {}
+    left = Counter(ids)
+    # predictions left per record (a record serves every variant of its sample ids): the
+    # job of its last one lets the scorer drop the decoded record
+    record_left: Counter[tuple[str, str]] = Counter()
+    for sid, n in left.items():
+        found = queries.locate(sid)
         if found is None:
+            raise ScoreError(f"prediction {sid!r} is not a sample of dataset {dataset_dir}")
+        record_left[(found[0].name, found[1])] += n
+
+    def flush(handle: Any, plan: list[tuple[int, tuple[str, str | None], bool]]) -> None:
+        results = scorer.results(handle)
+        for j, key, remember in plan:
+            if j >= 0:
+                row, line = results[j]
+                if remember:
+                    same[key] = (row, line)
+            else:
+                hit = same[key]
+                assert hit is not None  # its job came earlier in prediction order
+                row, line = dict(hit[0]), hit[1]
+            kept.append(row)
+            emit(row, line)
+
+    jobs: list[Job] = []
+    plan: list[tuple[int, tuple[str, str | None], bool]] = []
+    pending: tuple[Any, list[tuple[int, tuple[str, str | None], bool]]] | None = None
+    for p in or_silent(progress)(items, "scoring", len(ids)):
+        found = queries.locate(p.id)
+        if found is None:  # ids and items disagree (a file changed while read)
             raise ScoreError(f"prediction {p.id!r} is not a sample of dataset {dataset_dir}")
-        kind, record, variant = found
+        kind, record_id, variant, at = found
         seen.add(p.id)
         left[p.id] -= 1
-        if not left[p.id]:
-            queries.drop(kind, p.id)
+        record_key = (kind.name, record_id)
+        record_left[record_key] -= 1
         if p.error:
             api_errors[kind.name] += 1
             continue
-        try:
-            # with score_once, the same answer to the same sample is parsed and verified once
-            hit = same.get((p.id, p.response)) if kind.score_once else None
-            if hit is None:
-                row = kind.score(maps, record, variant, p.response or "")
-                if kind.score_once and left[p.id]:
-                    same[(p.id, p.response)] = row
-            else:
-                row = dict(hit)
-        except (DatasetError, ValueError) as exc:
-            raise ScoreError(f"{dataset_dir}: sample {p.id!r}: {exc}") from None
-        kept.append(row)
-        emit(row)
+        key = (p.id, p.response)
+        if kind.score_once and key in same:
+            plan.append((-1, key, False))
+        else:
+            remember = kind.score_once and left[p.id] > 0
+            if remember:
+                same[key] = None  # filled in when its row comes back
+            plan.append((len(jobs), key, remember))
+            last = record_left[record_key] <= 0
+            jobs.append((p.id, kind.name, record_id, variant, p.response or "", at, last))
+            if len(jobs) >= _WINDOW:
+                handle = scorer.submit(jobs)
+                if pending is not None:
+                    flush(*pending)
+                pending, jobs, plan = (handle, plan), [], []
+    handle = scorer.submit(jobs)
+    if pending is not None:
+        flush(*pending)
+    flush(handle, plan)
     if selection and any(selection.get(k) for k in ("split", "categories", "limit")):
         try:
             expected = sum(
@@ -532,17 +537,6 @@ def _write_summary(out: Path, summary: dict[str, Any]) -> None:
     )
 
 
-def _clean(obj: Any) -> Any:
-    """Replace NaN/inf (empty groups) by ``None`` so the JSON is standard."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_clean(v) for v in obj]
-    return obj
-
-
 def score_run(
     run_dir: str | Path,
     *,
@@ -550,12 +544,14 @@ def score_run(
     predictions: list[Prediction] | None = None,
     progress: Progress | None = None,
     verify: bool = True,
+    workers: int | None = None,
 ) -> dict[str, Any]:
     """Score a run directory; writes ``scores.jsonl`` and ``summary.json``; returns the summary.
 
     The dataset is ``dataset_dir`` or the ``dataset`` recorded in ``RUN_DIR/run.json``;
     predictions are ``predictions`` or ``RUN_DIR/predictions.jsonl``. ``progress``
     (:class:`maptab.progress.Progress`) shows the scoring loop; by default nothing is shown.
+    ``workers``: processes that score answers (:func:`score_predictions`).
     """
     run = Path(run_dir)
     info: dict[str, Any] = {}
@@ -581,15 +577,10 @@ def score_run(
     # each score row is written as it is computed (the file is renamed into place at the end)
     try:
         with tmp.open("w", encoding="utf-8", newline="\n") as fh:
-            encode = _ROW_ENCODER.encode  # json.dumps(row, ensure_ascii=False, allow_nan=False)
             write = fh.write
 
-            def emit(row: dict[str, Any]) -> None:
-                try:  # the common case: nothing to clean
-                    text = encode(row)
-                except ValueError:
-                    text = json.dumps(_clean(row), ensure_ascii=False)
-                write(text + "\n")
+            def emit(_: dict[str, Any], line: str | None) -> None:
+                write(f"{line}\n")
 
             summary = _score_stream(
                 dataset_dir,
@@ -599,11 +590,13 @@ def score_run(
                 selection=info,
                 verify=verify,
                 ids=ids,
+                workers=workers,
+                text=True,
             )
         os.replace(tmp, run / SCORES)
     finally:
         tmp.unlink(missing_ok=True)
-    summary = _clean({"model": info.get("model"), "dataset": str(dataset_dir), **summary})
+    summary = clean_json({"model": info.get("model"), "dataset": str(dataset_dir), **summary})
     _write_summary(run, summary)
     return summary
 

@@ -1,0 +1,244 @@
+"""Scoring answers, in this process or spread over worker processes (SPEC 12; issue 16).
+
+The scorer (:mod:`maptab.score.scorer`) reads the predictions, decides which answers need
+scoring (an answer repeated for one sample is scored once) and writes the rows in order; the
+work of each distinct answer is a :data:`Job`, done by a :class:`RowScorer`:
+
+* the sample's dataset row is read at its recorded location, decoded and checked by its
+  task kind (an error names file and line), and kept until the job marked ``last`` for it;
+* the answer is scored by the kind's ``score``; a broken dataset row or gold route is a
+  :class:`ScoreError` naming the sample;
+* with ``text``, the score row is also encoded as its ``scores.jsonl`` line
+  (:func:`row_text`).
+
+:class:`ScorePool` runs the same :class:`RowScorer` in worker processes (``spawn``, so it
+works alike on every platform and never forks a threaded parent). Each window of jobs is
+split by record, so every job of one record goes to one worker (its ``last`` mark then
+drops the record there), and the rows come back in job order. Results do not depend on the
+number of workers: every cache a worker fills only saves work (:mod:`maptab.cache`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import os
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from maptab.dataset import Dataset, DatasetError
+from maptab.errors import MaptabError
+from maptab.limits import loads_json, open_regular
+from maptab.network import Network
+from maptab.schema import Record, RecordError
+from maptab.tables import derive_mix
+from maptab.tasks.base import get as get_kind
+
+__all__ = [
+    "Job",
+    "RowScorer",
+    "ScoreError",
+    "ScorePool",
+    "clean_json",
+    "default_workers",
+    "row_text",
+]
+
+#: ``(sample id, kind name, record id, variant, response, (byte offset, byte length, line
+#: number) of the record's row, last job of this record)``
+Job = tuple[str, str, str, str, str, tuple[int, int, int], bool]
+
+# json.dumps(row, ensure_ascii=False, allow_nan=False), with the encoder built once
+_ROW_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+_RECORDS_KEPT = 1 << 16  # decoded records a scorer holds at most (cleared when full)
+
+
+class ScoreError(MaptabError):
+    """Inputs that cannot be scored (unknown sample id, unreadable run); names the file."""
+
+
+def clean_json(obj: Any) -> Any:
+    """Replace NaN/inf (empty groups) by ``None`` so the JSON is standard."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: clean_json(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [clean_json(v) for v in obj]
+    return obj
+
+
+def row_text(row: dict[str, Any]) -> str:
+    """The ``scores.jsonl`` line of a score row (no newline); NaN and inf written ``null``."""
+    try:  # the common case: nothing to clean
+        return _ROW_ENCODER.encode(row)
+    except ValueError:
+        return json.dumps(clean_json(row), ensure_ascii=False)
+
+
+class Maps:
+    """Networks of a dataset, and their Mix_tab variants, loaded once each."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self.dataset = dataset
+        self._mix: dict[str, Network] = {}
+
+    def network(self, map_id: str) -> Network:
+        return self.dataset.network(map_id)
+
+    def mix(self, map_id: str) -> Network:
+        if map_id not in self._mix:
+            net = self.network(map_id)
+            self._mix[map_id] = net.with_attributes(vertices=derive_mix(net))
+        return self._mix[map_id]
+
+
+class RowScorer:
+    """Scores jobs against one dataset (module docstring); ``text`` adds each row's
+    ``scores.jsonl`` line."""
+
+    def __init__(self, dataset: Dataset, *, text: bool) -> None:
+        self.dataset = dataset
+        self.maps = Maps(dataset)
+        self.text = text
+        self._records: dict[tuple[str, str], Record] = {}
+        self._files: dict[str, Any] = {}
+
+    def score(self, jobs: Sequence[Job]) -> list[tuple[dict[str, Any], str | None]]:
+        """``(score row, its line or None)`` of each job, in order."""
+        out = []
+        records = self._records
+        for sample_id, kind_name, record_id, variant, response, at, last in jobs:
+            kind = get_kind(kind_name)
+            key = (kind_name, record_id)
+            record = records.pop(key, None) if last else records.get(key)
+            if record is None:
+                record = self._decode(kind_name, record_id, at)
+                if not last:
+                    if len(records) >= _RECORDS_KEPT:
+                        records.clear()
+                    records[key] = record
+            try:
+                row = kind.score(self.maps, record, variant, response)
+            except (DatasetError, ValueError) as exc:
+                raise ScoreError(f"{self.dataset.root}: sample {sample_id!r}: {exc}") from None
+            out.append((row, row_text(row) if self.text else None))
+        return out
+
+    def _decode(self, kind_name: str, record_id: str, at: tuple[int, int, int]) -> Record:
+        kind = get_kind(kind_name)
+        offset, size, n = at
+        where = f"{self.dataset.root / kind.query_file}:{n}"
+        try:
+            fh = self._files.get(kind_name)
+            if fh is None:
+                fh = self._files[kind_name] = open_regular(
+                    self.dataset.file(kind.query_file), binary=True, error=DatasetError
+                )
+            # one positioned read of the row (a seek would drop the reader's buffer each time)
+            row = loads_json(os.pread(fh.fileno(), size, offset), where, error=DatasetError)
+            try:
+                record = kind.decode(row)
+            except RecordError as exc:
+                raise DatasetError(f"{where}: {exc}") from None
+        except DatasetError as exc:
+            raise ScoreError(str(exc)) from None
+        if record.id != record_id:  # the file changed since it was read
+            raise ScoreError(f"{where}: id {record.id!r}, expected {record_id!r}")
+        return kind.slim(record)
+
+    def close(self) -> None:
+        for fh in self._files.values():
+            fh.close()
+        self._files.clear()
+        self._records.clear()
+
+
+def default_workers() -> int:
+    """Worker processes for a large scoring job: the CPUs this process may use, at most 8."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(8, cpus))
+
+
+# --------------------------------------------------------------------------- worker side
+_WORKER: RowScorer | None = None
+_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _start(dataset_dir: str, text: bool) -> None:
+    global _WORKER
+    # the parent checked the dataset against its manifest before starting the workers
+    _WORKER = RowScorer(Dataset(dataset_dir, verify=False), text=text)
+
+
+def _work(jobs: list[Job]) -> list[tuple[tuple[str, ...], tuple[Any, ...], str | None]]:
+    """Score jobs in a worker: rows travel as (keys, values, line), the keys tuple shared by
+    rows of one shape (pickled once per batch)."""
+    assert _WORKER is not None
+    out = []
+    for row, text in _WORKER.score(jobs):
+        keys = tuple(row)
+        out.append((_KEYS.setdefault(keys, keys), tuple(row.values()), text))
+    return out
+
+
+# --------------------------------------------------------------------------- parent side
+class ScorePool:
+    """``workers`` processes each running a :class:`RowScorer` on ``dataset_dir``."""
+
+    def __init__(self, dataset_dir: str | Path, workers: int, *, text: bool) -> None:
+        self.workers = workers
+        ctx = multiprocessing.get_context("spawn")
+        self._pool = ctx.Pool(workers, initializer=_start, initargs=(str(dataset_dir), text))
+
+    def submit(self, jobs: Sequence[Job]) -> Any:
+        """Start scoring ``jobs``; :meth:`results` waits for them."""
+        parts: list[list[Job]] = [[] for _ in range(self.workers)]
+        where: list[list[int]] = [[] for _ in range(self.workers)]
+        for i, job in enumerate(jobs):
+            w = zlib.crc32(job[2].encode("utf-8")) % self.workers
+            parts[w].append(job)
+            where[w].append(i)
+        pending = [
+            (self._pool.apply_async(_work, (part,)), idx)
+            for part, idx in zip(parts, where, strict=True)
+            if part
+        ]
+        return pending, len(jobs)
+
+    @staticmethod
+    def results(handle: Any) -> list[tuple[dict[str, Any], str | None]]:
+        """The rows of a :meth:`submit`, in job order (a worker's error is raised here)."""
+        pending, n = handle
+        out: list[Any] = [None] * n
+        for result, idx in pending:
+            for i, (keys, values, text) in zip(idx, result.get(), strict=True):
+                out[i] = (dict(zip(keys, values, strict=True)), text)
+        return out
+
+    def close(self) -> None:
+        self._pool.terminate()
+        self._pool.join()
+
+
+class InlineScorer:
+    """:class:`ScorePool`'s interface over a :class:`RowScorer` in this process."""
+
+    def __init__(self, dataset: Dataset, *, text: bool) -> None:
+        self.scorer = RowScorer(dataset, text=text)
+
+    def submit(self, jobs: Sequence[Job]) -> Any:
+        return self.scorer.score(jobs)
+
+    @staticmethod
+    def results(handle: Any) -> list[tuple[dict[str, Any], str | None]]:
+        return handle
+
+    def close(self) -> None:
+        self.scorer.close()
