@@ -27,7 +27,7 @@ rejections), shared with the renderer's label variants.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from maptab.matching import MATCH_CACHE, station_match
 
@@ -105,11 +105,16 @@ def paper_scores(pred: Sequence[str] | None, refs: Sequence[Sequence[str]]) -> t
     return 0, round(best, PMA_DIGITS)
 
 
-def matching_references(pred: Sequence[str] | None, refs: Sequence[Sequence[str]]) -> list[int]:
-    """Indices of the tokenised references that ``pred`` matches exactly (EMA 1 for each)."""
+def matching_references(
+    pred: Sequence[str] | None, refs: Sequence[Sequence[str]]
+) -> Iterator[int]:
+    """Indices of the tokenised references that ``pred`` matches exactly (EMA 1 for each),
+    in order, each found when asked for."""
     if not pred:
-        return []
-    return [i for i, ref in enumerate(refs) if _exact(ref, pred, _prefix(ref, pred))]
+        return
+    for i, ref in enumerate(refs):
+        if _exact(ref, pred, _prefix(ref, pred)):
+            yield i
 
 
 def _tokens(pred: str | Sequence[str] | None) -> Sequence[str] | None:

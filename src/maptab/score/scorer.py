@@ -25,10 +25,10 @@ import json
 import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from json.decoder import scanstring
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from maptab.dataset import Dataset, DatasetError
 from maptab.errors import MaptabError
@@ -165,23 +165,6 @@ def _row_fields(line: str, keys: Sequence[str], where: str) -> dict[str, Any]:
     return out
 
 
-def _scan(ds: Dataset, name: str) -> Iterator[tuple[int, str, str]]:
-    """``(line number, line, where)`` of each non-blank line of the query file ``name`` of
-    ``ds`` (checked against the manifest like every dataset read)."""
-    if not ds.has(name):
-        return
-    path = ds.file(name)
-    shown = ds.root / name
-    n = 0
-    with open_regular(path, error=DatasetError) as fh:
-        try:
-            for n, line in enumerate(fh, 1):  # noqa: B007 (n names the line of a decode error)
-                if line.strip():
-                    yield n, line, f"{shown}:{n}"
-        except UnicodeDecodeError as exc:
-            raise DatasetError(f"{shown}:{n + 1}: not UTF-8 text ({exc.reason})") from None
-
-
 def _row_id(line: str, where: str) -> str | None:
     """The ``id`` of one row (fast path: the builder writes it first)."""
     if line.startswith('{"id": "'):
@@ -193,15 +176,12 @@ def _row_id(line: str, where: str) -> str | None:
     return sid if isinstance(sid, str) else None
 
 
-def _scan_offsets(ds: Dataset, name: str) -> Iterator[tuple[int, int, int, str, str]]:
-    """``(byte offset, byte length, line number, line, where)`` of each non-blank line of
-    the query file ``name`` of ``ds`` (checked against the manifest like every dataset
-    read)."""
+def _scan_offsets(ds: Dataset, name: str) -> Iterator[tuple[int, int, int, str]]:
+    """``(byte offset, byte length, line number, line)`` of each non-blank line of the
+    query file ``name`` of ``ds`` (checked against the manifest like every dataset read)."""
     if not ds.has(name):
         return
-    shown = ds.root / name
-    for at, size, n, line in _text_lines(ds.file(name), shown, DatasetError):
-        yield at, size, n, line, f"{shown}:{n}"
+    yield from _text_lines(ds.file(name), ds.root / name, DatasetError)
 
 
 def _text_lines(
@@ -224,6 +204,26 @@ def _text_lines(
                 yield at, len(raw), n, line
 
 
+# where each row of a query file is (id -> (byte offset, byte length, line number)), for
+# the file version read last: matching a results file reads every row of the file, and
+# scoring the matched predictions then needs no second pass
+_LOCATIONS: dict[str, tuple[tuple[str, int, int, int], dict[str, tuple[int, int, int]]]] = {}
+
+
+def _file_version(path: Path) -> tuple[str, int, int, int]:
+    st = os.stat(path)
+    return (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _known_locations(ds: Dataset, name: str) -> dict[str, tuple[int, int, int]] | None:
+    """The remembered row locations of the query file ``name`` of ``ds``, or ``None`` when
+    this version of the file was not read whole."""
+    kept = _LOCATIONS.get(name)
+    if kept is None or not ds.has(name):
+        return None
+    return kept[1] if kept[0] == _file_version(ds.file(name)) else None
+
+
 class _Queries:
     """The dataset rows a set of predictions needs, by kind and id (one pass over each
     query file to find them, then each decoded when it is asked for).
@@ -244,9 +244,18 @@ class _Queries:
         for kind in self.kinds:
             wanted = {s[0] for s in map(kind.split_id, ids) if s is not None}
             found = self.at[kind.name]
+            known = _known_locations(ds, kind.query_file)
+            if known is not None:  # the file was just read to match a results file
+                for sid in wanted:
+                    at = known.get(sid)
+                    if at is not None:
+                        found[sid] = at
+                self.counts[kind.name] = len(known)
+                continue
             every: set[str | None] = set()
-            for at, size, n, line, where in _scan_offsets(ds, kind.query_file):
-                sid = _row_id(line, where)
+            shown = ds.root / kind.query_file
+            for at, size, n, line in _scan_offsets(ds, kind.query_file):
+                sid = _row_id(line, f"{shown}:{n}" if not line.startswith('{"id": "') else "")
                 every.add(sid)
                 if sid in wanted:
                     found[sid] = (at, size, n)
@@ -712,8 +721,7 @@ def _digest(question: str) -> bytes:
     return hashlib.blake2b(question.strip().encode("utf-8"), digest_size=16).digest()
 
 
-@dataclass(frozen=True, slots=True)
-class _RPKey:
+class _RPKey(NamedTuple):
     """What matching a results sample needs of one RP query (:func:`_match_sample`)."""
 
     id: str
@@ -736,18 +744,29 @@ class _MatchIndex:
         self._by_question: dict[bytes, list[str]] | None = None
         self._question_of: dict[str, bytes] = {}
         for kind in all_kinds():
+            if not ds.has(kind.query_file):
+                continue
             keys: tuple[str, ...] = ("id",)
             if kind.match_pair:
                 keys = ("id", "map_id", "category", *kind.match_pair)
-            for _, line, where in _scan(ds, kind.query_file):
-                f = _fields_checked(kind, line, keys, where)
-                sid = f["id"]
-                for sample_id, _ in kind.sample_ids(sid):
-                    self.kinds[sample_id] = kind.name
+            name, single = kind.name, kind.variants == ("",)
+            shown = ds.root / kind.query_file
+            path = ds.file(kind.query_file)
+            version = _file_version(path)
+            locations: dict[str, tuple[int, int, int]] = {}
+            for at, size, n, line in _text_lines(path, shown, DatasetError):
+                f = _fields_checked(kind, line, keys, shown, n)
+                sid = f[0]
+                locations[sid] = (at, size, n)
+                if single:
+                    self.kinds[sid] = name
+                else:
+                    for sample_id, _ in kind.sample_ids(sid):
+                        self.kinds[sample_id] = name
                 if kind.match_pair:
-                    a, b = kind.match_pair
-                    pair = (table_name(f[a]), table_name(f[b]))
-                    self.by_pair[pair].append(_RPKey(sid, f["map_id"], f["category"]))
+                    pair = (table_name(f[3]), table_name(f[4]))
+                    self.by_pair[pair].append(_RPKey(sid, f[1], f[2]))
+            _LOCATIONS[kind.query_file] = (version, locations)
 
     def _questions(self) -> None:
         """The second pass: the digest of every question of the kinds matched by question."""
@@ -756,12 +775,13 @@ class _MatchIndex:
             if not kind.match_question:
                 continue
             keys = ("id", "question")
-            for _, line, where in _scan(self.ds, kind.query_file):
-                f = _fields_checked(kind, line, keys, where)
-                question = _digest(f["question"])
-                by_question[question].append(f["id"])
+            shown = self.ds.root / kind.query_file
+            for _, _, n, line in _scan_offsets(self.ds, kind.query_file):
+                sid, text = _fields_checked(kind, line, keys, shown, n)
+                question = _digest(text)
+                by_question[question].append(sid)
                 if kind.match_pair:
-                    self._question_of[f["id"]] = question
+                    self._question_of[sid] = question
         self._by_question = by_question
 
     def by_question(self, digest: bytes) -> list[str]:
@@ -778,9 +798,31 @@ class _MatchIndex:
         return self._question_of[key.id]
 
 
-def _fields_checked(kind: TaskKind, line: str, keys: Sequence[str], where: str) -> dict[str, Any]:
-    """:func:`_row_fields` of a row whose ``keys`` must be strings (an error names the row
-    and, when the kind's decoder finds one, the bad field)."""
+_PATTERNS: dict[str, str] = {}  # key -> the text that opens its string value
+
+
+def _fields_checked(
+    kind: TaskKind, line: str, keys: Sequence[str], shown: Path, n: int
+) -> list[str]:
+    """The string values of ``keys`` in one row of ``kind``'s query file (``shown``, line
+    ``n``): read with :func:`_string_field`'s fast path, else from the decoded row; a value
+    that is not a string is an error naming the row and, when the kind's decoder finds one,
+    the bad field."""
+    out = []
+    for key in keys:
+        pattern = _PATTERNS.get(key)
+        if pattern is None:
+            pattern = _PATTERNS[key] = f'"{key}": "'
+        at = line.find(pattern)
+        if at == -1:
+            break
+        try:
+            out.append(scanstring(line, at + len(pattern))[0])
+        except ValueError:
+            break
+    else:
+        return out
+    where = f"{shown}:{n}"
     f = _row_fields(line, keys, where)
     if any(not isinstance(f[k], str) for k in keys):
         row = loads_json(line, where, error=DatasetError)
@@ -789,7 +831,7 @@ def _fields_checked(kind: TaskKind, line: str, keys: Sequence[str], where: str) 
         except RecordError as exc:
             raise DatasetError(f"{where}: {exc}") from None
         raise DatasetError(f"{where}: a field of {', '.join(keys)} is not a string")
-    return f
+    return [f[k] for k in keys]
 
 
 def _match_sample(sample: dict[str, Any], index: _MatchIndex, where: str) -> str:

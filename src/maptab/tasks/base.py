@@ -105,7 +105,7 @@ class TaskKind:
     ``selector(token)`` returns a predicate on records for a ``--categories`` token of this
     kind (an RP category, ``qa:7``), or ``None`` when the token is not one of its own;
     ``selector_help`` lists them for error messages; ``slim(record)`` drops what scoring
-    never reads.
+    never reads (it may change the record it is given, which the scorer decoded for itself).
 
     Run side: ``prompt(record, variant)`` is the :class:`Prompt`; ``answer(baseline,
     request)`` is a built-in baseline's answer (the ``oracle`` baseline's is the reference

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -55,7 +54,10 @@ def selector(token: str) -> Any:
 
 
 def slim(record: QAQuery) -> QAQuery:
-    return replace(record, question="", tables={})
+    """The prompt and table row orders dropped, in place (as :func:`maptab.tasks.rp.slim`)."""
+    record.question = ""
+    record.tables = {}
+    return record
 
 
 def prompt(rec: QAQuery, variant: str) -> Prompt:

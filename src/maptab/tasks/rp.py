@@ -66,10 +66,11 @@ def selector(token: str) -> Any:
 
 
 def slim(record: RPQuery) -> RPQuery:
-    """Scoring never reads the prompt or the table row orders, most of a row's size."""
-    from dataclasses import replace
-
-    return replace(record, question="", tables={})
+    """Scoring never reads the prompt or the table row orders, most of a row's size: both
+    are dropped from the record (in place; it was decoded for the scorer alone)."""
+    record.question = ""
+    record.tables = {}
+    return record
 
 
 def prompt(rec: RPQuery, variant: str) -> Prompt:
@@ -109,10 +110,12 @@ def score(maps: Any, query: RPQuery, variant: str, response: str) -> dict[str, A
     v = verify_route(net, parsed, query, mix_network=mix, totals_ok=totals_ok)
     # the 0.5 rule accepted a wrong station: EMA 1, yet no reference that the prediction
     # matches has the same stations as the resolved prediction
-    gold = gold_routes(index, query.routes)
-    false_accept = bool(ema) and not any(
-        list(gold[i][0]) == v.stations for i in matching_references(tokens, refs)
-    )
+    false_accept = False
+    if ema:
+        gold = gold_routes(index, query.routes)
+        false_accept = not any(
+            list(gold[i][0]) == v.stations for i in matching_references(tokens, refs)
+        )
     return {
         "id": query.id,
         "kind": NAME,
