@@ -181,16 +181,19 @@ def score_run(
     dataset: str | Path | Dataset | None = None,
     verify: bool = True,
     progress: Progress | None = None,
+    workers: int | None = 1,
 ) -> dict[str, Any]:
     """Score a run folder (``maptab score``): writes ``scores.jsonl`` and ``summary.json``
     there and returns the summary (SPEC 12–14). The dataset is the one recorded in
-    ``run.json`` unless given. Raises :class:`~maptab.score.scorer.ScoreError` on a missing
-    or malformed predictions file."""
+    ``run.json`` unless given. ``workers`` > 1 scores in that many processes (``None``: one
+    per CPU for large runs; a script doing so needs an ``if __name__ == "__main__":``
+    guard, see :func:`~maptab.score.scorer.score_predictions`). Raises
+    :class:`~maptab.score.scorer.ScoreError` on a missing or malformed predictions file."""
     from maptab.score.scorer import score_run as score
 
     folder = run_dir.out_dir if isinstance(run_dir, RunSummary) else run_dir
     root = dataset.root if isinstance(dataset, Dataset) else dataset
-    return score(folder, dataset_dir=root, progress=progress, verify=verify)
+    return score(folder, dataset_dir=root, progress=progress, verify=verify, workers=workers)
 
 
 def write_report(

@@ -293,7 +293,7 @@ def score_predictions(
     progress: Progress | None = None,
     selection: dict[str, Any] | None = None,
     verify: bool = True,
-    workers: int | None = None,
+    workers: int | None = 1,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Score ``predictions`` against the dataset at ``dataset_dir``.
 
@@ -302,10 +302,14 @@ def score_predictions(
     which samples the run was asked to answer, so ``counts.missing`` counts only those; without
     it every sample of the dataset is expected. Raises :class:`ScoreError` for a prediction id
     that is not in the dataset; with ``verify`` every dataset file read is first checked
-    against the manifest's hash (:class:`~maptab.dataset.Dataset`). ``workers``: processes
-    that score answers (``None``: :func:`~maptab.score.workers.default_workers` for
-    :data:`POOL_MIN` predictions or more, else this process; ``1``: this process); the
-    result does not depend on it.
+    against the manifest's hash (:class:`~maptab.dataset.Dataset`).
+
+    ``workers``: processes that score the answers. ``1`` (the default): this process;
+    ``N > 1``: ``N`` worker processes; ``None``: :func:`~maptab.score.workers.default_workers`
+    for :data:`POOL_MIN` predictions or more, else this process (what ``maptab score`` does).
+    The result does not depend on it. Workers are started with ``spawn``, which imports the
+    calling script again: a script that asks for them must guard its entry point with
+    ``if __name__ == "__main__":``.
     """
     rows: list[dict[str, Any]] = []
     summary = _score_stream(
@@ -390,8 +394,9 @@ def _score_items(
     # predictions left per record (a record serves every variant of its sample ids): the
     # job of its last one lets the scorer drop the decoded record
     record_left: Counter[tuple[str, str]] = Counter()
+    located = {}
     for sid, n in left.items():
-        found = queries.locate(sid)
+        found = located[sid] = queries.locate(sid)
         if found is None:
             raise ScoreError(f"prediction {sid!r} is not a sample of dataset {dataset_dir}")
         record_left[(found[0].name, found[1])] += n
@@ -414,7 +419,7 @@ def _score_items(
     plan: list[tuple[int, tuple[str, str | None], bool]] = []
     pending: tuple[Any, list[tuple[int, tuple[str, str | None], bool]]] | None = None
     for p in or_silent(progress)(items, "scoring", len(ids)):
-        found = queries.locate(p.id)
+        found = located.get(p.id)
         if found is None:  # ids and items disagree (a file changed while read)
             raise ScoreError(f"prediction {p.id!r} is not a sample of dataset {dataset_dir}")
         kind, record_id, variant, at = found
@@ -553,7 +558,7 @@ def score_run(
     predictions: list[Prediction] | None = None,
     progress: Progress | None = None,
     verify: bool = True,
-    workers: int | None = None,
+    workers: int | None = 1,
 ) -> dict[str, Any]:
     """Score a run directory; writes ``scores.jsonl`` and ``summary.json``; returns the summary.
 
@@ -727,6 +732,7 @@ class _RPKey(NamedTuple):
     id: str
     map_id: str
     category: str
+    map_lower: str  # map_id.lower(), what a results sample's city is looked for in
 
 
 class _MatchIndex:
@@ -765,7 +771,7 @@ class _MatchIndex:
                         self.kinds[sample_id] = name
                 if kind.match_pair:
                     pair = (table_name(f[3]), table_name(f[4]))
-                    self.by_pair[pair].append(_RPKey(sid, f[1], f[2]))
+                    self.by_pair[pair].append(_RPKey(sid, f[1], f[2], f[1].lower()))
             _LOCATIONS[kind.query_file] = (version, locations)
 
     def _questions(self) -> None:
@@ -845,7 +851,7 @@ def _match_sample(sample: dict[str, Any], index: _MatchIndex, where: str) -> str
         )
         city = str(sample.get("city", "")).strip().lower()
         if city:
-            cands = [q for q in cands if city in q.map_id.lower()] or cands
+            cands = [q for q in cands if city in q.map_lower] or cands
         if "category" in sample:
             cands = [q for q in cands if q.category == sample["category"]]
         if question and len(cands) > 1:
