@@ -105,9 +105,7 @@ def paper_scores(pred: Sequence[str] | None, refs: Sequence[Sequence[str]]) -> t
     return 0, round(best, PMA_DIGITS)
 
 
-def matching_references(
-    pred: Sequence[str] | None, refs: Sequence[Sequence[str]]
-) -> Iterator[int]:
+def matching_references(pred: Sequence[str] | None, refs: Sequence[Sequence[str]]) -> Iterator[int]:
     """Indices of the tokenised references that ``pred`` matches exactly (EMA 1 for each),
     in order, each found when asked for."""
     if not pred:
