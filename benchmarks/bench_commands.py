@@ -4,7 +4,9 @@ Every command runs in its own process; we report its wall time and peak resident
 (``ru_maxrss`` of that child, from ``os.wait4``).
 
 * **score**: ``maptab score OUT --results RESULTS.json --dataset DS`` against MapTab's
-  released route-planning scorer on the same file. ``--released PATH`` times the released
+  released route-planning scorer on the same file, as a user runs it (one process, the
+  default) and with ``--jobs 0`` (one worker process per CPU, at most 8; peak memory is
+  then summed over the processes). ``--released PATH`` times the released
   ``evaluate_planning.py`` itself (placed anywhere outside this repository; it writes under
   ``PATH/../../results_evaluate``); without it the faithful re-implementation
   ``benchmarks/released_planning.py`` stands in. The output says which.
@@ -44,6 +46,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -60,21 +63,62 @@ _LAUNCH = (
 )
 
 
+def _tree_rss(root: int) -> int:
+    """Resident bytes of the processes below ``root`` (Linux ``/proc``; 0 elsewhere)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(entry)
+        children.setdefault(int(fields[1]), []).append(pid)  # field 4: parent pid
+        rss[pid] = int(fields[21]) * page  # field 24: resident pages
+    total, todo = 0, list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo.extend(children.get(pid, []))
+    return total
+
+
 def timed(cmd: list[str]) -> tuple[float, float, float, str]:
     """``(wall seconds, peak RSS in MB, CPU seconds, output)`` of one command; fails loudly.
 
     The command is started by a small launcher process, so that its peak RSS is its own
-    (a child forked from this process would inherit our high-water mark)."""
+    (a child forked from this process would inherit our high-water mark). CPU time includes
+    the command's worker processes; the peak is the larger of the biggest process's peak and
+    the sum over the command's processes sampled every 20 ms (worker processes add up)."""
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _LAUNCH, *cmd], capture_output=True, check=False)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _LAUNCH, *cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.wait(0.02):
+            peak = max(peak, _tree_rss(proc.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    stdout, stderr = proc.communicate()
+    done.set()
+    sampler.join()
     wall = time.perf_counter() - t0
-    out, _, tail = proc.stdout.decode("utf-8", "replace").rpartition("\n@@ ")
+    out, _, tail = stdout.decode("utf-8", "replace").rpartition("\n@@ ")
     if proc.returncode or not tail:
-        raise SystemExit(f"{' '.join(cmd)}: launcher failed\n{proc.stderr.decode()[-2000:]}")
+        raise SystemExit(f"{' '.join(cmd)}: launcher failed\n{stderr.decode()[-2000:]}")
     code, rss_kb, cpu = tail.split()
     if int(code):
         raise SystemExit(f"{' '.join(cmd)} failed ({code}):\n{out[-2000:]}")
-    return wall, int(rss_kb) / 1024, float(cpu), out
+    return wall, max(int(rss_kb) / 1024, peak / 2**20), float(cpu), out
 
 
 def build_dataset(root: Path, maps: int, pairs: int) -> Path:
@@ -149,17 +193,31 @@ def bench_score(ds: Path, results: Path, work: Path, released: Path | None) -> N
     cmd = [str(BIN / "maptab"), "score", str(run), "--results", str(results)]
     cmd += ["--dataset", str(ds), "--no-progress"]
     m_s, m_mb, m_cpu, _ = timed(cmd)
+    pool = work / "scored-pool"
+    shutil.rmtree(pool, ignore_errors=True)
+    cmd = [str(BIN / "maptab"), "score", str(pool), "--results", str(results)]
+    cmd += ["--dataset", str(ds), "--no-progress", "--jobs", "0"]
+    p_s, p_mb, p_cpu, _ = timed(cmd)
+    same = all(
+        (pool / n).read_bytes() == (run / n).read_bytes() for n in ("scores.jsonl", "summary.json")
+    )
     print(f"released scorer ({label})")
     for line in a_out.splitlines():
         if line.startswith(("Average", "Difficulty_score_total")):
             print(f"  {line}")
     print(f"  {a_s:7.2f} s wall  {a_cpu:7.2f} s CPU  peak {a_mb:6.0f} MB")
-    print("maptab score --results")
+    print("maptab score --results (one process, the default)")
     print(f"  {m_s:7.2f} s wall  {m_cpu:7.2f} s CPU  peak {m_mb:6.0f} MB")
+    print(f"maptab score --results --jobs 0 ({min(8, os.cpu_count() or 1)} worker processes)")
+    print(f"  {p_s:7.2f} s wall  {p_cpu:7.2f} s CPU  peak {p_mb:6.0f} MB (all processes)")
+    print(f"  same scores.jsonl and summary.json as one process: {same}")
+    if not same:
+        raise SystemExit("worker processes changed the scores")
     ratio, cpu_ratio = a_s / m_s, a_cpu / m_cpu
     print(
         f"score: {ratio:.1f}x faster by wall time, {cpu_ratio:.1f}x by CPU time "
         f"(target >= 5x {'PASS' if min(ratio, cpu_ratio) >= 5 else 'MISS'}); "
+        f"with worker processes {a_s / p_s:.1f}x by wall time; "
         f"memory {m_mb / a_mb:.2f}x the released scorer's "
         f"(target <= 1.5x {'PASS' if m_mb <= 1.5 * a_mb else 'MISS'})"
     )

@@ -32,10 +32,11 @@ def score_cmd(
         int,
         typer.Option(
             min=0,
-            help="Processes that score answers (0: one per CPU, at most 8, from 20,000 "
-            "predictions; 1: this process only). The scores do not depend on it.",
+            help="Worker processes that score answers (1: this process only; 0: one per "
+            "CPU, at most 8, from 20,000 predictions). Workers add memory; the scores do "
+            "not depend on it.",
         ),
-    ] = 0,
+    ] = 1,
 ) -> None:
     """Score RUN_DIR: writes RUN_DIR/scores.jsonl and RUN_DIR/summary.json, prints a table."""
     from maptab.score.scorer import ScoreError, load_external_results, score_run
@@ -52,7 +53,7 @@ def score_cmd(
             predictions=preds,
             progress=track if progress else None,
             verify=verify,
-            workers=jobs or None,
+            workers=jobs if jobs else None,
         )
     except (MaptabError, OSError) as exc:
         fail(str(exc))

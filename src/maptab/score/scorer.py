@@ -306,7 +306,7 @@ def score_predictions(
 
     ``workers``: processes that score the answers. ``1`` (the default): this process;
     ``N > 1``: ``N`` worker processes; ``None``: :func:`~maptab.score.workers.default_workers`
-    for :data:`POOL_MIN` predictions or more, else this process (what ``maptab score`` does).
+    for :data:`POOL_MIN` predictions or more, else this process (``maptab score --jobs 0``).
     The result does not depend on it. Workers are started with ``spawn``, which imports the
     calling script again: a script that asks for them must guard its entry point with
     ``if __name__ == "__main__":``.
@@ -327,7 +327,9 @@ def score_predictions(
 
 #: predictions from which scoring uses worker processes by default
 POOL_MIN = 20_000
-_WINDOW = 2048  # jobs handed to the scorer at once (two windows in flight)
+# jobs handed to the scorer at once (two windows in flight): several maps' worth, so that
+# a run in dataset order (map after map) keeps every worker busy
+_WINDOW = 8192
 
 
 def _score_stream(

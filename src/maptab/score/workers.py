@@ -13,8 +13,9 @@ work of each distinct answer is a :data:`Job`, done by a :class:`RowScorer`:
 
 :class:`ScorePool` runs the same :class:`RowScorer` in worker processes (``spawn``, so it
 works alike on every platform and never forks a threaded parent). Each window of jobs is
-split by record, so every job of one record goes to one worker (its ``last`` mark then
-drops the record there), and the rows come back in job order. Results do not depend on the
+split by map (:func:`_map_key`), so every job of one record goes to one worker (its
+``last`` mark then drops the record there) and the workers' per-map caches do not overlap;
+the rows come back in job order. Results do not depend on the
 number of workers: every cache a worker fills only saves work (:mod:`maptab.cache`).
 """
 
@@ -189,6 +190,14 @@ def _work(jobs: list[Job]) -> list[tuple[tuple[str, ...], tuple[Any, ...], str |
 
 
 # --------------------------------------------------------------------------- parent side
+def _map_key(record_id: str) -> str:
+    """What a job is sent to a worker by: the map part of a record id as the builder writes
+    it (``metro-000/rp-0000-map_only`` → ``metro-000``), else the whole id. Every job of one
+    record goes to one worker, and so, for builder ids, every job of one map: the per-map
+    caches of the workers do not overlap."""
+    return record_id.partition("/")[0]
+
+
 class ScorePool:
     """``workers`` processes each running a :class:`RowScorer` on ``dataset_dir``."""
 
@@ -202,7 +211,7 @@ class ScorePool:
         parts: list[list[Job]] = [[] for _ in range(self.workers)]
         where: list[list[int]] = [[] for _ in range(self.workers)]
         for i, job in enumerate(jobs):
-            w = zlib.crc32(job[2].encode("utf-8")) % self.workers
+            w = zlib.crc32(_map_key(job[2]).encode("utf-8")) % self.workers
             parts[w].append(job)
             where[w].append(i)
         pending = [
