@@ -5,15 +5,19 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from maptab.costs import (
     SCALES,
     CostError,
+    CostTable,
     Totals,
     Weights,
     round_half_up,
     route_cost,
     route_totals,
+    within,
 )
 from maptab.network import Edge, Network, Vertex
 
@@ -225,3 +229,54 @@ def test_bad_items_and_model():
         route_totals(shared_track(), ("P", "X"), items="edges")
     with pytest.raises(CostError, match="model"):
         route_cost(shared_track(), ("P", "X"), Weights(1, 0, 0, 0), model="median")
+
+
+# --------------------------------------------------------------------------- assignments
+_LINES = ("L1", "L2", "L3")
+
+
+@st.composite
+def _shared_track_route(draw):
+    """A route of 2-6 stations whose hops each run on 1-3 of three lines (parallel edges
+    with their own attributes), and weights (or None: criteria-free)."""
+    n = draw(st.integers(2, 6))
+    stations = [f"S{i}" for i in range(n)]
+    number = st.floats(0, 9, allow_nan=False).map(lambda x: round(x, 1))
+    edges = []
+    for a, b in zip(stations, stations[1:], strict=False):
+        for line in draw(st.lists(st.sampled_from(_LINES), min_size=1, max_size=3, unique=True)):
+            edges.append(Edge(a, b, line, draw(number), draw(number), draw(st.floats(0, 1)), 0.5))
+    vertices = {
+        s: Vertex(s, tuple(_LINES), draw(number), 0.0, 0.5, 0.5, draw(number)) for s in stations
+    }
+    net = Network(vertices=vertices, edges=edges, scenario="metromap")
+    raw = draw(st.one_of(st.none(), st.lists(st.integers(0, 3), min_size=4, max_size=4)))
+    weights = None if not raw or not sum(raw) else Weights(*(x / sum(raw) for x in raw))
+    return net, stations, weights
+
+
+@settings(max_examples=400, deadline=None)
+@given(case=_shared_track_route())
+def test_optimal_assignments_equal_enumeration(case) -> None:
+    """The layered programme of optimal_assignments against every line assignment scored
+    one by one: the same J* and the same markings (J-tight, fewest transfers)."""
+    from maptab.costs import _all_assignments, _transfer_positions, optimal_assignments
+
+    net, stations, weights = case
+    table = CostTable(net)
+    costs = table.weighted(weights)
+    path = table.path_index(stations)
+    scored = []
+    for edges in _all_assignments(table, path):
+        marks = _transfer_positions(table, edges)
+        j = sum(costs.leave[i] for i in path[:-1]) + costs.dest[path[-1]]
+        j += sum(costs.edge[e] for e in edges) + sum(costs.transfer[path[h]] for h in marks)
+        scored.append((j, marks))
+    best = min(j for j, _ in scored)
+    tied = [m for j, m in scored if within(j, best)]
+    fewest = min(map(len, tied))
+    total, markings = optimal_assignments(table, costs, path)
+    assert total == pytest.approx(best, rel=1e-9, abs=1e-12)
+    assert [m.transfers for m in markings] == sorted({m for m in tied if len(m) == fewest})
+    for m in markings:  # each marking's lines are an assignment with those transfers
+        assert len(m.lines) == len(path) - 1
