@@ -260,3 +260,17 @@ def test_a_worker_names_the_broken_row(dataset: Path) -> None:  # noqa: F811
     rp.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(ScoreError, match=r"rp\.jsonl:4: field 'routes'"):
         score_predictions(dataset, predictions(), verify=False, workers=2)
+
+
+def test_a_worker_that_stops_is_a_one_line_error(tmp_path: Path) -> None:
+    """A worker process that dies (here: it cannot open the dataset) ends scoring with a
+    ScoreError instead of waiting for ever."""
+    from maptab.score.workers import ScorePool
+
+    pool = ScorePool(tmp_path / "no-such-dataset", 2, text=False)
+    try:
+        handle = pool.submit([("a", "rp", "m/a", "", "A-B", (0, 1, 1), True)])
+        with pytest.raises(ScoreError, match="scoring worker process stopped"):
+            pool.results(handle)
+    finally:
+        pool.close()

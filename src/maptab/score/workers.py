@@ -27,6 +27,8 @@ import multiprocessing
 import os
 import zlib
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -203,8 +205,12 @@ class ScorePool:
 
     def __init__(self, dataset_dir: str | Path, workers: int, *, text: bool) -> None:
         self.workers = workers
-        ctx = multiprocessing.get_context("spawn")
-        self._pool = ctx.Pool(workers, initializer=_start, initargs=(str(dataset_dir), text))
+        self._pool = ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start,
+            initargs=(str(dataset_dir), text),
+        )
 
     def submit(self, jobs: Sequence[Job]) -> Any:
         """Start scoring ``jobs``; :meth:`results` waits for them."""
@@ -215,7 +221,7 @@ class ScorePool:
             parts[w].append(job)
             where[w].append(i)
         pending = [
-            (self._pool.apply_async(_work, (part,)), idx)
+            (self._pool.submit(_work, part), idx)
             for part, idx in zip(parts, where, strict=True)
             if part
         ]
@@ -226,14 +232,17 @@ class ScorePool:
         """The rows of a :meth:`submit`, in job order (a worker's error is raised here)."""
         pending, n = handle
         out: list[Any] = [None] * n
-        for result, idx in pending:
-            for i, (keys, values, text) in zip(idx, result.get(), strict=True):
+        for future, idx in pending:
+            try:
+                rows = future.result()
+            except BrokenProcessPool as exc:  # a worker died (killed, out of memory)
+                raise ScoreError(f"a scoring worker process stopped ({exc})") from None
+            for i, (keys, values, text) in zip(idx, rows, strict=True):
                 out[i] = (dict(zip(keys, values, strict=True)), text)
         return out
 
     def close(self) -> None:
-        self._pool.terminate()
-        self._pool.join()
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 class InlineScorer:
