@@ -470,6 +470,26 @@ def read_jsonl_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
             raise RecordError(f"{p}:{n + 1}: not UTF-8 text ({exc.reason})") from None
 
 
+def read_jsonl_offsets(
+    path: str | Path, *, error: type[MaptabError] = RecordError
+) -> Iterator[tuple[int, int, Any]]:
+    """``(line number, byte offset, value)`` of each non-blank line of a JSONL file (a
+    regular file), so that a row can be read again by offset; a malformed line raises
+    ``error`` naming file and line."""
+    p = Path(path)
+    offset = 0
+    with open_regular(p, binary=True, error=error) as fh:
+        for n, line in enumerate(fh, 1):
+            start, offset = offset, offset + len(line)
+            if not line.strip():
+                continue
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise error(f"{p}:{n}: not UTF-8 text ({exc.reason})") from None
+            yield n, start, loads_json(text, f"{p}:{n}", error=error)
+
+
 def read_jsonl(path: str | Path) -> Iterator[Any]:
     """Rows of a JSONL file; a malformed line raises :class:`RecordError` naming file and line."""
     for _, row in read_jsonl_lines(path):
