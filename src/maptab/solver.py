@@ -312,21 +312,22 @@ class Solver:
         self._states_at: list[list[int]] = [[] for _ in range(n)]
         for x, u in enumerate(station_of):
             self._states_at[u].append(x)
-        tails, heads, feats = [], [], []
+        tails, heads, at, edges, changes = [], [], [], [], []
         for x in range(self.n_states):
             u = station_of[x]
             for b, line, k in out_hops[u]:
                 tails.append(x)
                 heads.append(state_of[(b, line)])
-                row = table.leave[u] + table.edge[k]
-                if x >= n and line != line_in[x]:
-                    row = row + table.transfer[u]
-                feats.append(row)
+                at.append(u)
+                edges.append(k)
+                changes.append(x >= n and line != line_in[x])
+        # an arc's features: leaving its station, its edge, and a transfer when it changes line
+        stations, change = np.array(at, dtype=np.int64), np.array(changes, dtype=bool)
+        feat = table.leave[stations] + table.edge[np.array(edges, dtype=np.int64)]
+        feat[change] += table.transfer[stations[change]]
         self.arc_tail = np.array(tails, dtype=np.int64)
         self.arc_head = np.array(heads, dtype=np.int64)
-        self.arc_feat = np.array(feats).reshape(len(tails), table.leave.shape[1])
-        # the arcs grouped by tail (they are generated in tail order) and, stably, by head:
-        # per weight vector only the costs change, sliced into these groups (_build_arcs)
+        self.arc_feat = feat.reshape(len(tails), table.leave.shape[1])
         # per state, its arcs as (other end, arc number); per weight vector only the list
         # of arc costs changes (_build_arcs). Reverse rows list the arcs into a state in
         # arc order.
