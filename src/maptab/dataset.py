@@ -464,6 +464,8 @@ class Dataset:
         self._networks: dict[str, Network] = {}
         self._checked: dict[str, Path] = {}
         self._present: dict[str, bool] = {}
+        # (size, mtime, inode) of each query file when its rows were last selected
+        self._versions: dict[str, tuple[int, int, int]] = {}
 
     @cached_property
     def maps(self) -> dict[str, MapEntry]:
@@ -601,6 +603,11 @@ class Dataset:
                         path = self.file(task.query_file)
                         fh = open_regular(path, binary=True, error=DatasetError)
                         files[ref.kind] = (fh, path, task)
+                        seen = self._versions.get(task.query_file)
+                        if seen is not None and seen != _version(os.fstat(fh.fileno())):
+                            raise DatasetError(
+                                f"{path}: changed since its samples were chosen; run again"
+                            )
                     fh, path, task = files[ref.kind]
                     fh.seek(ref.offset)
                     row = _row(fh.readline(), path, ref.line)
@@ -638,6 +645,7 @@ class Dataset:
                 continue  # no selector can match a row of this kind
             mine = picks.get(kind.name, [])
             path = self.file(kind.query_file)
+            self._versions[kind.query_file] = _version(path.stat())
             for n, offset, row in read_jsonl_offsets(path, error=DatasetError):
                 if split is not None and type(row) is dict:
                     other = row.get("split")
@@ -693,6 +701,10 @@ class Dataset:
             if (p.is_file() or p.is_symlink()) and rel not in listed:
                 bad.append(f"{rel}: on disk but not listed in the manifest")
         return bad
+
+
+def _version(st: os.stat_result) -> tuple[int, int, int]:
+    return st.st_size, st.st_mtime_ns, st.st_ino
 
 
 def _row(line: bytes, path: Path, n: int) -> Any:
