@@ -594,7 +594,8 @@ class Solver:
                 nd = d + cost[i]
                 if nd < dist[y]:
                     dist[y] = nd
-                    push(heap, (nd, y))
+                    if nd <= bound:  # beyond the bound it would never be expanded
+                        push(heap, (nd, y))
         if whole:
             self._trees[key] = dist
             if len(self._trees) > self.cache_size:
@@ -620,30 +621,41 @@ class Solver:
         rows, cost = rev.rows, rev.cost
 
         def back(states: list[int], seq: list[int]) -> bool:
-            budget[0] -= 1
-            if budget[0] < 0:
-                return False
-            by_station: dict[int, list[int]] = {}
-            for x in states:
-                dx = dist[x] + slack
-                for y, i in rows[x]:
-                    if dist[y] + cost[i] <= dx:
-                        by_station.setdefault(station_of[y], []).append(y)
-            for u, ys in by_station.items():
-                if u == s:
-                    if s in ys:
-                        paths.append([s, *reversed(seq)])
-                        if len(paths) > cap:
+            depth = len(seq)
+            try:
+                while True:
+                    budget[0] -= 1
+                    if budget[0] < 0:
+                        return False
+                    by_station: dict[int, list[int]] = {}
+                    for x in states:
+                        dx = dist[x] + slack
+                        for y, i in rows[x]:
+                            if dist[y] + cost[i] <= dx:
+                                by_station.setdefault(station_of[y], []).append(y)
+                    if len(by_station) == 1:  # one way back: follow it without recursing
+                        ((u, ys),) = by_station.items()
+                        if u != s and u not in seq:
+                            seq.append(u)
+                            states = ys if len(ys) == 1 else list(dict.fromkeys(ys))
+                            continue
+                    for u, ys in by_station.items():
+                        if u == s:
+                            if s in ys:
+                                paths.append([s, *reversed(seq)])
+                                if len(paths) > cap:
+                                    return False
+                            continue
+                        if u in seq:
+                            continue
+                        seq.append(u)
+                        going = back(ys if len(ys) == 1 else list(dict.fromkeys(ys)), seq)
+                        seq.pop()
+                        if not going:
                             return False
-                    continue
-                if u in seq:
-                    continue
-                seq.append(u)
-                going = back(list(dict.fromkeys(ys)), seq)
-                seq.pop()
-                if not going:
-                    return False
-            return True
+                    return True
+            finally:
+                del seq[depth:]  # the stations followed without recursing
 
         complete = back(targets, [t])
         return paths[:cap], complete
