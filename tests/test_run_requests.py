@@ -6,6 +6,7 @@ import base64
 import csv
 import io
 import json
+import os
 
 import pytest
 from PIL import Image
@@ -205,6 +206,26 @@ def test_select_then_load_gives_the_samples_of_one_pass(ds):
     assert [s.id for s in data.load(some)] == [r.id for r in some]
 
 
+def test_each_selected_row_is_checked_once(ds, monkeypatch):
+    import maptab.schema
+
+    checked = []
+    real = maptab.schema.check_fields
+
+    def check(cls, row):
+        if "id" in row:  # a row, not one of its nested parts
+            checked.append(row)
+        return real(cls, row)
+
+    monkeypatch.setattr(maptab.schema, "check_fields", check)
+    data = Dataset(ds)
+    refs = list(data.select())
+    assert len(checked) == 8 + 2 + 2  # the rows, not the samples (reasonmap: two each)
+    loaded = list(data.load(refs))
+    assert len(loaded) == 8 + 2 + 2 * 2 and len(checked) == 12
+    assert [s.id for s in data.samples()] == [s.id for s in loaded] and len(checked) == 24
+
+
 def test_other_split_rows_are_skipped_unchecked_and_a_changed_file_is_an_error(ds):
     lines = (ds / "rp.jsonl").read_text().splitlines()
     rows = [json.loads(x) for x in lines]
@@ -224,10 +245,12 @@ def test_other_split_rows_are_skipped_unchecked_and_a_changed_file_is_an_error(d
     (ds / "rp.jsonl").write_text(text)
     with pytest.raises(DatasetError, match=r"rp\.jsonl: changed since its samples were chosen"):
         list(data.load(refs))
-    # another reader holding the same offsets finds another row there
+    # the same offsets, size and modification time, another row there
     refs = list(Dataset(ds, verify=False).select(split="train", categories=["rp"]))
+    st = (ds / "rp.jsonl").stat()
     text = (ds / "rp.jsonl").read_text()
     first = refs[0].id
-    (ds / "rp.jsonl").write_text(text.replace(f'"{first}"', '"rp-99999"'))  # same offsets
+    (ds / "rp.jsonl").write_text(text.replace(f'"{first}"', '"rp-99999"'))
+    os.utime(ds / "rp.jsonl", ns=(st.st_atime_ns, st.st_mtime_ns))
     with pytest.raises(DatasetError, match=f"holds 'rp-99999', not '{first}'"):
         list(Dataset(ds, verify=False).load(refs))

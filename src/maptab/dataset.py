@@ -53,6 +53,7 @@ from maptab.schema import (
     check_fields,
     read_jsonl_lines,
     read_jsonl_offsets,
+    rows_checked,
 )
 from maptab.tasks.base import TaskKind, all_kinds
 from maptab.tasks.base import get as get_kind
@@ -86,14 +87,16 @@ class Sample:
 class SampleRef:
     """Where a selected sample's row lies (:meth:`Dataset.select`): the sample's ``id``,
     ``kind`` and ``variant``, and the row's byte ``offset`` and ``line`` number in the
-    kind's query file. A run keeps these, not the rows, between choosing its samples and
-    answering them (:meth:`Dataset.load`)."""
+    kind's query file, and the ``version`` of that file whose rows were checked. A run keeps
+    these, not the rows, between choosing its samples and answering them
+    (:meth:`Dataset.load`)."""
 
     id: str
     kind: str
     variant: str
     offset: int
     line: int
+    version: tuple[int, int, int] = (0, 0, 0)  # the file's size, mtime, inode when checked
 
 
 def _parse_selectors(
@@ -464,8 +467,6 @@ class Dataset:
         self._networks: dict[str, Network] = {}
         self._checked: dict[str, Path] = {}
         self._present: dict[str, bool] = {}
-        # (size, mtime, inode) of each query file when its rows were last selected
-        self._versions: dict[str, tuple[int, int, int]] = {}
 
     @cached_property
     def maps(self) -> dict[str, MapEntry]:
@@ -587,13 +588,16 @@ class Dataset:
     ) -> Iterator[SampleRef]:
         """Where the rows of :meth:`samples` lie (same selection, same order): one pass that
         checks each row, keeping no row. :meth:`load` reads the samples back."""
-        for kind, n, offset, _, _, sid, v in self._selected(split, categories, limit):
-            yield SampleRef(sid, kind, v, offset, n)
+        versions: dict[str, tuple[int, int, int]] = {}
+        for kind, n, offset, _, _, sid, v in self._selected(split, categories, limit, versions):
+            yield SampleRef(sid, kind, v, offset, n, versions[kind])
 
     def load(self, refs: Iterable[SampleRef]) -> Iterator[Sample]:
         """The samples at ``refs`` (from :meth:`select`), read back by offset: only these
-        rows are read, the row of a kind with several variants once for all of them."""
-        files: dict[str, tuple[IO[bytes], Path, TaskKind]] = {}
+        rows are read, the row of a kind with several variants once for all of them. The
+        rows were checked by :meth:`select` and are not checked again
+        (:func:`maptab.schema.rows_checked`): a file changed since is an error."""
+        files: dict[str, tuple[IO[bytes], Path, TaskKind, tuple[int, int, int]]] = {}
         last: tuple[str, int, dict[str, Any], Any] | None = None
         try:
             for ref in refs:
@@ -602,18 +606,18 @@ class Dataset:
                         task = get_kind(ref.kind)
                         path = self.file(task.query_file)
                         fh = open_regular(path, binary=True, error=DatasetError)
-                        files[ref.kind] = (fh, path, task)
-                        seen = self._versions.get(task.query_file)
-                        if seen is not None and seen != _version(os.fstat(fh.fileno())):
-                            raise DatasetError(
-                                f"{path}: changed since its samples were chosen; run again"
-                            )
-                    fh, path, task = files[ref.kind]
+                        files[ref.kind] = (fh, path, task, _version(os.fstat(fh.fileno())))
+                    fh, path, task, version = files[ref.kind]
+                    if ref.version != version:
+                        raise DatasetError(
+                            f"{path}: changed since its samples were chosen; run again"
+                        )
                     if fh.tell() != ref.offset:
                         fh.seek(ref.offset)
                     row = _row(fh.readline(), path, ref.line)
                     try:
-                        record = task.decode(row)
+                        with rows_checked():  # select() checked the row in this version
+                            record = task.decode(row)
                     except RecordError as exc:
                         raise DatasetError(f"{path}:{ref.line}: {exc}") from None
                     if (task.split_id(ref.id) or ("",))[0] != record.id:
@@ -624,14 +628,18 @@ class Dataset:
                     last = (ref.kind, ref.offset, row, record)
                 yield Sample(ref.id, ref.kind, last[2], last[3], ref.variant)
         finally:
-            for fh, _, _ in files.values():
+            for fh, *_ in files.values():
                 fh.close()
 
     def _selected(
-        self, split: str | None, categories: Iterable[str] | None, limit: int | None
+        self,
+        split: str | None,
+        categories: Iterable[str] | None,
+        limit: int | None,
+        versions: dict[str, tuple[int, int, int]] | None = None,
     ) -> Iterator[tuple[str, int, int, dict[str, Any], Any, str, str]]:
         """``(kind, line, offset, row, record, sample id, variant)`` of each selected sample
-        (:meth:`samples`)."""
+        (:meth:`samples`); ``versions`` receives each query file's version as it is read."""
         kinds = all_kinds()
         whole, picks = _parse_selectors(kinds, categories)
         any_sel = bool(whole or picks)
@@ -646,7 +654,8 @@ class Dataset:
                 continue  # no selector can match a row of this kind
             mine = picks.get(kind.name, [])
             path = self.file(kind.query_file)
-            self._versions[kind.query_file] = _version(path.stat())
+            if versions is not None:
+                versions[kind.name] = _version(path.stat())
             for n, offset, row in read_jsonl_offsets(path, error=DatasetError):
                 if split is not None and type(row) is dict:
                     other = row.get("split")
