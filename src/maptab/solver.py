@@ -336,9 +336,9 @@ class Solver:
         for i, (x, y) in enumerate(zip(tails, heads, strict=True)):
             self._fwd_rows[x].append((y, i))
             self._rev_rows[y].append((x, i))
-        # with every item feature >= 0, non-negative weights give non-negative item costs
-        feats_ok = [(a >= 0).all() for a in (table.leave, table.dest, table.transfer, table.edge)]
-        self._features_non_negative = all(feats_ok)
+        # with every item feature finite and >= 0, non-negative weights give item costs >= 0
+        items = (table.leave, table.dest, table.transfer, table.edge)
+        self._features_non_negative = all(np.isfinite(a).all() and (a >= 0).all() for a in items)
         self._arc_cache: KeyedCache[
             tuple[float, ...], tuple[_Adjacency, _Adjacency, WeightedCosts]
         ] = KeyedCache(16)
