@@ -33,7 +33,7 @@ checked against the code before them).
   Target: <= 1 GB each.
 
 Usage: ``python benchmarks/bench_commands.py [--quick] [--answers N] [--released PATH]
-[--reference-src DIR] [--paper] [--skip-score]``.
+[--reference-src DIR] [--paper] [--skip-score] [--run-only]``.
 """
 
 from __future__ import annotations
@@ -328,6 +328,7 @@ def main() -> None:
         help="also measure run/score/report peak memory at paper size (builds CACHE/paper-1)",
     )
     ap.add_argument("--skip-score", action="store_true", help="skip the scorer comparison")
+    ap.add_argument("--run-only", action="store_true", help="only time maptab run (no scorer)")
     args = ap.parse_args()
     n = args.answers or (20_000 if args.quick else 100_000)
     maps = args.maps or (8 if args.quick else 24)
@@ -336,6 +337,10 @@ def main() -> None:
     ds = build_dataset(args.cache, maps, pairs)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        if args.run_only:
+            print(f"dataset {ds.name} ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})")
+            bench_run(ds, work)
+            return
         results = work / "bench" / "results.json"
         results.parent.mkdir()
         write_results(ds, n, results)

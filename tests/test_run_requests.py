@@ -6,12 +6,13 @@ import base64
 import csv
 import io
 import json
+import os
 
 import pytest
 from PIL import Image
 
 from fakeserver import rehash, write_dataset
-from maptab.dataset import DatasetError
+from maptab.dataset import Dataset, DatasetError
 from maptab.run.requests import ImageSpec, RequestBuilder, build_requests, iter_samples
 
 
@@ -188,3 +189,68 @@ def test_map_edge_and_qa_map_mix_without_line_and_reasonmap_image(tmp_path):
     for variant in ("short", "long"):
         text, image = reqs[f"rm-00000/{variant}"]
         assert text["text"] == f"{variant} question 0" and image["type"] == "image_url"
+
+
+def test_select_then_load_gives_the_samples_of_one_pass(ds):
+    """The runner's two steps (rows checked once, selected rows read back by offset) give the
+    samples ``Dataset.samples`` gives, with every filter, variants included."""
+    data = Dataset(ds)
+    for kw in ({}, {"split": "train"}, {"categories": ["time", "reasonmap"]}, {"limit": 5}):
+        refs = list(data.select(**kw))
+        want = [(s.id, s.kind, s.variant, s.row, s.record) for s in data.samples(**kw)]
+        got = [(s.id, s.kind, s.variant, s.row, s.record) for s in data.load(refs)]
+        assert got == want and [r.id for r in refs] == [w[0] for w in want]
+    # a subset, as a resumed run asks for it: only those rows, in order
+    refs = list(data.select())
+    some = refs[1::3]
+    assert [s.id for s in data.load(some)] == [r.id for r in some]
+
+
+def test_each_selected_row_is_checked_once(ds, monkeypatch):
+    import maptab.schema
+
+    checked = []
+    real = maptab.schema.check_fields
+
+    def check(cls, row):
+        if "id" in row:  # a row, not one of its nested parts
+            checked.append(row)
+        return real(cls, row)
+
+    monkeypatch.setattr(maptab.schema, "check_fields", check)
+    data = Dataset(ds)
+    refs = list(data.select())
+    assert len(checked) == 8 + 2 + 2  # the rows, not the samples (reasonmap: two each)
+    loaded = list(data.load(refs))
+    assert len(loaded) == 8 + 2 + 2 * 2 and len(checked) == 12
+    assert [s.id for s in data.samples()] == [s.id for s in loaded] and len(checked) == 24
+
+
+def test_other_split_rows_are_skipped_unchecked_and_a_changed_file_is_an_error(ds):
+    lines = (ds / "rp.jsonl").read_text().splitlines()
+    rows = [json.loads(x) for x in lines]
+    bad = next(i for i, r in enumerate(rows) if r["split"] == "test")
+    rows[bad]["category"] = 7  # malformed, in the test split
+    (ds / "rp.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data = Dataset(rehash(ds))
+    train = [r.id for r in data.select(split="train", categories=["rp"])]
+    assert train == [f"rp-{i:05d}" for i in range(1, 8, 2)]
+    with pytest.raises(DatasetError, match=rf"rp\.jsonl:{bad + 1}: field 'category'"):
+        list(data.select(split="test"))
+    # the file is rewritten between choosing the samples and reading them back
+    data = Dataset(ds, verify=False)
+    refs = list(data.select(split="train", categories=["rp"]))
+    rows.insert(0, rows.pop())
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    (ds / "rp.jsonl").write_text(text)
+    with pytest.raises(DatasetError, match=r"rp\.jsonl: changed since its samples were chosen"):
+        list(data.load(refs))
+    # the same offsets, size and modification time, another row there
+    refs = list(Dataset(ds, verify=False).select(split="train", categories=["rp"]))
+    st = (ds / "rp.jsonl").stat()
+    text = (ds / "rp.jsonl").read_text()
+    first = refs[0].id
+    (ds / "rp.jsonl").write_text(text.replace(f'"{first}"', '"rp-99999"'))
+    os.utime(ds / "rp.jsonl", ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pytest.raises(DatasetError, match=f"holds 'rp-99999', not '{first}'"):
+        list(Dataset(ds, verify=False).load(refs))

@@ -339,6 +339,41 @@ PROPS = settings(max_examples=70, deadline=None, suppress_health_check=[HealthCh
 
 
 @PROPS
+@given(net=any_network, weights=weight_vectors, items=st.sampled_from(["edge_vertex", "vertex"]))
+def test_state_arcs_match_their_definition(net, weights, items):
+    """Every state arc (built with array indexing) has the features of its definition, one
+    arc at a time: leave the tail's station, ride the edge, plus a transfer where a state
+    with an incoming line takes another line; its cost per weight vector is their product,
+    and the forward and reverse rows list the same arcs with the same costs."""
+    solver = Solver(net, items=items)
+    table = solver.table
+    n = len(table.stations)
+    fwd, rev, _ = solver._arcs(weights)
+    w = [*weights.as_list(), 0.0, 0.0]
+    arcs = []
+    for x in range(solver.n_states):
+        u = solver.station_of[x]
+        for (a, b), opts in table.hops.items():
+            if a != u:
+                continue
+            for line, k in opts:
+                y = solver._state_of[(b, line)]
+                want = table.leave[u] + table.edge[k]
+                if x >= n and line != solver._line_of[x]:
+                    want = want + table.transfer[u]
+                arcs.append((x, y, want.tolist()))
+    rows = fwd.rows
+    got = [(x, y, solver.arc_feat[i].tolist()) for x in range(len(rows)) for y, i in rows[x]]
+    assert sorted(got) == sorted(arcs)
+    for x in range(len(rows)):
+        for (y, i), (_, c) in zip(rows[x], fwd[x], strict=True):
+            assert c == pytest.approx(
+                sum(a * b for a, b in zip(solver.arc_feat[i], w, strict=True)), abs=1e-12
+            )
+            assert (x, c) in rev[y]
+
+
+@PROPS
 @given(
     net=any_network,
     weights=weight_vectors,

@@ -42,7 +42,7 @@ from typing import IO, Any, Protocol
 
 from maptab import __version__
 from maptab.errors import MaptabError
-from maptab.limits import MAX_TABLE_BYTES, open_regular, read_bytes, read_json
+from maptab.limits import MAX_TABLE_BYTES, loads_json, open_regular, read_bytes, read_json
 from maptab.network import Network
 from maptab.schema import (
     SCHEMA_VERSION,
@@ -52,6 +52,8 @@ from maptab.schema import (
     RPQuery,
     check_fields,
     read_jsonl_lines,
+    read_jsonl_offsets,
+    rows_checked,
 )
 from maptab.tasks.base import TaskKind, all_kinds
 from maptab.tasks.base import get as get_kind
@@ -79,6 +81,22 @@ class Sample:
     @property
     def map_id(self) -> str:
         return str(self.row["map_id"])
+
+
+@dataclass(frozen=True, slots=True)
+class SampleRef:
+    """Where a selected sample's row lies (:meth:`Dataset.select`): the sample's ``id``,
+    ``kind`` and ``variant``, and the row's byte ``offset`` and ``line`` number in the
+    kind's query file, and the ``version`` of that file whose rows were checked. A run keeps
+    these, not the rows, between choosing its samples and answering them
+    (:meth:`Dataset.load`)."""
+
+    id: str
+    kind: str
+    variant: str
+    offset: int
+    line: int
+    version: tuple[int, int, int] = (0, 0, 0)  # the file's size, mtime, inode when checked
 
 
 def _parse_selectors(
@@ -556,7 +574,72 @@ class Dataset:
         category such as ``time``, a QA type such as ``qa:7``); a row is kept when any
         selector matches. A row of a kind with several ``variants`` is several samples
         (``<id>/short``, ``<id>/long``). ``limit`` keeps the first N samples after filtering.
+        With ``split``, rows whose ``split`` names another split are skipped unchecked.
         """
+        for kind, _, _, row, record, sid, v in self._selected(split, categories, limit):
+            yield Sample(sid, kind, row, record, v)
+
+    def select(
+        self,
+        *,
+        split: str | None = None,
+        categories: Iterable[str] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[SampleRef]:
+        """Where the rows of :meth:`samples` lie (same selection, same order): one pass that
+        checks each row, keeping no row. :meth:`load` reads the samples back."""
+        versions: dict[str, tuple[int, int, int]] = {}
+        for kind, n, offset, _, _, sid, v in self._selected(split, categories, limit, versions):
+            yield SampleRef(sid, kind, v, offset, n, versions[kind])
+
+    def load(self, refs: Iterable[SampleRef]) -> Iterator[Sample]:
+        """The samples at ``refs`` (from :meth:`select`), read back by offset: only these
+        rows are read, the row of a kind with several variants once for all of them. The
+        rows were checked by :meth:`select` and are not checked again
+        (:func:`maptab.schema.rows_checked`): a file changed since is an error."""
+        files: dict[str, tuple[IO[bytes], Path, TaskKind, tuple[int, int, int]]] = {}
+        last: tuple[str, int, dict[str, Any], Any] | None = None
+        try:
+            for ref in refs:
+                if last is None or last[0] != ref.kind or last[1] != ref.offset:
+                    if ref.kind not in files:
+                        task = get_kind(ref.kind)
+                        path = self.file(task.query_file)
+                        fh = open_regular(path, binary=True, error=DatasetError)
+                        files[ref.kind] = (fh, path, task, _version(os.fstat(fh.fileno())))
+                    fh, path, task, version = files[ref.kind]
+                    if ref.version != version:
+                        raise DatasetError(
+                            f"{path}: changed since its samples were chosen; run again"
+                        )
+                    if fh.tell() != ref.offset:
+                        fh.seek(ref.offset)
+                    row = _row(fh.readline(), path, ref.line)
+                    try:
+                        with rows_checked():  # select() checked the row in this version
+                            record = task.decode(row)
+                    except RecordError as exc:
+                        raise DatasetError(f"{path}:{ref.line}: {exc}") from None
+                    if (task.split_id(ref.id) or ("",))[0] != record.id:
+                        raise DatasetError(
+                            f"{path}:{ref.line}: holds {record.id!r}, not {ref.id!r} "
+                            "(the file changed during the run)"
+                        )
+                    last = (ref.kind, ref.offset, row, record)
+                yield Sample(ref.id, ref.kind, last[2], last[3], ref.variant)
+        finally:
+            for fh, *_ in files.values():
+                fh.close()
+
+    def _selected(
+        self,
+        split: str | None,
+        categories: Iterable[str] | None,
+        limit: int | None,
+        versions: dict[str, tuple[int, int, int]] | None = None,
+    ) -> Iterator[tuple[str, int, int, dict[str, Any], Any, str, str]]:
+        """``(kind, line, offset, row, record, sample id, variant)`` of each selected sample
+        (:meth:`samples`); ``versions`` receives each query file's version as it is read."""
         kinds = all_kinds()
         whole, picks = _parse_selectors(kinds, categories)
         any_sel = bool(whole or picks)
@@ -567,8 +650,21 @@ class Dataset:
             raise DatasetError(f"{self.root}: no {listed}")
         count = 0
         for kind in present:
+            if any_sel and kind.name not in whole and kind.name not in picks:
+                continue  # no selector can match a row of this kind
             mine = picks.get(kind.name, [])
-            for _, row, record in self.records(kind.name):
+            path = self.file(kind.query_file)
+            if versions is not None:
+                versions[kind.name] = _version(path.stat())
+            for n, offset, row in read_jsonl_offsets(path, error=DatasetError):
+                if split is not None and type(row) is dict:
+                    other = row.get("split")
+                    if type(other) is str and other != split:
+                        continue
+                try:
+                    record = kind.decode(row)
+                except RecordError as exc:
+                    raise DatasetError(f"{self.root / kind.query_file}:{n}: {exc}") from None
                 if split is not None and record.split != split:
                     continue
                 if any_sel and kind.name not in whole and not any(p(record) for p in mine):
@@ -576,7 +672,7 @@ class Dataset:
                 for sid, v in kind.sample_ids(record.id):
                     if limit is not None and count >= limit:
                         return
-                    yield Sample(sid, kind.name, row, record, v)
+                    yield kind.name, n, offset, row, record, sid, v
                     count += 1
 
     def rp(self) -> list[RPQuery]:
@@ -615,6 +711,19 @@ class Dataset:
             if (p.is_file() or p.is_symlink()) and rel not in listed:
                 bad.append(f"{rel}: on disk but not listed in the manifest")
         return bad
+
+
+def _version(st: os.stat_result) -> tuple[int, int, int]:
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def _row(line: bytes, path: Path, n: int) -> Any:
+    """The JSON value of line ``n`` of ``path`` (its bytes), or a one-line error."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{path}:{n}: not UTF-8 text ({exc.reason})") from None
+    return loads_json(text, f"{path}:{n}", error=DatasetError)
 
 
 def _interrupted(root: Path) -> str:

@@ -12,6 +12,8 @@ import json
 import types
 import typing
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import MISSING, dataclass, field, fields
 from functools import cache
 from pathlib import Path
@@ -427,15 +429,32 @@ def reasonmap_row_problem(row: dict[str, Any]) -> str | None:
     return None
 
 
+_CHECKED: ContextVar[bool] = ContextVar("maptab_rows_checked", default=False)
+
+
+@contextmanager
+def rows_checked() -> Iterator[None]:
+    """Within this block, :func:`decode_record` trusts that its rows were checked before:
+    for rows read back, unchanged, from a file whose rows this process has already
+    checked (:meth:`maptab.dataset.Dataset.load`), so that each row is checked once."""
+    token = _CHECKED.set(True)
+    try:
+        yield
+    finally:
+        _CHECKED.reset(token)
+
+
 def decode_record(
     cls: type, row: Any, extra: Callable[[dict[str, Any]], str | None] | None = None
 ) -> Any:
     """The record of the dataclass ``cls`` (with ``from_dict``) of a dataset row, after
     checking every field's type, that ``id`` and ``map_id`` are not empty, and ``extra``
-    (the values the scorer relies on); raises :class:`RecordError` naming the field."""
-    problem = check_fields(cls, row) or _empty_key(row) or (extra(row) if extra else None)
-    if problem:
-        raise RecordError(problem)
+    (the values the scorer relies on); raises :class:`RecordError` naming the field.
+    Inside :func:`rows_checked` the row is taken as already checked."""
+    if not _CHECKED.get():
+        problem = check_fields(cls, row) or _empty_key(row) or (extra(row) if extra else None)
+        if problem:
+            raise RecordError(problem)
     return cls.from_dict(row)
 
 
@@ -468,6 +487,26 @@ def read_jsonl_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
                     yield n, loads_json(line, f"{p}:{n}", error=RecordError)
         except UnicodeDecodeError as exc:
             raise RecordError(f"{p}:{n + 1}: not UTF-8 text ({exc.reason})") from None
+
+
+def read_jsonl_offsets(
+    path: str | Path, *, error: type[MaptabError] = RecordError
+) -> Iterator[tuple[int, int, Any]]:
+    """``(line number, byte offset, value)`` of each non-blank line of a JSONL file (a
+    regular file), so that a row can be read again by offset; a malformed line raises
+    ``error`` naming file and line."""
+    p = Path(path)
+    offset = 0
+    with open_regular(p, binary=True, error=error) as fh:
+        for n, line in enumerate(fh, 1):
+            start, offset = offset, offset + len(line)
+            if not line.strip():
+                continue
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise error(f"{p}:{n}: not UTF-8 text ({exc.reason})") from None
+            yield n, start, loads_json(text, f"{p}:{n}", error=error)
 
 
 def read_jsonl(path: str | Path) -> Iterator[Any]:

@@ -131,6 +131,8 @@ def _routes(table: CostTable, found: list[tuple[float, list[int], list[Marking]]
         stations = tuple(names[i] for i in path)
         for m in marks:
             out.append(Route(stations, tuple(stations[h] for h in m.transfers), m.lines, cost))
+    if len(out) == 1:
+        return out
     return sorted(out, key=lambda r: (r.cost, r.format()))
 
 
@@ -168,26 +170,22 @@ def _topological_order(s: int, succ: dict[int, list[int]]) -> list[int]:
 
 
 class _Adjacency:
-    """Arcs ``[(end, cost), …]`` per state for one weight vector, each state's list built on
-    first use: the arcs of state ``x`` are ``bounds[x]:bounds[x + 1]`` of ``ends`` and
-    ``costs``. A search touches a fraction of the states, so building every list up front
-    (a large map has thousands of states) cost more than the search."""
+    """The arcs of every state under one weight vector: ``rows[x]`` lists ``(end, arc)``
+    for state ``x`` (fixed per solver) and ``cost[arc]`` is the arc's cost (one list per
+    weight vector), so a new weight vector costs one matrix product and no per-state list.
+    ``adj[x]`` is the ``[(end, cost), …]`` list of ``x``, for the searches off the hot path."""
 
-    __slots__ = ("_bounds", "_costs", "_ends", "_rows")
+    __slots__ = ("cost", "rows")
 
-    def __init__(self, ends: list[int], costs: list[float], bounds: list[int]) -> None:
-        self._ends, self._costs, self._bounds = ends, costs, bounds
-        self._rows: list[list[tuple[int, float]] | None] = [None] * (len(bounds) - 1)
+    def __init__(self, rows: list[list[tuple[int, int]]], cost: list[float]) -> None:
+        self.rows, self.cost = rows, cost
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self.rows)
 
     def __getitem__(self, x: int) -> list[tuple[int, float]]:
-        row = self._rows[x]
-        if row is None:
-            a, b = self._bounds[x], self._bounds[x + 1]
-            row = self._rows[x] = list(zip(self._ends[a:b], self._costs[a:b], strict=True))
-        return row
+        cost = self.cost
+        return [(y, cost[i]) for y, i in self.rows[x]]
 
 
 @dataclass(frozen=True)
@@ -314,32 +312,38 @@ class Solver:
         self._states_at: list[list[int]] = [[] for _ in range(n)]
         for x, u in enumerate(station_of):
             self._states_at[u].append(x)
-        tails, heads, feats = [], [], []
+        tails, heads, at, edges, changes = [], [], [], [], []
         for x in range(self.n_states):
             u = station_of[x]
             for b, line, k in out_hops[u]:
                 tails.append(x)
                 heads.append(state_of[(b, line)])
-                row = table.leave[u] + table.edge[k]
-                if x >= n and line != line_in[x]:
-                    row = row + table.transfer[u]
-                feats.append(row)
+                at.append(u)
+                edges.append(k)
+                changes.append(x >= n and line != line_in[x])
+        # an arc's features: leaving its station, its edge, and a transfer when it changes line
+        stations, change = np.array(at, dtype=np.int64), np.array(changes, dtype=bool)
+        feat = table.leave[stations] + table.edge[np.array(edges, dtype=np.int64)]
+        feat[change] += table.transfer[stations[change]]
         self.arc_tail = np.array(tails, dtype=np.int64)
         self.arc_head = np.array(heads, dtype=np.int64)
-        self.arc_feat = np.array(feats).reshape(len(tails), table.leave.shape[1])
-        # the arcs grouped by tail (they are generated in tail order) and, stably, by head:
-        # per weight vector only the costs change, sliced into these groups (_build_arcs)
-        self._by_head = np.argsort(self.arc_head, kind="stable")
-        self._fwd_heads = self.arc_head.tolist()
-        self._rev_tails = self.arc_tail[self._by_head].tolist()
-        self._fwd_bounds = np.searchsorted(self.arc_tail, np.arange(self.n_states + 1)).tolist()
-        self._rev_bounds = np.searchsorted(
-            self.arc_head[self._by_head], np.arange(self.n_states + 1)
-        ).tolist()
+        self.arc_feat = feat.reshape(len(tails), table.leave.shape[1])
+        # per state, its arcs as (other end, arc number); per weight vector only the list
+        # of arc costs changes (_build_arcs). Reverse rows list the arcs into a state in
+        # arc order.
+        self._fwd_rows: list[list[tuple[int, int]]] = [[] for _ in range(self.n_states)]
+        self._rev_rows: list[list[tuple[int, int]]] = [[] for _ in range(self.n_states)]
+        for i, (x, y) in enumerate(zip(tails, heads, strict=True)):
+            self._fwd_rows[x].append((y, i))
+            self._rev_rows[y].append((x, i))
+        # with every item feature finite and >= 0, non-negative weights give item costs >= 0
+        items = (table.leave, table.dest, table.transfer, table.edge)
+        self._features_non_negative = all(np.isfinite(a).all() and (a >= 0).all() for a in items)
         self._arc_cache: KeyedCache[
             tuple[float, ...], tuple[_Adjacency, _Adjacency, WeightedCosts]
         ] = KeyedCache(16)
         self._solved: KeyedCache[tuple, Solution] = KeyedCache(SOLVED_CACHE)
+        self._zero = table.weighted(None)  # the costs of the criteria-free queries
 
     # ------------------------------------------------------------------ helpers
     def _candidate_cap(self, max_routes: int) -> int:
@@ -370,22 +374,23 @@ class Solver:
         self, weights: Weights, key: tuple[float, ...]
     ) -> tuple[_Adjacency, _Adjacency, WeightedCosts]:
         costs = self.table.weighted(weights)
-        _check_non_negative(self.table, costs, weights)
         w = np.zeros(self.arc_feat.shape[1])
         w[:4] = key
-        cost = self.arc_feat @ w
-        fwd = _Adjacency(self._fwd_heads, cost.tolist(), self._fwd_bounds)
-        rev = _Adjacency(self._rev_tails, cost[self._by_head].tolist(), self._rev_bounds)
-        return fwd, rev, costs
+        if not (self._features_non_negative and all(v >= 0 for v in key)):
+            _check_non_negative(self.table, costs, weights)  # names a negative item
+        cost = (self.arc_feat @ w).tolist()
+        return _Adjacency(self._fwd_rows, cost), _Adjacency(self._rev_rows, cost), costs
 
-    def _hops_from(self, t: int) -> list[int]:
-        """Hop distance of every station to ``t`` (``n`` when unreachable)."""
+    def _hops_from(self, t: int, until: int | None = None) -> list[int]:
+        """Hop distance of every station to ``t`` (``n`` when unreachable); with ``until``,
+        only the stations no farther than ``until`` are certain (the search stops once it
+        has reached ``until``; the farther ones may be left at ``n``)."""
         n = len(self.table.stations)
         dist = [n] * n
         dist[t] = 0
         frontier = [t]
         adj = self._nbrs
-        while frontier:
+        while frontier and (until is None or dist[until] == n):
             nxt = []
             for u in frontier:
                 for v in adj[u]:
@@ -404,12 +409,11 @@ class Solver:
         """Fewest-station routes: the paths of the hop-distance DAG (every one is simple,
         the distance to ``t`` falls by one per hop), marked with minimum-transfer
         assignments; counted by :meth:`_count_dag` when there are too many to list."""
-        dist = self._hops_from(t)
+        dist = self._hops_from(t, s)
         n = len(dist)
         if dist[s] == n:
             return Solution([], 0)
         adj = self._nbrs
-        succ = {u: [v for v in adj[u] if dist[v] == dist[u] - 1] for u in range(n)}
         cap = self._candidate_cap(max_routes)
         paths: list[list[int]] = []
 
@@ -418,7 +422,10 @@ class Solver:
             if u == t:
                 paths.append(list(path))
                 return len(paths) <= cap
-            for v in succ[u]:
+            du = dist[u] - 1
+            for v in adj[u]:
+                if dist[v] != du:
+                    continue
                 path.append(v)
                 going = walk(path)
                 path.pop()
@@ -427,7 +434,7 @@ class Solver:
             return True
 
         complete = walk([s])
-        zero = self.table.weighted(None)
+        zero = self._zero
         found = []
         for p in paths[:cap]:
             _, marks = optimal_assignments(self.table, zero, p)
@@ -436,6 +443,7 @@ class Solver:
         if complete:
             return Solution(routes[:max_routes], len(routes))
         query = f"fewest stations from {self._query(s, t)}"
+        succ = {u: [v for v in adj[u] if dist[v] == dist[u] - 1] for u in range(n)}
         count = self._count_dag(s, t, succ, zero, [0.0] * self.n_states, 0.0, query)
         return Solution(routes[:max_routes], count, "counted")
 
@@ -568,6 +576,7 @@ class Solver:
         bound = math.inf
         stop = -1 if whole else t
         pop, push = heapq.heappop, heapq.heappush
+        rows, cost = fwd.rows, fwd.cost
         while heap:
             d, x = pop(heap)
             if d > dist[x]:
@@ -581,11 +590,12 @@ class Solver:
                 continue
             if u == s and x != s:  # re-entering the source: never on a simple path
                 continue
-            for y, c in fwd[x]:
-                nd = d + c
+            for y, i in rows[x]:
+                nd = d + cost[i]
                 if nd < dist[y]:
                     dist[y] = nd
-                    push(heap, (nd, y))
+                    if nd <= bound:  # beyond the bound it would never be expanded
+                        push(heap, (nd, y))
         if whole:
             self._trees[key] = dist
             if len(self._trees) > self.cache_size:
@@ -608,32 +618,44 @@ class Solver:
         targets = [x for x in self._states_at[t] if dist[x] <= best + slack]
         paths: list[list[int]] = []
         budget = [self.max_expansions]
+        rows, cost = rev.rows, rev.cost
 
         def back(states: list[int], seq: list[int]) -> bool:
-            budget[0] -= 1
-            if budget[0] < 0:
-                return False
-            by_station: dict[int, list[int]] = {}
-            for x in states:
-                dx = dist[x] + slack
-                for y, c in rev[x]:
-                    if dist[y] + c <= dx:
-                        by_station.setdefault(station_of[y], []).append(y)
-            for u, ys in by_station.items():
-                if u == s:
-                    if s in ys:
-                        paths.append([s, *reversed(seq)])
-                        if len(paths) > cap:
+            depth = len(seq)
+            try:
+                while True:
+                    budget[0] -= 1
+                    if budget[0] < 0:
+                        return False
+                    by_station: dict[int, list[int]] = {}
+                    for x in states:
+                        dx = dist[x] + slack
+                        for y, i in rows[x]:
+                            if dist[y] + cost[i] <= dx:
+                                by_station.setdefault(station_of[y], []).append(y)
+                    if len(by_station) == 1:  # one way back: follow it without recursing
+                        ((u, ys),) = by_station.items()
+                        if u != s and u not in seq:
+                            seq.append(u)
+                            states = ys if len(ys) == 1 else list(dict.fromkeys(ys))
+                            continue
+                    for u, ys in by_station.items():
+                        if u == s:
+                            if s in ys:
+                                paths.append([s, *reversed(seq)])
+                                if len(paths) > cap:
+                                    return False
+                            continue
+                        if u in seq:
+                            continue
+                        seq.append(u)
+                        going = back(ys if len(ys) == 1 else list(dict.fromkeys(ys)), seq)
+                        seq.pop()
+                        if not going:
                             return False
-                    continue
-                if u in seq:
-                    continue
-                seq.append(u)
-                going = back(list(dict.fromkeys(ys)), seq)
-                seq.pop()
-                if not going:
-                    return False
-            return True
+                    return True
+            finally:
+                del seq[depth:]  # the stations followed without recursing
 
         complete = back(targets, [t])
         return paths[:cap], complete

@@ -318,7 +318,8 @@ class RandomProvider(_Baseline):
             if cur == t:
                 break
             nbrs = [n for n in graph[cur] if n not in parent]
-            rng.shuffle(nbrs)
+            if len(nbrs) > 1:  # shuffling fewer draws no random number: same sequence
+                rng.shuffle(nbrs)
             for n in nbrs:
                 parent[n] = cur
             stack.extend(nbrs)

@@ -47,8 +47,8 @@ class ChatRequest:
 
     ``messages`` are in the OpenAI chat format (image parts as data URLs). ``meta`` carries
     what baselines and the run store need: ``map_id``, ``category`` (RP) or ``type`` (QA),
-    ``variant`` (ReasonMap ``short``/``long``), ``dataset`` (its directory) and ``sample``
-    (the dataset row as a dict).
+    ``variant`` (ReasonMap ``short``/``long``), ``dataset`` (its directory), ``sample``
+    (the dataset row as a dict) and ``record`` (the row decoded by its task kind).
     """
 
     id: str
@@ -277,6 +277,7 @@ class RequestBuilder:
             "dataset": str(self.root),
             "verify": self.dataset.verify_files,
             "sample": sample.row,
+            "record": sample.record,
         }
         shown = get_kind(sample.kind).prompt(rec, sample.variant)
         meta.update(shown.meta)

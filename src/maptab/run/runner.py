@@ -22,7 +22,7 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,7 +33,7 @@ from maptab.dataset import DatasetError
 from maptab.limits import read_json
 from maptab.progress import Progress, Ticker
 from maptab.run.base import Completion, Provider, ProviderError, uses_messages
-from maptab.run.requests import ChatRequest, ImageSpec, RequestBuilder, Sample, iter_samples
+from maptab.run.requests import ChatRequest, ImageSpec, RequestBuilder, Sample
 from maptab.run.store import PredictionStore, StoreError
 from maptab.schema import Prediction
 
@@ -129,18 +129,6 @@ async def arun(
     out = Path(out_dir)
     cats = sorted(set(categories or ()))
 
-    def selected() -> Iterator[Sample]:
-        return iter_samples(dataset_dir, split=split, categories=cats, limit=limit, verify=verify)
-
-    # one pass for the ids; the samples themselves are read again as workers take them, so
-    # memory follows the requests in flight, not the dataset (a paper-size row holds its
-    # prompt and table orders)
-    samples = [s.id for s in selected()]
-    if not samples:
-        asked = f"split {split!r}" if split is not None else ""
-        asked += (" and " if asked and cats else "") + (f"categories {cats}" if cats else "")
-        raise DatasetError(f"{dataset_dir}: no sample matches {asked or 'the selection'}")
-    _check_unique(samples, dataset_dir)
     builder = RequestBuilder(
         dataset_dir,
         table_format=table_format,
@@ -150,6 +138,17 @@ async def arun(
         verify=verify,
         messages=uses_messages(provider),
     )
+    # one pass checks every row and keeps where the selected ones lie; the rows are read
+    # again by offset as the run takes them, so memory follows the requests in flight, not
+    # the dataset (a paper-size row holds its prompt and table orders)
+    dataset = builder.dataset
+    refs = list(dataset.select(split=split, categories=cats, limit=limit))
+    samples = [r.id for r in refs]
+    if not samples:
+        asked = f"split {split!r}" if split is not None else ""
+        asked += (" and " if asked and cats else "") + (f"categories {cats}" if cats else "")
+        raise DatasetError(f"{dataset_dir}: no sample matches {asked or 'the selection'}")
+    _check_unique(samples, dataset_dir)
     record = {
         "dataset": str(Path(dataset_dir).resolve()),
         "model": spec or f"{provider.name}:{provider.model}",
@@ -174,7 +173,7 @@ async def arun(
             done = store.done_ids(include_errors=not retry_errors)
             todo = sum(1 for i in samples if i not in done)
             bar = _Counts(progress, len(samples), len(samples) - todo)
-            pending = (s for s in selected() if s.id not in done)
+            pending = dataset.load(r for r in refs if r.id not in done)
             complete_sync = getattr(provider, "complete_sync", None)
 
             async def worker() -> None:

@@ -84,8 +84,11 @@ def prompt(rec: RPQuery, variant: str) -> Prompt:
 
 
 def answer(baseline: Any, request: Any) -> str:
-    """A built-in baseline's answer (:mod:`maptab.run.baselines`)."""
-    q = RPQuery.from_dict(request.meta["sample"])
+    """A built-in baseline's answer (:mod:`maptab.run.baselines`); the request's decoded
+    ``record`` when it has one (a request built by hand may carry the row only)."""
+    q = request.meta.get("record")
+    if not isinstance(q, RPQuery):
+        q = RPQuery.from_dict(request.meta["sample"])
     net = baseline.network(request)
     s, t = net.resolve(q.source), net.resolve(q.target)
     if s is None or t is None:
