@@ -160,7 +160,7 @@ def render_overlays(
         try:
             net: Network = ds.network(query.map_id)
             if current is None or current[0] != key:
-                current = None  # let the previous map go before drawing the next
+                current = base = None  # let the previous map go before drawing the next
                 current = (key, render_map(net, scale=_scale(net)))
             base = current[1]
             paths: dict[str, str] = {}
