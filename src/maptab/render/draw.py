@@ -164,10 +164,14 @@ def _texture(img: Image.Image, seed: int) -> Image.Image:
     coarse = rng.normal(0.0, 1.0, (max(2, h // 160), max(2, w // 160))).astype("float32")
     low = Image.fromarray(((coarse * 7) + 128).clip(0, 255).astype("uint8"), "L")
     low = np.asarray(low.resize((w, h), Image.Resampling.BICUBIC), dtype="float32") - 128
-    grain = rng.normal(0.0, 4.0, (h, w)).astype("float32")
-    base = np.asarray(img, dtype="float32")
-    out = base + (low + grain)[:, :, None] * np.array([1.0, 0.93, 0.75], dtype="float32")
-    return Image.fromarray(out.clip(0, 255).astype("uint8"), "RGB")
+    low += rng.normal(0.0, 4.0, (h, w)).astype("float32")  # + grain
+    # base + (low + grain) * tint, band by band in place (the same float32 operations as
+    # one broadcast expression, without its three full-size temporaries)
+    out = np.array(img, dtype="float32")
+    for band, tint in enumerate(np.array([1.0, 0.93, 0.75], dtype="float32")):
+        out[:, :, band] += low * tint
+    np.clip(out, 0, 255, out=out)
+    return Image.fromarray(out.astype("uint8"), "RGB")
 
 
 def _draw_shape(draw: ImageDraw.ImageDraw, sh: Shape) -> None:

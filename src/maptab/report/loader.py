@@ -12,6 +12,7 @@ the compared runs by appending the folder name).
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -26,7 +27,16 @@ from maptab.schema import Prediction, RecordError, parse_prediction, read_jsonl_
 from maptab.tasks.base import TaskError
 from maptab.tasks.base import get as get_kind
 
-__all__ = ["OUTCOMES", "PredictionFile", "ReportError", "Run", "load_run", "load_runs", "outcome"]
+__all__ = [
+    "OUTCOMES",
+    "PredictionFile",
+    "ReportError",
+    "Run",
+    "ScoreRow",
+    "load_run",
+    "load_runs",
+    "outcome",
+]
 
 OUTCOMES = ("correct", "wrong", "format error", "API error")
 
@@ -43,15 +53,15 @@ class Run:
     name: str
     info: dict[str, Any]
     summary: dict[str, Any]
-    scores: list[dict[str, Any]]
+    scores: list[Mapping[str, Any]]
     predictions: Mapping[str, Prediction] = field(default_factory=dict)
     verify: bool = True
 
     @cached_property
-    def by_id(self) -> dict[str, dict[str, Any]]:
+    def by_id(self) -> dict[str, Mapping[str, Any]]:
         return {r["id"]: r for r in self.scores}
 
-    def rows(self, kind: str) -> list[dict[str, Any]]:
+    def rows(self, kind: str) -> list[Mapping[str, Any]]:
         """Score rows of one task kind, in file order."""
         return [r for r in self.scores if r.get("kind") == kind]
 
@@ -87,16 +97,19 @@ class PredictionFile(Mapping[str, Prediction]):
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._at: dict[str, tuple[int, int]] = {}
+        # id -> line number of its last row; the line's byte offset is _starts[line - 1]
+        # (an int per id and 8 bytes per line: a (offset, line) tuple per id took 110)
+        self._line: dict[str, int] = {}
+        self._starts = array("q")
         offset = 0
         with open_regular(path, binary=True, error=ReportError) as fh:
             for n, raw in enumerate(fh, 1):
-                at = offset
+                self._starts.append(offset)
                 offset += len(raw)
                 if raw.strip():
                     pred = self._decode(raw, n)
                     if pred is not None:
-                        self._at[pred.id] = (at, n)
+                        self._line[pred.id] = n
 
     def _decode(self, raw: bytes, n: int) -> Prediction | None:
         try:
@@ -112,31 +125,31 @@ class PredictionFile(Mapping[str, Prediction]):
             raise ReportError(f"{self.path}:{n}: not a prediction row ({exc})") from None
 
     def __getitem__(self, sample_id: str) -> Prediction:
-        at, n = self._at[sample_id]
+        n = self._line[sample_id]
         with open_regular(self.path, binary=True, error=ReportError) as fh:
-            fh.seek(at)
+            fh.seek(self._starts[n - 1])
             pred = self._decode(fh.readline(), n)
         if pred is None or pred.id != sample_id:
             raise ReportError(f"{self.path}:{n}: changed while the report was written")
         return pred
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._at)
+        return iter(self._line)
 
     def __len__(self) -> int:
-        return len(self._at)
+        return len(self._line)
 
     def items(self) -> Iterator[tuple[str, Prediction]]:  # type: ignore[override]
         """Every ``(id, prediction)``, read in one pass over the file."""
         with open_regular(self.path, binary=True, error=ReportError) as fh:
-            for sample_id, (at, n) in self._at.items():
-                fh.seek(at)
+            for sample_id, n in self._line.items():
+                fh.seek(self._starts[n - 1])
                 pred = self._decode(fh.readline(), n)
                 if pred is not None:
                     yield sample_id, pred
 
 
-def outcome(row: dict[str, Any]) -> str:
+def outcome(row: Mapping[str, Any]) -> str:
     """``correct``, ``wrong`` or ``format error`` for a score row.
 
     A row is judged by its task kind's ``success`` field (route planning: the strict,
@@ -164,15 +177,60 @@ def _read_json(path: Path) -> dict[str, Any]:
 _SHARED_MAX = 64  # string values up to this length are shared between rows (_read_rows)
 
 
-def _read_rows(path: Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
-    """The rows of a JSONL file, each a JSON object with the ``required`` fields.
+class ScoreRow(Mapping[str, Any]):
+    """One score row, read-only: a mapping of field names to values like the JSON object it
+    was read from (``row["ema"]``, ``row.get("gap")``, ``row.items()``, equal to that
+    object).
 
-    A paper-size run has 200,000 score rows of ~26 fields: decoding each line gives every
-    row its own copy of every key and of values such as map ids and categories. Keys and
-    short string values are shared between rows here (equal strings, one object), which
-    roughly halves the memory the rows take; nothing else changes."""
+    A paper-size run has 200,000 rows of ~25 fields; as dicts they took 830 bytes each
+    before their values. Here the rows that share one list of fields (all rows of a kind)
+    share one field index, and a row keeps only its values, in a tuple (~290 bytes)."""
+
+    __slots__ = ("_index", "_values")
+
+    def __init__(self, index: dict[str, int], values: tuple[Any, ...]) -> None:
+        self._index = index
+        self._values = values
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[self._index[key]]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        i = self._index.get(key)
+        return default if i is None else self._values[i]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ScoreRow) and other._index is self._index:
+            return self._values == other._values
+        return isinstance(other, Mapping) and dict(self.items()) == dict(other.items())
+
+    __hash__ = None  # type: ignore[assignment]  # a mapping, like dict
+
+    def __repr__(self) -> str:
+        return f"ScoreRow({dict(self.items())!r})"
+
+
+def _read_rows(path: Path, required: tuple[str, ...]) -> list[ScoreRow]:
+    """The rows of a JSONL file, each a JSON object with the ``required`` fields, as
+    :class:`ScoreRow` records.
+
+    Decoding each line gives every row its own copy of every key and of values such as map
+    ids and categories: rows with the same fields in the same order share one field index,
+    and short string values and floats are shared between rows (equal values, one object;
+    a float is shared only with one of the same bits, so ``-0.0`` stays ``-0.0``). Nothing
+    else changes: every row reads as the object on its line."""
     rows = []
-    shared: dict[str, str] = {}
+    indexes: dict[tuple[str, ...], dict[str, int]] = {}
+    shared: dict[Any, Any] = {}
     share = shared.setdefault
     try:
         for n, row in read_jsonl_lines(path):
@@ -181,14 +239,19 @@ def _read_rows(path: Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
             for key in required:
                 if key not in row:
                     raise ReportError(f"{path}:{n}: field {key!r} is missing")
-            rows.append(
-                {
-                    share(k, k): share(v, v)
-                    if type(v) is str and len(v) <= _SHARED_MAX and k != "id"
-                    else v
-                    for k, v in row.items()
-                }
-            )
+            names = tuple(row)
+            index = indexes.get(names)
+            if index is None:
+                index = indexes[names] = {share(k, k): i for i, k in enumerate(names)}
+            values = []
+            for k, v in row.items():
+                t = type(v)
+                if t is str and len(v) <= _SHARED_MAX and k != "id":
+                    v = share(v, v)
+                elif t is float:
+                    v = share((v.hex(),), v)
+                values.append(v)
+            rows.append(ScoreRow(index, tuple(values)))
     except ReportError:
         raise
     except (OSError, UnicodeDecodeError, ValueError) as exc:

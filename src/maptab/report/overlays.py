@@ -81,18 +81,49 @@ def select_samples(run: Run, per_group: int) -> list[dict[str, Any]]:
 
 
 def _save(img: Image.Image, path: Path) -> None:
-    img = img.convert("RGB")
+    """Write ``img`` scaled to at most :data:`MAX_SIDE` (an RGB image is scaled in place:
+    the callers hand over pictures they no longer need, and a copy of a paper-size map is
+    50 MB)."""
+    if img.mode != "RGB":
+        img = img.convert("RGB")
     img.thumbnail((MAX_SIDE, MAX_SIDE))
     path.parent.mkdir(parents=True, exist_ok=True)
     img.save(path, optimize=False, compress_level=6)
+
+
+def _by_map(jobs: list[tuple[int, Run, dict[str, Any]]]) -> list[int]:
+    """Positions of ``jobs`` grouped by map (maps in order of first appearance, jobs in
+    order within a map), so that one rendered map is held at a time."""
+    first: dict[tuple[str, str], int] = {}
+    keys = []
+    for n, (_, run, row) in enumerate(jobs):
+        ds = run.dataset
+        root = str(ds.root.resolve()) if ds is not None else ""
+        keys.append(first.setdefault((root, str(row["map_id"])), n))
+    return sorted(range(len(jobs)), key=lambda n: (keys[n], n))
+
+
+def _scale(net: Network) -> float:
+    """The scale to render ``net`` at for pictures: about their final size (blending and
+    resizing a 4,000-pixel map for every route is what would cost the time; a style with a
+    paper-like size is drawn at its size whatever the scale). The trial placement is
+    dropped on return."""
+    from maptab.render import place_map
+
+    full = place_map(net)
+    return min(1.0, 1.5 * MAX_SIDE / max(full.width, full.height))
 
 
 def render_overlays(
     runs: Sequence[Run], out_dir: Path, *, per_group: int = 3, progress: Progress | None = None
 ) -> Overlays:
     """Draw the selected samples of every run into ``out_dir/images``; see module docstring.
-    ``progress`` shows the count of pictures drawn (:mod:`maptab.progress`)."""
-    from maptab.render import draw_route, place_map, render_map
+    ``progress`` shows the count of pictures drawn (:mod:`maptab.progress`).
+
+    The pictures of one map are drawn one after the other and its rendering is dropped
+    before the next map's (a paper-size map is a 4,000-pixel image, ~50 MB, and each route
+    drawn on it briefly needs three more); what is returned is in selection order."""
+    from maptab.render import draw_route, render_map
     from maptab.score.parse import parse_route
     from maptab.score.verified import station_index
 
@@ -100,11 +131,15 @@ def render_overlays(
     jobs = [(i, run, row) for i, run in enumerate(runs) for row in select_samples(run, per_group)]
     if not jobs:
         return result
-    bases: dict[tuple[str, str], Any] = {}
+    current: tuple[tuple[str, str], Any] | None = None  # (map key, its rendering)
     queries: dict[str, dict[str, RPQuery]] = {}
     failed: set[tuple[str, str]] = set()
+    images: dict[int, tuple[tuple[int, str], dict[str, str]]] = {}
+    problems: dict[int, str] = {}
     pictured = {str(row["id"]) for _, _, row in jobs}
-    for i, run, row in or_silent(progress)(jobs, "drawing routes", len(jobs)):
+    order = _by_map(jobs)
+    for n in or_silent(progress)(order, "drawing routes", len(jobs)):
+        i, run, row = jobs[n]
         ds = run.dataset
         if ds is None:
             continue
@@ -124,13 +159,10 @@ def render_overlays(
             continue
         try:
             net: Network = ds.network(query.map_id)
-            if key not in bases:
-                # draw at about the picture's final size: blending and resizing a
-                # paper-size (4000 px) map for every route is what would cost the time
-                full = place_map(net)
-                scale = min(1.0, 1.5 * MAX_SIDE / max(full.width, full.height))
-                bases[key] = render_map(net, scale=scale)
-            base = bases[key]
+            if current is None or current[0] != key:
+                current = base = None  # let the previous map go before drawing the next
+                current = (key, render_map(net, scale=_scale(net)))
+            base = current[1]
             paths: dict[str, str] = {}
             gold_rel = f"images/gold-{_hash(root + '|' + query.id)}.png"
             if not (out_dir / gold_rel).is_file():
@@ -149,10 +181,12 @@ def render_overlays(
                 marks = [keys[k] for k in sorted(parsed.transfers)]
                 _save(draw_route(net, base, keys, transfers=marks, kind="pred"), out_dir / pred_rel)
                 paths["pred"] = pred_rel
-            result.images[(i, query.id)] = paths
+            images[n] = ((i, query.id), paths)
         except (ValueError, OSError, KeyError, RuntimeError) as exc:
             failed.add(key)
-            result.problems.append(f"map {row['map_id']!r}: cannot draw routes ({exc})")
+            problems[n] = f"map {row['map_id']!r}: cannot draw routes ({exc})"
+    result.images = dict(images[n] for n in sorted(images))
+    result.problems = [problems[n] for n in sorted(problems)]
     return result
 
 
