@@ -24,6 +24,7 @@ from maptab.dataset import Dataset, DatasetError
 from maptab.errors import MaptabError
 from maptab.limits import loads_json, open_regular, read_json
 from maptab.schema import Prediction, RecordError, parse_prediction, read_jsonl_lines
+from maptab.score.rows import RowPacker, ScoreRow
 from maptab.tasks.base import TaskError
 from maptab.tasks.base import get as get_kind
 
@@ -174,64 +175,13 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-_SHARED_MAX = 64  # string values up to this length are shared between rows (_read_rows)
-
-
-class ScoreRow(Mapping[str, Any]):
-    """One score row, read-only: a mapping of field names to values like the JSON object it
-    was read from (``row["ema"]``, ``row.get("gap")``, ``row.items()``, equal to that
-    object).
-
-    A paper-size run has 200,000 rows of ~25 fields; as dicts they took 830 bytes each
-    before their values. Here the rows that share one list of fields (all rows of a kind)
-    share one field index, and a row keeps only its values, in a tuple (~290 bytes)."""
-
-    __slots__ = ("_index", "_values")
-
-    def __init__(self, index: dict[str, int], values: tuple[Any, ...]) -> None:
-        self._index = index
-        self._values = values
-
-    def __getitem__(self, key: str) -> Any:
-        return self._values[self._index[key]]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        i = self._index.get(key)
-        return default if i is None else self._values[i]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._index
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._index)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, ScoreRow) and other._index is self._index:
-            return self._values == other._values
-        return isinstance(other, Mapping) and dict(self.items()) == dict(other.items())
-
-    __hash__ = None  # type: ignore[assignment]  # a mapping, like dict
-
-    def __repr__(self) -> str:
-        return f"ScoreRow({dict(self.items())!r})"
-
-
 def _read_rows(path: Path, required: tuple[str, ...]) -> list[ScoreRow]:
     """The rows of a JSONL file, each a JSON object with the ``required`` fields, as
-    :class:`ScoreRow` records.
-
-    Decoding each line gives every row its own copy of every key and of values such as map
-    ids and categories: rows with the same fields in the same order share one field index,
-    and short string values and floats are shared between rows (equal values, one object;
-    a float is shared only with one of the same bits, so ``-0.0`` stays ``-0.0``). Nothing
-    else changes: every row reads as the object on its line."""
+    :class:`~maptab.score.rows.ScoreRow` records (decoding each line gives every row its
+    own copy of every key and of values such as map ids; :class:`RowPacker` shares them).
+    Every row reads as the object on its line."""
     rows = []
-    indexes: dict[tuple[str, ...], dict[str, int]] = {}
-    shared: dict[Any, Any] = {}
-    share = shared.setdefault
+    pack = RowPacker().pack
     try:
         for n, row in read_jsonl_lines(path):
             if not isinstance(row, dict):
@@ -239,19 +189,7 @@ def _read_rows(path: Path, required: tuple[str, ...]) -> list[ScoreRow]:
             for key in required:
                 if key not in row:
                     raise ReportError(f"{path}:{n}: field {key!r} is missing")
-            names = tuple(row)
-            index = indexes.get(names)
-            if index is None:
-                index = indexes[names] = {share(k, k): i for i, k in enumerate(names)}
-            values = []
-            for k, v in row.items():
-                t = type(v)
-                if t is str and len(v) <= _SHARED_MAX and k != "id":
-                    v = share(v, v)
-                elif t is float:
-                    v = share((v.hex(),), v)
-                values.append(v)
-            rows.append(ScoreRow(index, tuple(values)))
+            rows.append(pack(row))
     except ReportError:
         raise
     except (OSError, UnicodeDecodeError, ValueError) as exc:

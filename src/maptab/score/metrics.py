@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -77,7 +77,7 @@ class Columns:
     """Score rows as numeric columns (``None`` → NaN) plus map cluster codes, so that
     every group's interval is a few numpy operations."""
 
-    def __init__(self, rows: Sequence[dict[str, Any]]) -> None:
+    def __init__(self, rows: Sequence[Mapping[str, Any]]) -> None:
         self.rows = rows
         self.cluster = _factorize(list(map(itemgetter("map_id"), rows)))[0]
         self._cols: dict[str, np.ndarray] = {}
@@ -185,7 +185,7 @@ def aggregate(metric: Metric, c: Columns, idx: np.ndarray) -> Any:
     return out
 
 
-def interval(metric: Metric, rows: Sequence[dict[str, Any]]) -> tuple[float | None, ...]:
+def interval(metric: Metric, rows: Sequence[Mapping[str, Any]]) -> tuple[float | None, ...]:
     """``(value, lo, hi)`` of ``metric`` over ``rows`` for a report cell (``value`` is
     ``None`` when no row counts); counts have no interval."""
     c = Columns(rows)

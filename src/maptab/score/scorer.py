@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import fields
 from json.decoder import scanstring
 from pathlib import Path
@@ -43,6 +43,7 @@ from maptab.schema import (
     read_jsonl_lines,
 )
 from maptab.score.metrics import LEVEL, N_BOOT
+from maptab.score.rows import RowPacker
 from maptab.score.stats import paired_difference
 from maptab.score.workers import (
     InlineScorer,
@@ -72,7 +73,7 @@ SUMMARY = "summary.json"
 
 
 # --------------------------------------------------------------------------- summary
-def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The summary of score rows (module docstring): one block per task kind that has rows,
     in registry order, each the kind's ``summarise``; pure, deterministic."""
     out: dict[str, Any] = {"settings": {"ci_level": LEVEL, "n_boot": N_BOOT, "cluster": "map_id"}}
@@ -386,7 +387,10 @@ def _score_items(
     """The scoring loop: each distinct answer becomes a job (:mod:`maptab.score.workers`),
     handed to ``scorer`` a window at a time while the next window is read; rows are emitted
     in prediction order."""
-    kept: list[dict[str, Any]] = []
+    # the rows the summary is computed from: packed (about a third of a dict's size) when
+    # the caller only writes them out (scorer.text: score_run), else the rows it receives
+    kept: list[Mapping[str, Any]] = []
+    keep = RowPacker().pack if scorer.text else None
     api_errors: dict[str, int] = defaultdict(int)
     seen: set[str] = set()
     # with score_once, the same answer to the same sample is scored once: its row (and line)
@@ -414,7 +418,7 @@ def _score_items(
                 hit = same[key]
                 assert hit is not None  # its job came earlier in prediction order
                 row, line = dict(hit[0]), hit[1]
-            kept.append(row)
+            kept.append(row if keep is None else keep(row))
             emit(row, line)
 
     jobs: list[Job] = []

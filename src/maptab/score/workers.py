@@ -205,6 +205,7 @@ class ScorePool:
 
     def __init__(self, dataset_dir: str | Path, workers: int, *, text: bool) -> None:
         self.workers = workers
+        self.text = text
         self._pool = ProcessPoolExecutor(
             workers,
             mp_context=multiprocessing.get_context("spawn"),
@@ -250,6 +251,7 @@ class InlineScorer:
 
     def __init__(self, dataset: Dataset, *, text: bool) -> None:
         self.scorer = RowScorer(dataset, text=text)
+        self.text = text
 
     def submit(self, jobs: Sequence[Job]) -> Any:
         return self.scorer.score(jobs)

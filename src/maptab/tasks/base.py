@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
@@ -146,7 +146,7 @@ class TaskKind:
     decode: Callable[[dict[str, Any]], Any]
     prompt: Callable[[Any, str], Prompt]
     score: Callable[..., dict[str, Any]]
-    summarise: Callable[[Sequence[dict[str, Any]]], dict[str, Any]]
+    summarise: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]
     answer: Callable[[Any, Any], str]
     order: int = 100
     variants: tuple[str, ...] = ("",)

@@ -9,7 +9,7 @@ computed from the map (:func:`maptab.answers.qa_answer_of`).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -111,7 +111,7 @@ def _scenario(c: Columns, idx: np.ndarray) -> dict[str, Any]:
     }
 
 
-def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The ``qa`` block of ``summary.json``: overall accuracy, and per scenario."""
     c = Columns(rows)
     scen = c.groups(c.every, "scenario")

@@ -8,7 +8,7 @@ map score, plain and difficulty-weighted (ReasonMap Table 2).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -104,7 +104,7 @@ def score(maps: Any, question: ReasonMapQuestion, mode: str, response: str) -> d
     }
 
 
-def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The ``reasonmap`` block of ``summary.json``: per mode, every metric."""
     c = Columns(rows)
     out = {}

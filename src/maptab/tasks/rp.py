@@ -10,7 +10,7 @@ the strict table.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -188,7 +188,7 @@ def _scenario(c: Columns, idx: np.ndarray) -> dict[str, Any]:
     return out
 
 
-def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The ``rp`` block of ``summary.json``: overall, and per scenario (``_scenario``)."""
     c = Columns(rows)
     scen = c.groups(c.every, "scenario")
