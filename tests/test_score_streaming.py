@@ -29,6 +29,7 @@ from maptab.score.scorer import (
     score_predictions,
     score_run,
 )
+from maptab.score.workers import clean_json
 from test_score_cli import RED, dataset, predictions  # noqa: F401 (fixture)
 
 TEXT = st.text(
@@ -203,10 +204,13 @@ def test_repeated_answers_give_equal_separate_rows(dataset: Path) -> None:  # no
 
 def test_score_run_writes_what_score_predictions_returns(tmp_path: Path, dataset: Path) -> None:  # noqa: F811
     preds = predictions()
-    rows, _ = score_predictions(dataset, preds)
+    rows, summary = score_predictions(dataset, preds)
     run = tmp_path / "run"
-    score_run(run, dataset_dir=dataset, predictions=preds, progress=False)
+    written = score_run(run, dataset_dir=dataset, predictions=preds, progress=False)
     assert load_scores(run) == json.loads(json.dumps(rows))
+    # score_run summarises packed rows (maptab.score.rows), score_predictions the dicts
+    written = {k: v for k, v in written.items() if k not in ("model", "dataset")}
+    assert json.dumps(written, sort_keys=True) == json.dumps(clean_json(summary), sort_keys=True)
     assert not (run / "scores.jsonl.tmp").exists()
     assert RED
 
