@@ -489,12 +489,12 @@ def read_jsonl_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
             raise RecordError(f"{p}:{n + 1}: not UTF-8 text ({exc.reason})") from None
 
 
-def read_jsonl_offsets(
-    path: str | Path, *, error: type[MaptabError] = RecordError
-) -> Iterator[tuple[int, int, Any]]:
-    """``(line number, byte offset, value)`` of each non-blank line of a JSONL file (a
-    regular file), so that a row can be read again by offset; a malformed line raises
-    ``error`` naming file and line."""
+def jsonl_text_lines(
+    path: str | Path, *, error: type[MaptabError] = RecordError, shown: str | Path | None = None
+) -> Iterator[tuple[int, int, int, str]]:
+    """``(line number, byte offset, byte length, text)`` of each non-blank line of a JSONL
+    file (a regular file), so that a row can be read again by offset; a line that is not
+    UTF-8 raises ``error`` naming the file (``shown``, default ``path``) and line."""
     p = Path(path)
     offset = 0
     with open_regular(p, binary=True, error=error) as fh:
@@ -505,8 +505,20 @@ def read_jsonl_offsets(
             try:
                 text = line.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise error(f"{p}:{n}: not UTF-8 text ({exc.reason})") from None
-            yield n, start, loads_json(text, f"{p}:{n}", error=error)
+                raise error(f"{shown or p}:{n}: not UTF-8 text ({exc.reason})") from None
+            if text.strip():
+                yield n, start, len(line), text
+
+
+def read_jsonl_offsets(
+    path: str | Path, *, error: type[MaptabError] = RecordError
+) -> Iterator[tuple[int, int, Any]]:
+    """``(line number, byte offset, value)`` of each non-blank line of a JSONL file (a
+    regular file), so that a row can be read again by offset; a malformed line raises
+    ``error`` naming file and line."""
+    p = Path(path)
+    for n, start, _, text in jsonl_text_lines(p, error=error):
+        yield n, start, loads_json(text, f"{p}:{n}", error=error)
 
 
 def read_jsonl(path: str | Path) -> Iterator[Any]:

@@ -31,13 +31,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from maptab.dataset import Dataset, DatasetError
-from maptab.errors import MaptabError
 from maptab.limits import MAX_RESULTS_BYTES, loads_json, open_regular, read_bytes, read_json
 from maptab.network import table_name
 from maptab.progress import Progress, or_silent
 from maptab.schema import (
     Prediction,
     RecordError,
+    jsonl_text_lines,
     parse_prediction,
     read_jsonl,
     read_jsonl_lines,
@@ -182,27 +182,10 @@ def _scan_offsets(ds: Dataset, name: str) -> Iterator[tuple[int, int, int, str]]
     query file ``name`` of ``ds`` (checked against the manifest like every dataset read)."""
     if not ds.has(name):
         return
-    yield from _text_lines(ds.file(name), ds.root / name, DatasetError)
-
-
-def _text_lines(
-    path: Path, shown: Path, error: type[MaptabError]
-) -> Iterator[tuple[int, int, int, str]]:
-    """``(byte offset, byte length, line number, line)`` of each non-blank line of the
-    JSONL file ``path``; a line that is not UTF-8 raises ``error`` naming ``shown``:line."""
-    offset = 0
-    with open_regular(path, binary=True, error=error) as fh:
-        for n, raw in enumerate(fh, 1):
-            at = offset
-            offset += len(raw)
-            if not raw.strip():
-                continue
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise error(f"{shown}:{n}: not UTF-8 text ({exc.reason})") from None
-            if line.strip():
-                yield at, len(raw), n, line
+    for n, at, size, line in jsonl_text_lines(
+        ds.file(name), error=DatasetError, shown=ds.root / name
+    ):
+        yield at, size, n, line
 
 
 # where each row of a query file is (id -> (byte offset, byte length, line number)), for
@@ -486,7 +469,7 @@ def _prediction_lines(path: Path) -> tuple[list[str], list[tuple[int, int]]]:
     as :func:`load_predictions` and the run store read them). Only ids are read here (the
     fast path of :func:`_row_id`; a row written otherwise is decoded and checked)."""
     where_of: dict[str, tuple[int, int]] = {}
-    for at, _, n, line in _text_lines(path, path, ScoreError):
+    for n, at, _, line in jsonl_text_lines(path, error=ScoreError):
         sid = None
         if line.startswith('{"id": "'):
             with contextlib.suppress(ValueError):
@@ -766,7 +749,7 @@ class _MatchIndex:
             path = ds.file(kind.query_file)
             version = _file_version(path)
             locations: dict[str, tuple[int, int, int]] = {}
-            for at, size, n, line in _text_lines(path, shown, DatasetError):
+            for n, at, size, line in jsonl_text_lines(path, error=DatasetError, shown=shown):
                 f = _fields_checked(kind, line, keys, shown, n)
                 sid = f[0]
                 locations[sid] = (at, size, n)
