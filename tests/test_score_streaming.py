@@ -278,3 +278,18 @@ def test_a_worker_that_stops_is_a_one_line_error(tmp_path: Path) -> None:
             pool.results(handle)
     finally:
         pool.close()
+
+
+def test_fewer_collections_raises_and_restores_the_thresholds() -> None:
+    import gc
+
+    from maptab.score.workers import fewer_collections
+
+    before = gc.get_threshold()
+    with fewer_collections():
+        assert all(a >= b for a, b in zip(gc.get_threshold(), before, strict=True))
+        assert gc.get_threshold()[0] >= 50_000 and gc.isenabled()
+    assert gc.get_threshold() == before
+    with pytest.raises(ValueError), fewer_collections():
+        raise ValueError("inside")
+    assert gc.get_threshold() == before

@@ -70,6 +70,18 @@ class RowPacker:
         self._indexes: dict[tuple[str, ...], dict[str, int]] = {}
         self._shared: dict[Any, Any] = {}
 
+    def index(self, row: Mapping[str, Any]) -> ScoreRow:
+        """The :class:`ScoreRow` of ``row`` sharing only the field index (about 1.5 µs a
+        row; :meth:`pack` also shares values, about 10 µs): for rows whose values already
+        are shared objects, as the scorer's rows are (map ids, categories and the like
+        come from the dataset record the row was scored against)."""
+        names = tuple(row)
+        index = self._indexes.get(names)
+        if index is None:
+            share = self._shared.setdefault
+            index = self._indexes[names] = {share(k, k): i for i, k in enumerate(names)}
+        return ScoreRow(index, tuple(row.values()))
+
     def pack(self, row: Mapping[str, Any]) -> ScoreRow:
         """The :class:`ScoreRow` of ``row`` (its keys and values in order)."""
         share = self._shared.setdefault

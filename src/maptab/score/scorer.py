@@ -52,6 +52,7 @@ from maptab.score.workers import (
     ScorePool,
     clean_json,
     default_workers,
+    fewer_collections,
 )
 from maptab.tasks.base import TaskKind, all_kinds
 
@@ -296,16 +297,17 @@ def score_predictions(
     ``if __name__ == "__main__":``.
     """
     rows: list[dict[str, Any]] = []
-    summary = _score_stream(
-        dataset_dir,
-        predictions,
-        lambda row, _: rows.append(row),
-        progress=progress,
-        selection=selection,
-        verify=verify,
-        workers=workers,
-        text=False,
-    )
+    with fewer_collections():
+        summary = _score_stream(
+            dataset_dir,
+            predictions,
+            lambda row, _: rows.append(row),
+            progress=progress,
+            selection=selection,
+            verify=verify,
+            workers=workers,
+            text=False,
+        )
     return rows, summary
 
 
@@ -370,10 +372,11 @@ def _score_items(
     """The scoring loop: each distinct answer becomes a job (:mod:`maptab.score.workers`),
     handed to ``scorer`` a window at a time while the next window is read; rows are emitted
     in prediction order."""
-    # the rows the summary is computed from: packed (about a third of a dict's size) when
-    # the caller only writes them out (scorer.text: score_run), else the rows it receives
+    # the rows the summary is computed from: read-only rows sharing one field index (about
+    # a third of a dict's size) when the caller only writes them out (scorer.text:
+    # score_run), else the rows it receives
     kept: list[Mapping[str, Any]] = []
-    keep = RowPacker().pack if scorer.text else None
+    keep = RowPacker().index if scorer.text else None
     api_errors: dict[str, int] = defaultdict(int)
     seen: set[str] = set()
     # with score_once, the same answer to the same sample is scored once: its row (and line)
@@ -585,17 +588,18 @@ def score_run(
             def emit(_: dict[str, Any], line: str | None) -> None:
                 write(f"{line}\n")
 
-            summary = _score_stream(
-                dataset_dir,
-                preds,
-                emit,
-                progress=progress,
-                selection=info,
-                verify=verify,
-                ids=ids,
-                workers=workers,
-                text=True,
-            )
+            with fewer_collections():
+                summary = _score_stream(
+                    dataset_dir,
+                    preds,
+                    emit,
+                    progress=progress,
+                    selection=info,
+                    verify=verify,
+                    ids=ids,
+                    workers=workers,
+                    text=True,
+                )
         os.replace(tmp, run / SCORES)
     finally:
         tmp.unlink(missing_ok=True)
@@ -637,8 +641,11 @@ def load_external_results(
     a ``question`` identical to one QA query's. A sample matching no query or several is an
     error naming its position.
     """
-    p = Path(path)
-    ds = _open_dataset(dataset_dir, verify)
+    with fewer_collections():
+        return _external_predictions(Path(path), _open_dataset(dataset_dir, verify))
+
+
+def _external_predictions(p: Path, ds: Dataset) -> list[Prediction]:
     try:
         index = _MatchIndex(ds)
     except DatasetError as exc:
