@@ -16,6 +16,8 @@ import warnings
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+import msgspec
+
 from maptab.errors import MaptabError
 
 if TYPE_CHECKING:
@@ -112,11 +114,26 @@ def read_bytes(
     return data
 
 
+_DECODE = msgspec.json.Decoder().decode
+
+
 def loads_json(
     text: str | bytes, where: str | os.PathLike[str], *, error: type[MaptabError] = LimitError
 ) -> Any:
-    """``json.loads`` with every failure (syntax, nesting too deep, an integer too long,
-    ``NaN``) as one ``error`` naming ``where``."""
+    """``json.loads`` with every failure (syntax, nesting too deep, an integer too long)
+    as one ``error`` naming ``where``.
+
+    The text is decoded by msgspec first (4-5x faster on dataset rows: 46 -> 10 us); what
+    msgspec refuses — a syntax error, but also what ``json.loads`` accepts and msgspec does
+    not (``NaN``, ``1e400``, a lone surrogate escape, a UTF-16 or BOM-prefixed ``bytes``) —
+    goes to ``json.loads``, so the value or the error is the one ``json.loads`` gives
+    (checked against it by ``tests/test_loads_json.py``). The one exception: nesting a few
+    levels short of the recursion limit, where each parser's limit depends on the stack
+    (msgspec decodes 997 levels, ``json.loads`` here about 990)."""
+    try:
+        return _DECODE(text)
+    except (msgspec.DecodeError, ValueError, RecursionError):
+        pass
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
