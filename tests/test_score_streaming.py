@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maptab.schema import Prediction
@@ -23,6 +23,8 @@ from maptab.score.parse import parse_route
 from maptab.score.scorer import (
     ScoreError,
     _results_samples,
+    _results_samples_json,
+    _ResultSample,
     _row_id,
     _string_field,
     load_scores,
@@ -55,21 +57,79 @@ def test_row_id_falls_back_to_decoding_other_layouts() -> None:
     assert _row_id('{ "id" : "c" }', "x") == "c"
 
 
-@settings(max_examples=100, deadline=None)
+def _as_read(sample: object) -> object:
+    """What matching reads of one sample from ``_results_samples``: the fields it has, the
+    question decoded (a :class:`_ResultSample` keeps it undecoded), or the value itself."""
+    if not isinstance(sample, _ResultSample):
+        return sample
+    out = {k: sample.get(k) for k in _ResultSample.__struct_fields__ if k in sample}
+    if "question" in out:
+        out["question"] = json.loads(bytes(out["question"]))
+    return out
+
+
+MATCHED = ["response", "id", "question", "station_1", "city", "category", "model"]
+
+
+@settings(max_examples=150, deadline=None)
 @given(
     samples=st.lists(
-        st.dictionaries(st.sampled_from(["response", "id", "question"]), TEXT), max_size=5
+        st.dictionaries(st.sampled_from([*MATCHED, "routes"]), TEXT | st.integers() | st.none()),
+        max_size=5,
     ),
     indent=st.sampled_from([None, 0, 4]),
 )
-def test_results_decoded_one_sample_at_a_time_equal_json_load(
+def test_results_decoded_equal_json_load(
     tmp_path_factory: pytest.TempPathFactory, samples: list[dict], indent: int | None
 ) -> None:
     path = tmp_path_factory.mktemp("r") / "results.json"
+    read = [{k: v for k, v in s.items() if k in MATCHED} for s in samples]
     path.write_text("\n " + json.dumps(samples, indent=indent) + " \n", encoding="utf-8")
-    assert list(_results_samples(path)) == samples
+    assert [_as_read(s) for s in _results_samples(path)] == read
     path.write_text(json.dumps({"results": samples}), encoding="utf-8")
     assert list(_results_samples(path)) == samples
+
+
+def _outcome(path: Path) -> object:
+    try:
+        return [_as_read(s) for s in _results_samples(path)]
+    except ScoreError as exc:
+        return str(exc)
+
+
+def _outcome_json(path: Path) -> object:
+    try:
+        got = list(_results_samples_json(path, path.read_bytes()))
+    except ScoreError as exc:
+        return str(exc)
+    return [{k: v for k, v in s.items() if k in MATCHED} if isinstance(s, dict) else s for s in got]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    samples=st.lists(st.dictionaries(st.sampled_from([*MATCHED, "routes"]), TEXT), max_size=3),
+    at=st.integers(min_value=0),
+    insert=st.sampled_from(
+        [b"", b",", b"]", b"{", b'"', b"\\", b"NaN", b"\xff", b"\xef\xbb\xbf", b" 1e400", b"5"]
+    ),
+    cut=st.booleans(),
+)
+def test_fast_decoding_fails_and_reads_as_the_json_path(
+    tmp_path_factory: pytest.TempPathFactory, samples: list[dict], at: int, insert: bytes, cut: bool
+) -> None:
+    raw = json.dumps(samples, ensure_ascii=False).encode("utf-8")
+    i = at % (len(raw) + 1)
+    broken = raw[:i] + insert + raw[i + int(cut) :]
+    path = tmp_path_factory.mktemp("r") / "results.json"
+    path.write_bytes(broken)
+    assert _outcome(path) == _outcome_json(path)
+
+
+def test_bytes_that_are_not_utf8_in_an_unread_field_are_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    path.write_bytes(b'[{"response": "A-B", "routes": ["\xff"]}]')
+    with pytest.raises(ScoreError, match="not UTF-8 text"):
+        list(_results_samples(path))
 
 
 @pytest.mark.parametrize("text", ["[{}, ]", "[{} {}]", "[{}] x", "[", "[{]"])
@@ -293,3 +353,58 @@ def test_fewer_collections_raises_and_restores_the_thresholds() -> None:
     with pytest.raises(ValueError), fewer_collections():
         raise ValueError("inside")
     assert gc.get_threshold() == before
+
+
+_ABSENT = object()
+PAIR = st.sampled_from([("Alpha", "Delta"), ("Lake", "Gate"), ("Lake ", "Gate"), ("Alpha", 3)])
+FIELD = {
+    "city": st.sampled_from([_ABSENT, "", "t1", "m1", "M1", None, "zz"]),
+    "category": st.sampled_from([_ABSENT, "time", "map_only", "map_mix", "nope", None]),
+    "question": st.sampled_from([_ABSENT, "", "x"]),
+}
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    pair=PAIR,
+    base=st.fixed_dictionaries(FIELD),
+    changes=st.lists(
+        st.one_of(*(st.tuples(st.just(k), v) for k, v in FIELD.items())), min_size=1, max_size=6
+    ),
+)
+def test_remembered_matches_equal_matching_each_sample(
+    tmp_path_factory: pytest.TempPathFactory,
+    dataset: Path,  # noqa: F811 (the fixture; read only)
+    pair: tuple,
+    base: dict,
+    changes: list[tuple[str, object]],
+) -> None:
+    """Samples repeated in a results file are matched from the memo: ids and errors must be
+    what matching every sample afresh gives (samples differing from the first in one field
+    each, repeated)."""
+    from maptab.dataset import Dataset
+    from maptab.score.scorer import _match_sample, _MatchIndex, load_external_results
+
+    samples = []
+    for field, value in [(None, None), *changes, (None, None)]:
+        sample = {"station_1": pair[0], "station_2": pair[1], "response": "A"} | base
+        if field is not None:
+            sample[field] = value
+        samples.append({k: v for k, v in sample.items() if v is not _ABSENT})
+    path = tmp_path_factory.mktemp("m") / "results.json"
+    path.write_text(json.dumps(samples), encoding="utf-8")
+    index = _MatchIndex(Dataset(dataset))
+    want: list[str] | str = []
+    for n, sample in enumerate(samples):
+        try:
+            want.append(_match_sample(sample, index, (path, n)))
+        except ScoreError as exc:
+            want = str(exc)
+            break
+    try:
+        got: list[str] | str = [p.id for p in load_external_results(path, dataset)]
+    except ScoreError as exc:
+        got = str(exc)
+    assert got == want
