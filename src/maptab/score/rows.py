@@ -70,9 +70,10 @@ class RowPacker:
         self._indexes: dict[tuple[str, ...], dict[str, int]] = {}
         self._shared: dict[Any, Any] = {}
 
-    def _index_of(self, row: Mapping[str, Any]) -> dict[str, int]:
-        """The field index shared by the rows with ``row``'s fields in its order."""
-        names = tuple(row)
+    def _index_of(self, row: Mapping[str, Any] | tuple[str, ...]) -> dict[str, int]:
+        """The field index shared by the rows with ``row``'s fields in its order (``row``:
+        a row, or its field names)."""
+        names = row if isinstance(row, tuple) else tuple(row)
         index = self._indexes.get(names)
         if index is None:
             share = self._shared.setdefault
@@ -86,6 +87,11 @@ class RowPacker:
         the scorer's rows are (map ids, categories and the like come from the dataset
         record the row was scored against)."""
         return ScoreRow(self._index_of(row), tuple(row.values()))
+
+    def of_values(self, names: tuple[str, ...], values: tuple[Any, ...]) -> ScoreRow:
+        """:meth:`index` of the row with fields ``names`` and ``values`` (as a worker
+        process sends a row), without building it as a dict first."""
+        return ScoreRow(self._index_of(names), values)
 
     def pack(self, row: Mapping[str, Any]) -> ScoreRow:
         """The :class:`ScoreRow` of ``row`` (its keys and values in order)."""

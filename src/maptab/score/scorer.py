@@ -46,7 +46,7 @@ from maptab.schema import (
     read_jsonl_lines,
 )
 from maptab.score.metrics import LEVEL, N_BOOT
-from maptab.score.rows import RowPacker
+from maptab.score.rows import RowPacker, ScoreRow
 from maptab.score.stats import paired_difference
 from maptab.score.workers import (
     InlineScorer,
@@ -384,7 +384,7 @@ def _score_items(
     seen: set[str] = set()
     # with score_once, the same answer to the same sample is scored once: its row (and line)
     # is remembered while the id has predictions left (only a results file repeats ids)
-    same: dict[tuple[str, str | None], tuple[dict[str, Any], str | None] | None] = {}
+    same: dict[tuple[str, str | None], tuple[Mapping[str, Any], str | None] | None] = {}
     left = Counter(ids)
     # predictions left per record (a record serves every variant of its sample ids): the
     # job of its last one lets the scorer drop the decoded record
@@ -406,8 +406,10 @@ def _score_items(
             else:
                 hit = same[key]
                 assert hit is not None  # its job came earlier in prediction order
-                row, line = dict(hit[0]), hit[1]
-            kept.append(row if keep is None else keep(row))
+                # a read-only row is shared; a dict is copied (callers may change theirs)
+                row = hit[0] if isinstance(hit[0], ScoreRow) else dict(hit[0])
+                line = hit[1]
+            kept.append(row if keep is None or isinstance(row, ScoreRow) else keep(row))
             emit(row, line)
 
     jobs: list[Job] = []

@@ -27,7 +27,7 @@ import math
 import multiprocessing
 import os
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -39,6 +39,7 @@ from maptab.errors import MaptabError
 from maptab.limits import loads_json, open_regular
 from maptab.network import Network
 from maptab.schema import Record, RecordError
+from maptab.score.rows import RowPacker
 from maptab.tables import derive_mix
 from maptab.tasks.base import get as get_kind
 
@@ -228,6 +229,7 @@ class ScorePool:
     def __init__(self, dataset_dir: str | Path, workers: int, *, text: bool) -> None:
         self.workers = workers
         self.text = text
+        self._rows = RowPacker()
         self._pool = ProcessPoolExecutor(
             workers,
             mp_context=multiprocessing.get_context("spawn"),
@@ -250,18 +252,23 @@ class ScorePool:
         ]
         return pending, len(jobs)
 
-    @staticmethod
-    def results(handle: Any) -> list[tuple[dict[str, Any], str | None]]:
-        """The rows of a :meth:`submit`, in job order (a worker's error is raised here)."""
+    def results(self, handle: Any) -> list[tuple[Mapping[str, Any], str | None]]:
+        """The rows of a :meth:`submit`, in job order (a worker's error is raised here):
+        dicts, or with ``text`` (the caller writes the lines and keeps the rows for the
+        summary) read-only :class:`~maptab.score.rows.ScoreRow` records."""
         pending, n = handle
         out: list[Any] = [None] * n
+        of_values = self._rows.of_values
         for future, idx in pending:
             try:
                 rows = future.result()
             except BrokenProcessPool as exc:  # a worker died (killed, out of memory)
                 raise ScoreError(f"a scoring worker process stopped ({exc})") from None
             for i, (keys, values, text) in zip(idx, rows, strict=True):
-                out[i] = (dict(zip(keys, values, strict=True)), text)
+                if self.text:
+                    out[i] = (of_values(keys, values), text)
+                else:
+                    out[i] = (dict(zip(keys, values, strict=True)), text)
         return out
 
     def close(self) -> None:
