@@ -193,18 +193,22 @@ class CostTable:
 
     def path_index(self, stations: Sequence[str]) -> list[int]:
         """Station numbers of a route; raises :class:`CostError` on unknown or non-adjacent."""
-        idx = []
-        for s in stations:
-            if s not in self.index:
-                raise CostError(f"unknown station {s!r}")
-            idx.append(self.index[s])
+        try:
+            idx = list(map(self.index.__getitem__, stations))
+        except (KeyError, TypeError):
+            for s in stations:
+                if s not in self.index:
+                    raise CostError(f"unknown station {s!r}") from None
+            raise
         if len(idx) < 2:
             raise CostError("a route needs at least two stations")
-        for a, b in itertools.pairwise(idx):
-            if (a, b) not in self.hops:
-                raise CostError(
-                    f"stations {self.stations[a]!r} and {self.stations[b]!r} are not adjacent"
-                )
+        hops = self.hops
+        if not all(map(hops.__contains__, itertools.pairwise(idx))):
+            for a, b in itertools.pairwise(idx):
+                if (a, b) not in hops:
+                    raise CostError(
+                        f"stations {self.stations[a]!r} and {self.stations[b]!r} are not adjacent"
+                    )
         return idx
 
     def hop_edges(self, path: Sequence[int], lines: Sequence[str | None]) -> list[int]:
@@ -304,16 +308,17 @@ def optimal_assignments(
     transitions; markings are collected over what remains.
     """
     k = len(path) - 1
-    opts = [table.hops[(path[h], path[h + 1])] for h in range(k)]
+    opts = list(map(table.hops.__getitem__, itertools.pairwise(path)))
     edges = table.network.edges
-    if all(len(o) == 1 for o in opts):  # one assignment: no shared track on the route
-        hop = [edges[o[0][1]].line for o in opts]
+    if max(map(len, opts), default=1) == 1:  # one assignment: no shared track on the route
+        # (the sums below add in the order of the plain loops: the same floats)
+        hop = tuple(o[0][0] for o in opts)  # (line, edge number) of the only edge
         marks = tuple(h for h in range(1, k) if hop[h - 1] != hop[h])
-        total = sum(costs.leave[i] for i in path[:-1]) + costs.dest[path[-1]]
-        total += sum(costs.edge[o[0][1]] for o in opts) + sum(
-            costs.transfer[path[h]] for h in marks
-        )
-        return total, [Marking(tuple(hop), marks)]
+        total = sum(map(costs.leave.__getitem__, path[:-1])) + costs.dest[path[-1]]
+        edge = costs.edge
+        transfer = costs.transfer
+        total += sum(edge[o[0][1]] for o in opts) + sum(transfer[path[h]] for h in marks)
+        return total, [Marking(hop, marks)]
     lines = [[edges[e].line for _, e in o] for o in opts]
     ec = [[costs.edge[e] for _, e in o] for o in opts]
     leave = [costs.leave[i] for i in path]

@@ -183,9 +183,11 @@ class _Costing:
     def table(self, network: Network, items: str) -> CostTable:
         return self._tables.get(network, lambda: CostTable(network, items), items)
 
-    def weighted(self, table: CostTable, weights: Weights | None) -> WeightedCosts:
-        wkey = None if weights is None else tuple(weights.as_list())
-        return self._weighted.get(table, lambda: table.weighted(weights), wkey)
+    def weighted(self, table: CostTable, weights: tuple[float, ...] | None) -> WeightedCosts:
+        """Item costs of ``weights`` (checked as :class:`Weights` when first computed)."""
+        return self._weighted.get(
+            table, lambda: table.weighted(None if weights is None else Weights(*weights)), weights
+        )
 
     def assess(
         self,
@@ -211,9 +213,9 @@ class _Costing:
     ) -> tuple[float, tuple[frozenset[int], ...]]:
         table = self.table(network, items)
         path = table.path_index(stations)
-        weights = Weights(*query.weights) if query.weights else None
+        weights = tuple(query.weights) if query.weights else None
         if weights is not None and query.cost_model == "mean":
-            j, marks = mean_assignments(table, weights, path)
+            j, marks = mean_assignments(table, Weights(*weights), path)
         else:
             j, marks = optimal_assignments(table, self.weighted(table, weights), path)
         cost = j if weights is not None else float(len(stations) - 1)
@@ -244,8 +246,17 @@ class RoutePlan:
     best: float | None = None
 
     @classmethod
-    def build(cls, network: Network, query: RPQuery, mix_network: Network | None) -> RoutePlan:
-        index = station_index(network)
+    def build(
+        cls,
+        network: Network,
+        query: RPQuery,
+        mix_network: Network | None,
+        index: StationIndex | None = None,
+    ) -> RoutePlan:
+        """The plan of ``query``; ``index`` is ``station_index(network)`` when the caller
+        has it at hand."""
+        if index is None:
+            index = station_index(network)
         resolve = index.resolve
         category = RP_BY_NAME.get(query.category)
         costed: Network | None = network
