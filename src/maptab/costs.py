@@ -190,6 +190,23 @@ class CostTable:
             hops.setdefault((a, b), []).append((e.line, k))
             hops.setdefault((b, a), []).append((e.line, k))
         self.hops = hops
+        #: no route's cost can overflow or be NaN: the absolute item features sum to a
+        #: finite total well under the float range (weights are at most 1), so a route
+        #: costs exactly what it costs again (see :meth:`single_marks`)
+        self.bounded = bool(
+            sum(float(np.abs(a).sum()) for a in (self.leave, self.dest, self.transfer, self.edge))
+            < 1e300
+        )
+
+    def single_marks(self, path: Sequence[int]) -> tuple[int, ...] | None:
+        """Transfer positions of a route's only line assignment when every hop has one line
+        (``None`` when one has more). Such a route has one marking whatever the weights and
+        the cost model: :func:`optimal_assignments` and :func:`mean_assignments` give it."""
+        opts = list(map(self.hops.__getitem__, itertools.pairwise(path)))
+        if max(map(len, opts), default=1) != 1:
+            return None
+        hop = [o[0][0] for o in opts]
+        return tuple(h for h in range(1, len(hop)) if hop[h - 1] != hop[h])
 
     def path_index(self, stations: Sequence[str]) -> list[int]:
         """Station numbers of a route; raises :class:`CostError` on unknown or non-adjacent."""

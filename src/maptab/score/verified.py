@@ -179,6 +179,10 @@ class _Costing:
         # (network, items, stations, weights, cost model) -> assessment: each distinct route
         # is costed once (answers repeat routes; every answer costs its gold)
         self._assessed: IdentityCache[Network, Any] = IdentityCache(_MEMO_SIZE)
+        # (network, items, stations) -> markings of a one-assignment route, or None
+        self._fixed: IdentityCache[Network, Any] = IdentityCache(_MEMO_SIZE)
+        # weight vectors found valid (Weights checks them; the costs of assess do too)
+        self._valid_weights: dict[tuple[float, ...], None] = {}
 
     def table(self, network: Network, items: str) -> CostTable:
         return self._tables.get(network, lambda: CostTable(network, items), items)
@@ -207,6 +211,36 @@ class _Costing:
             weights,
             query.cost_model,
         )
+
+    def fixed_markings(
+        self,
+        network: Network,
+        items: str,
+        weights: tuple[float, ...] | None,
+        stations: Sequence[str],
+    ) -> tuple[frozenset[int], ...] | None:
+        """The reference markings of a valid route with one line per hop, which are those of
+        its only assignment whatever the weights (``assess(...)[1]``, without costing it);
+        ``None`` for any other route, or on a map whose costs could overflow
+        (:attr:`maptab.costs.CostTable.bounded`). ``weights`` are checked as
+        :func:`assess` checks them."""
+        if weights is not None and weights not in self._valid_weights:
+            Weights(*weights)  # raises CostError as costing the route would
+            if len(self._valid_weights) >= _MEMO_SIZE:
+                self._valid_weights.clear()
+            self._valid_weights[weights] = None
+        return self._fixed.get(
+            network, lambda: self._fixed_markings(network, items, stations), items, tuple(stations)
+        )
+
+    def _fixed_markings(
+        self, network: Network, items: str, stations: Sequence[str]
+    ) -> tuple[frozenset[int], ...] | None:
+        table = self.table(network, items)
+        if not table.bounded:
+            return None
+        marks = table.single_marks(table.path_index(stations))
+        return None if marks is None else (frozenset(marks),)
 
     def _assess(
         self, network: Network, items: str, stations: Sequence[str], query: RPQuery
@@ -280,6 +314,12 @@ class RoutePlan:
         assert self.costed is not None
         return _COSTING.assess(self.costed, self.items, self.weights, stations, self.query)
 
+    def fixed_markings(self, stations: Sequence[str]) -> tuple[frozenset[int], ...] | None:
+        """``cost(stations)[1]`` without the cost when the route has one line assignment
+        (:meth:`_Costing.fixed_markings`), else ``None``."""
+        assert self.costed is not None
+        return _COSTING.fixed_markings(self.costed, self.items, self.weights, stations)
+
 
 # plans kept for the RL reward (one per sample it scores; a batch of a few thousand)
 _PLANS: IdentityCache[RPQuery, RoutePlan] = IdentityCache(1 << 14)
@@ -339,32 +379,41 @@ def verify_planned(
         stations: list[str] = resolved  # valid: every name resolved
         if plan.costed is None:
             raise ValueError(f"query {query.id}: map_mix needs the Mix_tab network")
-        cost, markings = plan.cost(stations)
         gold = plan.gold
-        if not gold:
-            raise ValueError(f"query {query.id}: no gold route")
-        best = plan.best
-        if best is None:
-            try:
-                first = gold[0][0]
-                # the first gold route itself (the usual right answer) costs what was just found
-                best = cost if stations == list(first) else plan.cost(first)[0]
-            except ValueError as exc:
-                raise ValueError(
-                    f"query {query.id}: gold route does not fit map {plan.network.map_id!r}: {exc}"
-                ) from None
-            plan.best = best
+        # the first gold route (the usual right answer) is optimal by definition (its cost
+        # is the optimum); with one line per hop its markings need no cost either
+        fixed = plan.fixed_markings(stations) if gold and stations == list(gold[0][0]) else None
+        if fixed is not None:
+            markings = fixed
+            v.optimal = True
+            v.gap = 0.0
+        else:
+            cost, markings = plan.cost(stations)
+            if not gold:
+                raise ValueError(f"query {query.id}: no gold route")
+            best = plan.best
+            if best is None:
+                try:
+                    first = gold[0][0]
+                    # the first gold route itself costs what was just found
+                    best = cost if stations == list(first) else plan.cost(first)[0]
+                except ValueError as exc:
+                    raise ValueError(
+                        f"query {query.id}: gold route does not fit map "
+                        f"{plan.network.map_id!r}: {exc}"
+                    ) from None
+                plan.best = best
+            v.optimal = within(cost, best)
+            if v.optimal:
+                v.gap = 0.0
+            elif best > 0:
+                v.gap = cost / best - 1.0
+            else:
+                v.gap = float("inf")
         marks = frozenset(parsed.transfers)
         if plan.network.scenario == "travelmap":
             v.transfers_ok = not marks
         else:
             v.transfers_ok = marks in markings
-        v.optimal = within(cost, best)
-        if v.optimal:
-            v.gap = 0.0
-        elif best > 0:
-            v.gap = cost / best - 1.0
-        else:
-            v.gap = float("inf")
     v.error_type = error_type(v, totals_ok)
     return v
