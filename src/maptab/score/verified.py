@@ -154,15 +154,22 @@ def _gold_routes(
     index: StationIndex, routes: Sequence[str]
 ) -> tuple[tuple[tuple[str, ...], frozenset[int]], ...]:
     out = []
+    # (key, marked) per token: a query's many gold routes repeat their stations
+    seen: dict[str, tuple[str, bool]] = {}
     for r in routes:
         keys: list[str] = []
         marks: set[int] = set()
         for pos, tok in enumerate(r.split("-")):
-            tok = tok.strip()
-            if tok.endswith("(transfer)"):
+            got = seen.get(tok)
+            if got is None:
+                name = tok.strip()
+                marked = name.endswith("(transfer)")
+                if marked:
+                    name = name[: -len("(transfer)")].strip()
+                got = seen[tok] = (index.resolve(name) or name, marked)
+            keys.append(got[0])
+            if got[1]:
                 marks.add(pos)
-                tok = tok[: -len("(transfer)")].strip()
-            keys.append(index.resolve(tok) or tok)
         out.append((tuple(keys), frozenset(marks)))
     return tuple(out)
 
@@ -286,11 +293,14 @@ class RoutePlan:
         query: RPQuery,
         mix_network: Network | None,
         index: StationIndex | None = None,
+        gold: tuple[tuple[tuple[str, ...], frozenset[int]], ...] | None = None,
     ) -> RoutePlan:
-        """The plan of ``query``; ``index`` is ``station_index(network)`` when the caller
-        has it at hand."""
+        """The plan of ``query``; ``index`` (``station_index(network)``) and ``gold``
+        (``gold_routes(index, query.routes)``) when the caller has them at hand."""
         if index is None:
             index = station_index(network)
+        if gold is None:
+            gold = gold_routes(index, query.routes)
         resolve = index.resolve
         category = RP_BY_NAME.get(query.category)
         costed: Network | None = network
@@ -303,7 +313,7 @@ class RoutePlan:
             index,
             resolve(query.source) or table_name(query.source),
             resolve(query.target) or table_name(query.target),
-            gold_routes(index, query.routes),
+            gold,
             costed,
             category.items if category else "edge_vertex",
             tuple(query.weights) if query.weights else None,

@@ -142,27 +142,29 @@ def _reading(index: StationIndex, response: str) -> _Reading:
 
 @dataclass(slots=True)
 class _References:
-    """A query's gold routes as paper tokens, and the first index of each token tuple."""
+    """A query's gold routes on its map: as paper tokens, the first index of each token
+    tuple, and as station keys and marks (:func:`gold_routes`)."""
 
     tokens: list[list[str]]
     first: dict[tuple[str, ...], int]
+    gold: tuple[tuple[tuple[str, ...], frozenset[int]], ...]
 
 
-# keyed by the routes themselves; the answers to one query are not scored one after another
-_REFERENCES: KeyedCache[tuple[str, ...], _References] = KeyedCache(1 << 14)
+# keyed by map and routes (the answers to one query are not scored one after another)
+_REFERENCES: KeyedCache[tuple[StationIndex, tuple[str, ...]], _References] = KeyedCache(1 << 14)
 
 
-def _make_references(routes: Sequence[str]) -> _References:
+def _make_references(index: StationIndex, routes: tuple[str, ...]) -> _References:
     tokens = [reference_tokens(r) for r in routes]
     first: dict[tuple[str, ...], int] = {}
     for i, t in enumerate(tokens):
         first.setdefault(tuple(t), i)
-    return _References(tokens, first)
+    return _References(tokens, first, gold_routes(index, routes))
 
 
-def _references(routes: Sequence[str]) -> _References:
+def _references(index: StationIndex, routes: Sequence[str]) -> _References:
     key = tuple(routes)
-    return _REFERENCES.get(key, lambda: _make_references(key))
+    return _REFERENCES.get((index, key), lambda: _make_references(index, key))
 
 
 def score(maps: Any, query: RPQuery, variant: str, response: str) -> dict[str, Any]:
@@ -177,7 +179,7 @@ def score(maps: Any, query: RPQuery, variant: str, response: str) -> dict[str, A
     index = station_index(net)
     reading = _read(index, response)
     parsed, tokens = reading.parsed, reading.tokens
-    refs = _references(query.routes)
+    refs = _references(index, query.routes)
     exact = refs.first.get(reading.key) if reading.key is not None else None  # type: ignore[arg-type]
     ema, pma = (1, 1.0) if exact is not None else paper_scores(tokens, refs.tokens)
     totals = None
@@ -186,16 +188,14 @@ def score(maps: Any, query: RPQuery, variant: str, response: str) -> dict[str, A
     totals_ok = None if totals is None else all(totals.values())
     if parsed is None:
         v = Verification(parsed=False, error_type=error_type(None))
-        plan = None
     else:
         mix = maps.mix(query.map_id) if query.category == "map_mix" else None
-        plan = RoutePlan.build(net, query, mix, index)
-        v = verify_planned(plan, parsed, totals_ok)
+        v = verify_planned(RoutePlan.build(net, query, mix, index, refs.gold), parsed, totals_ok)
     # the 0.5 rule accepted a wrong station: EMA 1, yet no reference that the prediction
     # matches has the same stations as the resolved prediction
     false_accept = False
     if ema:
-        gold = plan.gold if plan is not None else gold_routes(index, query.routes)
+        gold = refs.gold
         stations = tuple(v.stations)
         if exact is None or gold[exact][0] != stations:  # any() over the matching references
             false_accept = not any(
