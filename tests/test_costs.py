@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import math
+from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from maptab.costs import (
@@ -280,3 +282,143 @@ def test_optimal_assignments_equal_enumeration(case) -> None:
     assert [m.transfers for m in markings] == sorted({m for m in tied if len(m) == fewest})
     for m in markings:  # each marking's lines are an assignment with those transfers
         assert len(m.lines) == len(path) - 1
+
+
+def _plain_programme(table: CostTable, costs: Any, path: list[int]) -> tuple[float, list]:
+    """The layered programme of optimal_assignments written plainly (every transition
+    through one ``step`` function, no scalar lanes): what the scalar lanes must equal."""
+    from maptab.costs import Marking
+
+    k = len(path) - 1
+    opts = [table.hops[(path[h], path[h + 1])] for h in range(k)]
+    lines = [[table.network.edges[e].line for _, e in o] for o in opts]
+    ec = [[costs.edge[e] for _, e in o] for o in opts]
+    leave = [costs.leave[i] for i in path]
+    tr = [costs.transfer[i] for i in path]
+
+    def step(h: int, a: int, b: int) -> float:
+        return leave[h] + ec[h][b] + (tr[h] if lines[h - 1][a] != lines[h][b] else 0.0)
+
+    zero = not any(leave) and not any(tr) and not any(map(any, ec))
+    if zero:
+        fwd = bwd = [[0.0] * len(o) for o in opts]
+    else:
+        fwd = [[leave[0] + c for c in ec[0]]]
+        for h in range(1, k):
+            fwd.append(
+                [
+                    min(fwd[-1][a] + step(h, a, b) for a in range(len(opts[h - 1])))
+                    for b in range(len(opts[h]))
+                ]
+            )
+        bwd = [[0.0] * len(opts[k - 1])]
+        for h in range(k - 1, 0, -1):
+            bwd.insert(
+                0,
+                [
+                    min(step(h, a, b) + bwd[0][b] for b in range(len(opts[h])))
+                    for a in range(len(opts[h - 1]))
+                ],
+            )
+    best = min(fwd[-1])
+
+    def tight(h: int, a: int, b: int) -> bool:
+        return zero or within(fwd[h - 1][a] + step(h, a, b) + bwd[h][b], best)
+
+    inf = math.inf
+    tf = [[0 if within(fwd[0][b] + bwd[0][b], best) else inf for b in range(len(opts[0]))]]
+    for h in range(1, k):
+        tf.append(
+            [
+                min(
+                    (
+                        tf[-1][a] + (lines[h - 1][a] != lines[h][b])
+                        for a in range(len(opts[h - 1]))
+                        if tf[-1][a] < inf and tight(h, a, b)
+                    ),
+                    default=inf,
+                )
+                for b in range(len(opts[h]))
+            ]
+        )
+    fewest = min(tf[-1])
+    tb = [[0 if tf[-1][b] < inf else inf for b in range(len(opts[k - 1]))]]
+    for h in range(k - 1, 0, -1):
+        tb.insert(
+            0,
+            [
+                min(
+                    (
+                        (lines[h - 1][a] != lines[h][b]) + tb[0][b]
+                        for b in range(len(opts[h]))
+                        if tb[0][b] < inf and tight(h, a, b)
+                    ),
+                    default=inf,
+                )
+                for a in range(len(opts[h - 1]))
+            ],
+        )
+    layer = [
+        {(): (lines[0][b],)} if tf[0][b] + tb[0][b] == fewest else {} for b in range(len(opts[0]))
+    ]
+    for h in range(1, k):
+        new: list[dict] = [{} for _ in opts[h]]
+        for b in range(len(opts[h])):
+            for a, marks in enumerate(layer):
+                if not marks or not tight(h, a, b):
+                    continue
+                change = lines[h - 1][a] != lines[h][b]
+                if tf[h - 1][a] + change + tb[h][b] != fewest:
+                    continue
+                for m, ls in marks.items():
+                    new[b].setdefault((*m, h) if change else m, (*ls, lines[h][b]))
+        layer = new
+    found: dict = {}
+    for marks in layer:
+        for m, ls in marks.items():
+            found.setdefault(m, ls)
+    return best + costs.dest[path[-1]], [Marking(ls, m) for m, ls in sorted(found.items())]
+
+
+@st.composite
+def _long_route(draw):
+    """A route of 2-14 stations, most hops on one line and some on 2-3 parallel ones, with
+    attribute values of any size (so that sums round), and weights or None."""
+    n = draw(st.integers(2, 14))
+    stations = [f"S{i}" for i in range(n)]
+    # values that round when summed (x / 997), zero, or any float
+    number = st.one_of(
+        st.just(0.0),
+        st.integers(1, 10**6).map(lambda x: x / 997),
+        st.floats(0, 50, allow_nan=False, allow_infinity=False),
+    )
+    edges = []
+    for a, b in zip(stations, stations[1:], strict=False):
+        k = draw(st.sampled_from([1, 1, 1, 1, 2, 3]))
+        for line in draw(st.permutations(_LINES))[:k]:
+            edges.append(Edge(a, b, line, draw(number), draw(number), draw(st.floats(0, 1)), 0.5))
+    vertices = {
+        s: Vertex(s, tuple(_LINES), draw(number), draw(number), 0.5, 0.5, draw(number))
+        for s in stations
+    }
+    net = Network(vertices=vertices, edges=edges, scenario="metromap")
+    raw = draw(st.one_of(st.none(), st.lists(st.integers(0, 997), min_size=4, max_size=4)))
+    weights = None if not raw or not sum(raw) else Weights(*(x / sum(raw) for x in raw))
+    return net, stations, weights
+
+
+@settings(max_examples=600, deadline=None)
+@given(case=st.one_of(_long_route(), _shared_track_route()))
+def test_optimal_assignments_equal_the_plain_programme(case) -> None:
+    """The scalar lanes of optimal_assignments give the same floats and markings (lines
+    included) as the plain programme."""
+    from maptab.costs import optimal_assignments
+
+    net, stations, weights = case
+    table = CostTable(net)
+    costs = table.weighted(weights)
+    path = table.path_index(stations)
+    # (a route with one line per hop takes the one-assignment sum, not the programme)
+    assume(any(len(table.hops[hop]) > 1 for hop in itertools.pairwise(path)))
+    got = optimal_assignments(table, costs, path)
+    assert repr(got) == repr(_plain_programme(table, costs, path))

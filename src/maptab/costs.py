@@ -190,21 +190,42 @@ class CostTable:
             hops.setdefault((a, b), []).append((e.line, k))
             hops.setdefault((b, a), []).append((e.line, k))
         self.hops = hops
+        #: no route's cost can overflow or be NaN: the absolute item features sum to a
+        #: finite total well under the float range (weights are at most 1), so a route
+        #: costs exactly what it costs again (see :meth:`single_marks`)
+        self.bounded = bool(
+            sum(float(np.abs(a).sum()) for a in (self.leave, self.dest, self.transfer, self.edge))
+            < 1e300
+        )
+
+    def single_marks(self, path: Sequence[int]) -> tuple[int, ...] | None:
+        """Transfer positions of a route's only line assignment when every hop has one line
+        (``None`` when one has more). Such a route has one marking whatever the weights and
+        the cost model: :func:`optimal_assignments` and :func:`mean_assignments` give it."""
+        opts = list(map(self.hops.__getitem__, itertools.pairwise(path)))
+        if max(map(len, opts), default=1) != 1:
+            return None
+        hop = [o[0][0] for o in opts]
+        return tuple(h for h in range(1, len(hop)) if hop[h - 1] != hop[h])
 
     def path_index(self, stations: Sequence[str]) -> list[int]:
         """Station numbers of a route; raises :class:`CostError` on unknown or non-adjacent."""
-        idx = []
-        for s in stations:
-            if s not in self.index:
-                raise CostError(f"unknown station {s!r}")
-            idx.append(self.index[s])
+        try:
+            idx = list(map(self.index.__getitem__, stations))
+        except (KeyError, TypeError):
+            for s in stations:
+                if s not in self.index:
+                    raise CostError(f"unknown station {s!r}") from None
+            raise
         if len(idx) < 2:
             raise CostError("a route needs at least two stations")
-        for a, b in itertools.pairwise(idx):
-            if (a, b) not in self.hops:
-                raise CostError(
-                    f"stations {self.stations[a]!r} and {self.stations[b]!r} are not adjacent"
-                )
+        hops = self.hops
+        if not all(map(hops.__contains__, itertools.pairwise(idx))):
+            for a, b in itertools.pairwise(idx):
+                if (a, b) not in hops:
+                    raise CostError(
+                        f"stations {self.stations[a]!r} and {self.stations[b]!r} are not adjacent"
+                    )
         return idx
 
     def hop_edges(self, path: Sequence[int], lines: Sequence[str | None]) -> list[int]:
@@ -271,24 +292,6 @@ class Marking:
     transfers: tuple[int, ...]  # positions in the route (1 … k-2) where a transfer happens
 
 
-def _cost_dp(k: int, opts: list, ec: list, leave: list, step) -> tuple[list, list]:
-    """Forward and backward optimal costs per hop option of one route (layered DP)."""
-    fwd = [[leave[0] + c for c in ec[0]]]
-    for h in range(1, k):
-        prev = fwd[-1]
-        fwd.append(
-            [min(prev[a] + step(h, a, b) for a in range(len(prev))) for b in range(len(opts[h]))]
-        )
-    bwd: list[list[float]] = [[0.0] * len(opts[k - 1])]
-    for h in range(k - 1, 0, -1):
-        nxt = bwd[0]
-        bwd.insert(
-            0,
-            [min(step(h, a, b) + nxt[b] for b in range(len(nxt))) for a in range(len(opts[h - 1]))],
-        )
-    return fwd, bwd
-
-
 def optimal_assignments(
     table: CostTable, costs: WeightedCosts, path: Sequence[int]
 ) -> tuple[float, list[Marking]]:
@@ -304,90 +307,135 @@ def optimal_assignments(
     transitions; markings are collected over what remains.
     """
     k = len(path) - 1
-    opts = [table.hops[(path[h], path[h + 1])] for h in range(k)]
+    opts = list(map(table.hops.__getitem__, itertools.pairwise(path)))
     edges = table.network.edges
-    if all(len(o) == 1 for o in opts):  # one assignment: no shared track on the route
-        hop = [edges[o[0][1]].line for o in opts]
+    if max(map(len, opts), default=1) == 1:  # one assignment: no shared track on the route
+        # (the sums below add in the order of the plain loops: the same floats)
+        hop = tuple(o[0][0] for o in opts)  # (line, edge number) of the only edge
         marks = tuple(h for h in range(1, k) if hop[h - 1] != hop[h])
-        total = sum(costs.leave[i] for i in path[:-1]) + costs.dest[path[-1]]
-        total += sum(costs.edge[o[0][1]] for o in opts) + sum(
-            costs.transfer[path[h]] for h in marks
-        )
-        return total, [Marking(tuple(hop), marks)]
+        total = sum(map(costs.leave.__getitem__, path[:-1])) + costs.dest[path[-1]]
+        edge = costs.edge
+        transfer = costs.transfer
+        total += sum(edge[o[0][1]] for o in opts) + sum(transfer[path[h]] for h in marks)
+        return total, [Marking(hop, marks)]
     lines = [[edges[e].line for _, e in o] for o in opts]
     ec = [[costs.edge[e] for _, e in o] for o in opts]
     leave = [costs.leave[i] for i in path]
     tr = [costs.transfer[i] for i in path]
-
-    def step(h: int, a: int, b: int) -> float:  # cost of entering hop h option b from option a
-        return leave[h] + ec[h][b] + (tr[h] if lines[h - 1][a] != lines[h][b] else 0.0)
-
+    inf = math.inf
+    # Each list below is indexed by hop h and option(s); a hop with one option next to a hop
+    # with one option (most hops: no shared track) takes a scalar lane that computes what
+    # the general expression does for one option, the same floats in the same order.
+    # step[h][a][b]: cost of entering hop h by its option b from option a of hop h-1.
+    # one[h]: hops h-1 and h have one option each (one[0] unused)
+    one = [False] + [len(lines[h - 1]) == 1 and len(lines[h]) == 1 for h in range(1, k)]
+    step: list[list[list[float]]] = [[]] * k
+    for h in range(1, k):
+        lh, eh, th, before, now = leave[h], ec[h], tr[h], lines[h - 1], lines[h]
+        if one[h]:
+            step[h] = [[lh + eh[0] + (th if before[0] != now[0] else 0.0)]]
+        else:
+            step[h] = [
+                [lh + eh[b] + (th if la != lb else 0.0) for b, lb in enumerate(now)]
+                for la in before
+            ]
+    fwd: list[list[float]]
+    bwd: list[list[float]]
     if not any(leave) and not any(tr) and not any(map(any, ec)):
         # all costs zero (criteria-free): every assignment is J-optimal, every step tight
         fwd = bwd = [[0.0] * len(o) for o in opts]
-
-        def tight(h: int, a: int, b: int) -> bool:
-            return True
-
+        best = min(fwd[-1])
+        tight = [[[True] * len(lines[h]) for _ in lines[h - 1]] if h else [] for h in range(k)]
     else:
-        fwd, bwd = _cost_dp(k, opts, ec, leave, step)
-
-        def tight(h: int, a: int, b: int) -> bool:
-            return within(fwd[h - 1][a] + step(h, a, b) + bwd[h][b], best)
-
-    best = min(fwd[-1])
+        fwd = [[leave[0] + c for c in ec[0]]]
+        for h in range(1, k):
+            prev, sh = fwd[-1], step[h]
+            if one[h]:
+                fwd.append([prev[0] + sh[0][0]])
+            else:
+                fwd.append(
+                    [min(prev[a] + sh[a][b] for a in range(len(prev))) for b in range(len(sh[0]))]
+                )
+        bwd = [[]] * k
+        bwd[k - 1] = [0.0] * len(opts[k - 1])
+        for h in range(k - 1, 0, -1):
+            nxt, sh = bwd[h], step[h]
+            if one[h]:
+                bwd[h - 1] = [sh[0][0] + nxt[0]]
+            else:
+                bwd[h - 1] = [min(row[b] + nxt[b] for b in range(len(nxt))) for row in sh]
+        best = min(fwd[-1])
+        limit = best + REL_TOL * abs(best) + 1e-12  # within(x, best) is x <= limit
+        tight = [[]] * k
+        for h in range(1, k):
+            sh, f, bh = step[h], fwd[h - 1], bwd[h]
+            if one[h]:
+                tight[h] = [[f[0] + sh[0][0] + bh[0] <= limit]]
+            else:
+                tight[h] = [
+                    [f[a] + s + bh[b] <= limit for b, s in enumerate(row)]
+                    for a, row in enumerate(sh)
+                ]
 
     # fewest transfers over J-tight transitions (integer DP, forward and backward)
-    inf = math.inf
     tf = [[0 if within(fwd[0][b] + bwd[0][b], best) else inf for b in range(len(opts[0]))]]
     for h in range(1, k):
+        prev, th, before, now = tf[-1], tight[h], lines[h - 1], lines[h]
+        if one[h]:
+            tf.append([prev[0] + (before[0] != now[0]) if prev[0] < inf and th[0][0] else inf])
+            continue
         tf.append(
             [
                 min(
                     (
-                        tf[-1][a] + (lines[h - 1][a] != lines[h][b])
-                        for a in range(len(opts[h - 1]))
-                        if tf[-1][a] < inf and tight(h, a, b)
+                        prev[a] + (before[a] != lb)
+                        for a in range(len(before))
+                        if prev[a] < inf and th[a][b]
                     ),
                     default=inf,
                 )
-                for b in range(len(opts[h]))
+                for b, lb in enumerate(now)
             ]
         )
     fewest = min(tf[-1])
-    tb: list[list[float]] = [[0 if tf[-1][b] < inf else inf for b in range(len(opts[k - 1]))]]
+    tb: list[list[float]] = [[]] * k
+    tb[k - 1] = [0 if tf[-1][b] < inf else inf for b in range(len(opts[k - 1]))]
     for h in range(k - 1, 0, -1):
-        nxt = tb[0]
-        tb.insert(
-            0,
-            [
-                min(
-                    (
-                        (lines[h - 1][a] != lines[h][b]) + nxt[b]
-                        for b in range(len(opts[h]))
-                        if nxt[b] < inf and tight(h, a, b)
-                    ),
-                    default=inf,
-                )
-                for a in range(len(opts[h - 1]))
-            ],
-        )
+        nxt, th, before, now = tb[h], tight[h], lines[h - 1], lines[h]
+        if one[h]:
+            tb[h - 1] = [(before[0] != now[0]) + nxt[0] if nxt[0] < inf and th[0][0] else inf]
+            continue
+        tb[h - 1] = [
+            min(
+                ((la != now[b]) + nxt[b] for b in range(len(now)) if nxt[b] < inf and th[a][b]),
+                default=inf,
+            )
+            for a, la in enumerate(before)
+        ]
     # markings: forward over transitions that keep both optimality conditions
     layer: list[dict[tuple[int, ...], tuple[str | None, ...]]] = [
         {(): (lines[0][b],)} if tf[0][b] + tb[0][b] == fewest else {} for b in range(len(opts[0]))
     ]
     for h in range(1, k):
         new: list[dict[tuple[int, ...], tuple[str | None, ...]]] = [{} for _ in opts[h]]
-        for b in range(len(opts[h])):
+        th, tfp, tbh, before, now = tight[h], tf[h - 1], tb[h], lines[h - 1], lines[h]
+        if one[h]:  # the loop below for one option each
+            marks, change = layer[0], before[0] != now[0]
+            if marks and th[0][0] and tfp[0] + change + tbh[0] == fewest:
+                # keys stay distinct (h is new to every m), so no setdefault is needed
+                new[0] = {((*m, h) if change else m): (*ls, now[0]) for m, ls in marks.items()}
+            layer = new
+            continue
+        for b in range(len(now)):
             for a, marks in enumerate(layer):
-                if not marks or not tight(h, a, b):
+                if not marks or not th[a][b]:
                     continue
-                change = lines[h - 1][a] != lines[h][b]
-                if tf[h - 1][a] + change + tb[h][b] != fewest:
+                change = before[a] != now[b]
+                if tfp[a] + change + tbh[b] != fewest:
                     continue
                 for m, ls in marks.items():
                     key = (*m, h) if change else m
-                    new[b].setdefault(key, (*ls, lines[h][b]))
+                    new[b].setdefault(key, (*ls, now[b]))
         layer = new
     found: dict[tuple[int, ...], tuple[str | None, ...]] = {}
     for marks in layer:

@@ -337,8 +337,11 @@ def _names(groups: list[str]) -> list[str]:
     return whole.replace(" \x01", "\x01").replace("\x01 ", "\x01").split("\x01")
 
 
-def _route_from_line(line: str, vocab: _Vocab | None) -> tuple[ParsedRoute, int] | None:
-    """``(route, vocabulary hits)`` for one cleaned line, or ``None`` if it is no route."""
+def _route_from_line(
+    line: str, vocab: _Vocab | None, count_hits: bool = True
+) -> tuple[ParsedRoute, int] | None:
+    """``(route, vocabulary hits)`` for one cleaned line, or ``None`` if it is no route
+    (hits counted 0 unless ``count_hits``: a lone line is the answer whatever its hits)."""
     line = line.strip()
     if not line:
         return None
@@ -361,7 +364,9 @@ def _route_from_line(line: str, vocab: _Vocab | None) -> tuple[ParsedRoute, int]
     if vocab is not None:
         stations[0] = _trim_to_vocab(stations[0], vocab, from_start=True)
         stations[-1] = _trim_to_vocab(stations[-1], vocab, from_start=False)
-    hits = 0 if vocab is None else sum(map(vocab.keys.__contains__, map(normalise_name, stations)))
+    hits = 0
+    if vocab is not None and count_hits:
+        hits = sum(map(vocab.keys.__contains__, map(normalise_name, stations)))
     return ParsedRoute(stations, transfers, line), hits
 
 
@@ -406,6 +411,25 @@ def _bare_line(text: str) -> bool:
     )
 
 
+_ROUTE_BEGIN, _ROUTE_END = "<route_begin>", "<route_end>"
+
+
+def _route_tag_content(text: str) -> str | None:
+    """The content of the route tags when they are the text's only tags: exactly two ``<``
+    (those of ``<route_begin>…<route_end>``, written so, in that order) and no ``◁``.
+    Every reasoning tag holds one of those characters, so :func:`strip_reasoning` leaves
+    such a text as it is, :func:`tagged` gives this content, and the content holds no tag:
+    :func:`parse_route` of the text is ``parse_route`` of the content (the answer format
+    the prompts ask for); ``None`` otherwise."""
+    if text.count("<") != 2 or "◁" in text:
+        return None
+    b = text.find(_ROUTE_BEGIN)
+    e = text.find(_ROUTE_END)
+    if b == -1 or e < b + len(_ROUTE_BEGIN):
+        return None
+    return text[b + len(_ROUTE_BEGIN) : e]
+
+
 def parse_route(text: str, vocabulary: Collection[str] | None = None) -> ParsedRoute | None:
     """The route a response states, or ``None`` (Output Format error).
 
@@ -418,8 +442,11 @@ def parse_route(text: str, vocabulary: Collection[str] | None = None) -> ParsedR
         return None
     vocab = _vocab(vocabulary)
     if _bare_line(text):  # the fast path: what the steps below would reduce the text to
-        got = _route_from_line(text, vocab)
+        got = _route_from_line(text, vocab, count_hits=False)
         return got[0] if got else None
+    inner = _route_tag_content(text)
+    if inner is not None:  # what the steps below would reduce the text to
+        return parse_route(inner, vocabulary)
     body = strip_reasoning(text)
     inner = tagged(body, "<route_begin>", "<route_end>")
     if inner is not None:

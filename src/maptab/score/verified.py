@@ -154,15 +154,22 @@ def _gold_routes(
     index: StationIndex, routes: Sequence[str]
 ) -> tuple[tuple[tuple[str, ...], frozenset[int]], ...]:
     out = []
+    # (key, marked) per token: a query's many gold routes repeat their stations
+    seen: dict[str, tuple[str, bool]] = {}
     for r in routes:
         keys: list[str] = []
         marks: set[int] = set()
         for pos, tok in enumerate(r.split("-")):
-            tok = tok.strip()
-            if tok.endswith("(transfer)"):
+            got = seen.get(tok)
+            if got is None:
+                name = tok.strip()
+                marked = name.endswith("(transfer)")
+                if marked:
+                    name = name[: -len("(transfer)")].strip()
+                got = seen[tok] = (index.resolve(name) or name, marked)
+            keys.append(got[0])
+            if got[1]:
                 marks.add(pos)
-                tok = tok[: -len("(transfer)")].strip()
-            keys.append(index.resolve(tok) or tok)
         out.append((tuple(keys), frozenset(marks)))
     return tuple(out)
 
@@ -179,13 +186,19 @@ class _Costing:
         # (network, items, stations, weights, cost model) -> assessment: each distinct route
         # is costed once (answers repeat routes; every answer costs its gold)
         self._assessed: IdentityCache[Network, Any] = IdentityCache(_MEMO_SIZE)
+        # (network, items, stations) -> markings of a one-assignment route, or None
+        self._fixed: IdentityCache[Network, Any] = IdentityCache(_MEMO_SIZE)
+        # weight vectors found valid (Weights checks them; the costs of assess do too)
+        self._valid_weights: dict[tuple[float, ...], None] = {}
 
     def table(self, network: Network, items: str) -> CostTable:
         return self._tables.get(network, lambda: CostTable(network, items), items)
 
-    def weighted(self, table: CostTable, weights: Weights | None) -> WeightedCosts:
-        wkey = None if weights is None else tuple(weights.as_list())
-        return self._weighted.get(table, lambda: table.weighted(weights), wkey)
+    def weighted(self, table: CostTable, weights: tuple[float, ...] | None) -> WeightedCosts:
+        """Item costs of ``weights`` (checked as :class:`Weights` when first computed)."""
+        return self._weighted.get(
+            table, lambda: table.weighted(None if weights is None else Weights(*weights)), weights
+        )
 
     def assess(
         self,
@@ -206,14 +219,44 @@ class _Costing:
             query.cost_model,
         )
 
+    def fixed_markings(
+        self,
+        network: Network,
+        items: str,
+        weights: tuple[float, ...] | None,
+        stations: Sequence[str],
+    ) -> tuple[frozenset[int], ...] | None:
+        """The reference markings of a valid route with one line per hop, which are those of
+        its only assignment whatever the weights (``assess(...)[1]``, without costing it);
+        ``None`` for any other route, or on a map whose costs could overflow
+        (:attr:`maptab.costs.CostTable.bounded`). ``weights`` are checked as
+        :func:`assess` checks them."""
+        if weights is not None and weights not in self._valid_weights:
+            Weights(*weights)  # raises CostError as costing the route would
+            if len(self._valid_weights) >= _MEMO_SIZE:
+                self._valid_weights.clear()
+            self._valid_weights[weights] = None
+        return self._fixed.get(
+            network, lambda: self._fixed_markings(network, items, stations), items, tuple(stations)
+        )
+
+    def _fixed_markings(
+        self, network: Network, items: str, stations: Sequence[str]
+    ) -> tuple[frozenset[int], ...] | None:
+        table = self.table(network, items)
+        if not table.bounded:
+            return None
+        marks = table.single_marks(table.path_index(stations))
+        return None if marks is None else (frozenset(marks),)
+
     def _assess(
         self, network: Network, items: str, stations: Sequence[str], query: RPQuery
     ) -> tuple[float, tuple[frozenset[int], ...]]:
         table = self.table(network, items)
         path = table.path_index(stations)
-        weights = Weights(*query.weights) if query.weights else None
+        weights = tuple(query.weights) if query.weights else None
         if weights is not None and query.cost_model == "mean":
-            j, marks = mean_assignments(table, weights, path)
+            j, marks = mean_assignments(table, Weights(*weights), path)
         else:
             j, marks = optimal_assignments(table, self.weighted(table, weights), path)
         cost = j if weights is not None else float(len(stations) - 1)
@@ -244,8 +287,20 @@ class RoutePlan:
     best: float | None = None
 
     @classmethod
-    def build(cls, network: Network, query: RPQuery, mix_network: Network | None) -> RoutePlan:
-        index = station_index(network)
+    def build(
+        cls,
+        network: Network,
+        query: RPQuery,
+        mix_network: Network | None,
+        index: StationIndex | None = None,
+        gold: tuple[tuple[tuple[str, ...], frozenset[int]], ...] | None = None,
+    ) -> RoutePlan:
+        """The plan of ``query``; ``index`` (``station_index(network)``) and ``gold``
+        (``gold_routes(index, query.routes)``) when the caller has them at hand."""
+        if index is None:
+            index = station_index(network)
+        if gold is None:
+            gold = gold_routes(index, query.routes)
         resolve = index.resolve
         category = RP_BY_NAME.get(query.category)
         costed: Network | None = network
@@ -258,7 +313,7 @@ class RoutePlan:
             index,
             resolve(query.source) or table_name(query.source),
             resolve(query.target) or table_name(query.target),
-            gold_routes(index, query.routes),
+            gold,
             costed,
             category.items if category else "edge_vertex",
             tuple(query.weights) if query.weights else None,
@@ -268,6 +323,12 @@ class RoutePlan:
         """Cost and reference markings of a valid route on the costed network (memoised)."""
         assert self.costed is not None
         return _COSTING.assess(self.costed, self.items, self.weights, stations, self.query)
+
+    def fixed_markings(self, stations: Sequence[str]) -> tuple[frozenset[int], ...] | None:
+        """``cost(stations)[1]`` without the cost when the route has one line assignment
+        (:meth:`_Costing.fixed_markings`), else ``None``."""
+        assert self.costed is not None
+        return _COSTING.fixed_markings(self.costed, self.items, self.weights, stations)
 
 
 # plans kept for the RL reward (one per sample it scores; a batch of a few thousand)
@@ -328,32 +389,41 @@ def verify_planned(
         stations: list[str] = resolved  # valid: every name resolved
         if plan.costed is None:
             raise ValueError(f"query {query.id}: map_mix needs the Mix_tab network")
-        cost, markings = plan.cost(stations)
         gold = plan.gold
-        if not gold:
-            raise ValueError(f"query {query.id}: no gold route")
-        best = plan.best
-        if best is None:
-            try:
-                first = gold[0][0]
-                # the first gold route itself (the usual right answer) costs what was just found
-                best = cost if stations == list(first) else plan.cost(first)[0]
-            except ValueError as exc:
-                raise ValueError(
-                    f"query {query.id}: gold route does not fit map {plan.network.map_id!r}: {exc}"
-                ) from None
-            plan.best = best
+        # the first gold route (the usual right answer) is optimal by definition (its cost
+        # is the optimum); with one line per hop its markings need no cost either
+        fixed = plan.fixed_markings(stations) if gold and stations == list(gold[0][0]) else None
+        if fixed is not None:
+            markings = fixed
+            v.optimal = True
+            v.gap = 0.0
+        else:
+            cost, markings = plan.cost(stations)
+            if not gold:
+                raise ValueError(f"query {query.id}: no gold route")
+            best = plan.best
+            if best is None:
+                try:
+                    first = gold[0][0]
+                    # the first gold route itself costs what was just found
+                    best = cost if stations == list(first) else plan.cost(first)[0]
+                except ValueError as exc:
+                    raise ValueError(
+                        f"query {query.id}: gold route does not fit map "
+                        f"{plan.network.map_id!r}: {exc}"
+                    ) from None
+                plan.best = best
+            v.optimal = within(cost, best)
+            if v.optimal:
+                v.gap = 0.0
+            elif best > 0:
+                v.gap = cost / best - 1.0
+            else:
+                v.gap = float("inf")
         marks = frozenset(parsed.transfers)
         if plan.network.scenario == "travelmap":
             v.transfers_ok = not marks
         else:
             v.transfers_ok = marks in markings
-        v.optimal = within(cost, best)
-        if v.optimal:
-            v.gap = 0.0
-        elif best > 0:
-            v.gap = cost / best - 1.0
-        else:
-            v.gap = float("inf")
     v.error_type = error_type(v, totals_ok)
     return v

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from maptab.cache import KeyedCache
 from maptab.report.tables import (
     CATEGORY_ORDER,
     CATEGORY_TITLES,
@@ -28,12 +30,19 @@ from maptab.report.tables import (
     scenarios_of,
 )
 from maptab.schema import RP_BY_NAME, RPQuery, decode_record, rp_row_problem
-from maptab.score.errors import ERROR_TYPES
+from maptab.score.errors import ERROR_TYPES, error_type
 from maptab.score.metrics import Columns, Metric, aggregate, metric_text
 from maptab.score.paper import difficulty_score, matching_references, paper_scores, reference_tokens
-from maptab.score.parse import parse_route, parse_totals
+from maptab.score.parse import ParsedRoute, parse_route, parse_totals
 from maptab.score.qa import totals_correct
-from maptab.score.verified import gold_routes, station_index, verify_route
+from maptab.score.verified import (
+    RoutePlan,
+    StationIndex,
+    Verification,
+    gold_routes,
+    station_index,
+    verify_planned,
+)
 from maptab.tasks.base import Prompt, RewardSpec, TaskKind
 
 NAME = "rp"
@@ -97,28 +106,101 @@ def answer(baseline: Any, request: Any) -> str:
 
 
 # --------------------------------------------------------------------------- scoring
+@dataclass(slots=True)
+class _Reading:
+    """What an answer text gives on one map, whatever the query: the parsed route, its
+    paper tokens (and as a tuple, to find it among a query's references) and its string."""
+
+    parsed: ParsedRoute | None
+    tokens: list[str] | None
+    key: tuple[str, ...] | None
+    route: str | None
+
+
+# answers that repeat on one map (the same route asked for by several queries: a third of
+# a results file's distinct answers) are read once; only short texts are kept, so the memo
+# stays small whatever the responses' length
+_READINGS: KeyedCache[tuple[StationIndex, str], _Reading] = KeyedCache(1 << 14)
+_READ_KEPT_CHARS = 1000
+
+
+def _read(index: StationIndex, response: str) -> _Reading:
+    """:func:`parse_route` of ``response`` on the map of ``index``, with its tokens and route
+    string (memoised for texts up to :data:`_READ_KEPT_CHARS` characters)."""
+    if isinstance(response, str) and len(response) <= _READ_KEPT_CHARS:
+        return _READINGS.get((index, response), lambda: _reading(index, response))
+    return _reading(index, response)
+
+
+def _reading(index: StationIndex, response: str) -> _Reading:
+    parsed = parse_route(response, index.vocabulary)
+    if parsed is None:
+        return _Reading(None, None, None, None)
+    tokens = parsed.tokens()
+    return _Reading(parsed, tokens, tuple(tokens), "-".join(tokens))
+
+
+@dataclass(slots=True)
+class _References:
+    """A query's gold routes on its map: as paper tokens, the first index of each token
+    tuple, and as station keys and marks (:func:`gold_routes`)."""
+
+    tokens: list[list[str]]
+    first: dict[tuple[str, ...], int]
+    gold: tuple[tuple[tuple[str, ...], frozenset[int]], ...]
+
+
+# keyed by map and routes (the answers to one query are not scored one after another)
+_REFERENCES: KeyedCache[tuple[StationIndex, tuple[str, ...]], _References] = KeyedCache(1 << 14)
+
+
+def _make_references(index: StationIndex, routes: tuple[str, ...]) -> _References:
+    tokens = [reference_tokens(r) for r in routes]
+    first: dict[tuple[str, ...], int] = {}
+    for i, t in enumerate(tokens):
+        first.setdefault(tuple(t), i)
+    return _References(tokens, first, gold_routes(index, routes))
+
+
+def _references(index: StationIndex, routes: Sequence[str]) -> _References:
+    key = tuple(routes)
+    return _REFERENCES.get((index, key), lambda: _make_references(index, key))
+
+
 def score(maps: Any, query: RPQuery, variant: str, response: str) -> dict[str, Any]:
-    """Score row of one route-planning answer (paper and strict metrics, error type)."""
+    """Score row of one route-planning answer (paper and strict metrics, error type).
+
+    Equal to the straightforward composition of :func:`parse_route`,
+    :func:`paper_scores` and :func:`verify_route` (tests check it against that): an answer
+    text is read once per map (:func:`_read`), a query's references are tokenised once,
+    and an answer whose tokens are a reference's scores EMA 1 and PMA 1 without the fuzzy
+    rule (identical tokens always match, docs/scoring.md)."""
     net = maps.network(query.map_id)
     index = station_index(net)
-    parsed = parse_route(response, index.vocabulary)
-    tokens = parsed.tokens() if parsed else None
-    refs = [reference_tokens(r) for r in query.routes]
-    ema, pma = paper_scores(tokens, refs)
+    reading = _read(index, response)
+    parsed, tokens = reading.parsed, reading.tokens
+    refs = _references(index, query.routes)
+    exact = refs.first.get(reading.key) if reading.key is not None else None  # type: ignore[arg-type]
+    ema, pma = (1, 1.0) if exact is not None else paper_scores(tokens, refs.tokens)
     totals = None
     if query.report_totals and query.totals:
         totals = totals_correct(parse_totals(response), query.totals)
     totals_ok = None if totals is None else all(totals.values())
-    mix = maps.mix(query.map_id) if query.category == "map_mix" else None
-    v = verify_route(net, parsed, query, mix_network=mix, totals_ok=totals_ok)
+    if parsed is None:
+        v = Verification(parsed=False, error_type=error_type(None))
+    else:
+        mix = maps.mix(query.map_id) if query.category == "map_mix" else None
+        v = verify_planned(RoutePlan.build(net, query, mix, index, refs.gold), parsed, totals_ok)
     # the 0.5 rule accepted a wrong station: EMA 1, yet no reference that the prediction
     # matches has the same stations as the resolved prediction
     false_accept = False
     if ema:
-        gold = gold_routes(index, query.routes)
-        false_accept = not any(
-            list(gold[i][0]) == v.stations for i in matching_references(tokens, refs)
-        )
+        gold = refs.gold
+        stations = tuple(v.stations)
+        if exact is None or gold[exact][0] != stations:  # any() over the matching references
+            false_accept = not any(
+                gold[i][0] == stations for i in matching_references(tokens, refs.tokens)
+            )
     return {
         "id": query.id,
         "kind": NAME,
@@ -129,7 +211,7 @@ def score(maps: Any, query: RPQuery, variant: str, response: str) -> dict[str, A
         "query_difficulty": query.query_difficulty,
         "repetition": query.repetition,
         "parsed": parsed is not None,
-        "route": parsed.route_string() if parsed else None,
+        "route": reading.route,
         "ema": ema,
         "pma": pma,
         "ds": difficulty_score(ema, query.map_difficulty, query.query_difficulty),
