@@ -659,58 +659,62 @@ def _external_predictions(p: Path, ds: Dataset) -> list[Prediction]:
     memo: dict[tuple[Any, ...], str] = {}
     kinds = index.kinds
     for n, sample in enumerate(_results_samples(p)):
-        if not isinstance(sample, dict | _ResultSample):
+        if not isinstance(sample, _ResultSample):
             raise ScoreError(f"{p}: sample {n}: not a JSON object")
-        response = sample.get("response")
-        if not isinstance(response, str):
+        response = sample.response
+        if type(response) is not str:
             raise ScoreError(f"{p}: sample {n}: field 'response' (a string) is missing")
         try:
             sid = _match_sample(sample, index, (p, n), memo)
         except DatasetError as exc:
             raise ScoreError(str(exc)) from None
-        model = str(sample.get("model", ""))
+        model = sample.model
+        model = "" if model is UNSET else str(model)
         out.append(Prediction(id=sid, kind=kinds[sid], response=response, model=model))
     return out
 
 
+UNSET = msgspec.UNSET  # a field the sample does not have
+
+
 class _ResultSample(msgspec.Struct, gc=False):
-    """The fields of a results sample that matching reads (others are skipped unread); the
-    question stays undecoded JSON until it is needed (:func:`_question`). Read like the
-    sample's dict: ``get`` and ``in`` see only the fields the sample has."""
+    """The fields of a results sample that matching reads (others are skipped unread);
+    :data:`UNSET` where the sample has no such field. The question stays undecoded JSON
+    until it is needed (:func:`_question`)."""
 
-    id: Any = msgspec.UNSET
-    response: Any = msgspec.UNSET
-    station_1: Any = msgspec.UNSET
-    station_2: Any = msgspec.UNSET
-    city: Any = msgspec.UNSET
-    category: Any = msgspec.UNSET
-    question: msgspec.Raw = msgspec.UNSET
-    model: Any = msgspec.UNSET
+    id: Any = UNSET
+    response: Any = UNSET
+    station_1: Any = UNSET
+    station_2: Any = UNSET
+    city: Any = UNSET
+    category: Any = UNSET
+    question: msgspec.Raw | Any = UNSET
+    model: Any = UNSET
 
-    def get(self, name: str, default: Any = None) -> Any:
-        value = getattr(self, name)
-        return default if value is msgspec.UNSET else value
-
-    def __contains__(self, name: str) -> bool:
-        return getattr(self, name) is not msgspec.UNSET
+    @classmethod
+    def of(cls, sample: dict[str, Any]) -> _ResultSample:
+        """The fields of a sample decoded as a dict."""
+        return cls(**{k: sample[k] for k in cls.__struct_fields__ if k in sample})
 
 
 _RESULTS_DECODER = msgspec.json.Decoder(list[_ResultSample])
 
 
 def _results_samples(path: Path) -> Iterator[Any]:
-    """The samples of a results file: a top-level JSON list of objects is decoded at once
-    into :class:`_ResultSample` (only the fields matching reads: 4-5x faster than decoding
-    every field); anything else (a ``{"results": [...]}`` object, an element
-    that is not an object, a syntax error, a BOM, ``NaN``) is read by
-    :func:`_results_samples_json`, whose values and errors are json's."""
+    """The samples of a results file, each a :class:`_ResultSample` (or, when it is not a
+    JSON object, its value). A top-level JSON list of objects is decoded at once (only the
+    fields matching reads: 4-5x faster than decoding every field); anything else (a
+    ``{"results": [...]}`` object, an element that is not an object, a syntax error, a
+    BOM, ``NaN``) is read by :func:`_results_samples_json`, whose values and errors are
+    json's."""
     data = read_bytes(path, MAX_RESULTS_BYTES, error=ScoreError)
     try:
         if not _is_utf8(data):  # msgspec does not check the fields it skips
             raise msgspec.DecodeError
         samples = _RESULTS_DECODER.decode(data)
     except (msgspec.DecodeError, RecursionError):
-        yield from _results_samples_json(path, data)
+        for sample in _results_samples_json(path, data):
+            yield _ResultSample.of(sample) if isinstance(sample, dict) else sample
         return
     del data  # the undecoded questions keep what they need of it
     yield from samples
@@ -898,46 +902,43 @@ def _fields_checked(
     return [f[k] for k in keys]
 
 
-def _question(sample: dict[str, Any] | _ResultSample) -> str:
+def _question(sample: _ResultSample) -> str:
     """The stripped question text of a results sample (decoded here when it was kept as
     raw JSON by :func:`_results_samples`)."""
-    q = sample.get("question", "")
+    q = sample.question
+    if q is UNSET:
+        return ""
     if isinstance(q, msgspec.Raw):
         q = loads_json(bytes(q), "question", error=ScoreError)
     return str(q).strip()
 
 
 def _match_sample(
-    sample: dict[str, Any] | _ResultSample,
+    sample: _ResultSample,
     index: _MatchIndex,
     at: tuple[Path, int],
     memo: dict[tuple[Any, ...], str] | None = None,
 ) -> str:
     """The dataset id the results sample number ``at[1]`` of file ``at[0]`` answers
     (:func:`load_external_results`). ``memo`` remembers the id of each (station pair, city,
-    category) written as strings that matched one query without reading the question
-    (results files answer each query several times)."""
-    sid = sample.get("id")
-    if isinstance(sid, str) and sid in index.kinds:
+    category), each a string or absent, that matched one query without reading the
+    question (results files answer each query several times)."""
+    sid = sample.id
+    if type(sid) is str and sid in index.kinds:
         return sid
-    if "station_1" in sample and "station_2" in sample:
-        s1, s2 = sample.get("station_1"), sample.get("station_2")
-        key = None
-        if memo is not None:
-            key = (s1, s2, "city" in sample, sample.get("city"))
-            key += ("category" in sample, sample.get("category"))
-            if all(v is None or isinstance(v, str | bool) for v in key):
-                if key in memo:
-                    return memo[key]
-            else:
-                key = None
-        pair = (table_name(str(s1)), table_name(str(s2)))
-        cands = index.by_pair.get(pair, [])
-        city = str(sample.get("city", "")).strip().lower()
-        if city:
-            cands = [q for q in cands if city in q.map_lower] or cands
-        if "category" in sample:
-            cands = [q for q in cands if q.category == sample.get("category")]
+    s1, s2, city, category = sample.station_1, sample.station_2, sample.city, sample.category
+    if s1 is not UNSET and s2 is not UNSET:
+        key: tuple[Any, ...] | None = (s1, s2, city, category)
+        if memo is None or not all(type(v) is str or v is UNSET for v in key):
+            key = None
+        elif key in memo:
+            return memo[key]
+        cands = index.by_pair.get((table_name(str(s1)), table_name(str(s2))), [])
+        place = "" if city is UNSET else str(city).strip().lower()
+        if place:
+            cands = [q for q in cands if place in q.map_lower] or cands
+        if category is not UNSET:
+            cands = [q for q in cands if q.category == category]
         if len(cands) == 1:
             if key is not None:
                 memo[key] = cands[0].id  # type: ignore[index]
