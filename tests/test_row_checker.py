@@ -190,3 +190,35 @@ def test_bytes_that_are_not_utf8_go_the_full_way_even_in_an_unknown_key():
     assert fast(RPQuery, line)[0] == "error"
     with pytest.raises(UnicodeDecodeError):
         line.decode("utf-8")
+
+
+def _keyword_form(cls: type, d: dict[str, Any]) -> Any:
+    """``from_dict`` as it was written before the positional form (the reference)."""
+    from dataclasses import fields
+
+    kw = {f.name: d[f.name] for f in fields(cls) if f.name in d}
+    if cls is RPQuery:
+        totals = {k: d[k] for k in TOTAL_FIELDS if d.get(k) is not None}
+        kw["totals"] = totals or None
+    return cls(**kw)
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=st.sampled_from(CASES), data=st.data())
+def test_from_dict_builds_the_keyword_forms_record(case, data):
+    cls, _, row = case
+    keys = [*row, "totals", "release_rank", "truncated", "extra"]
+    drop = data.draw(st.lists(st.sampled_from(keys), unique=True))
+    extra = data.draw(st.dictionaries(st.sampled_from(keys), json_values, max_size=3))
+    d = {k: v for k, v in {**row, **extra}.items() if k not in drop}
+    try:
+        want = _keyword_form(cls, d)
+    except TypeError as exc:  # a required field missing: the same error
+        with pytest.raises(TypeError, match="missing"):
+            cls.from_dict(d)
+        assert "missing" in str(exc)
+        return
+    got = cls.from_dict(d)
+    assert got == want
+    if "tables" not in d:  # a fresh default container per record
+        assert got.tables is not cls.from_dict(d).tables

@@ -53,6 +53,34 @@ def _known_fields(cls: type, d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if k in known}
 
 
+@cache
+def _defaults(cls: type) -> tuple[tuple[str, Any, Callable[[], Any] | None], ...]:
+    """Per field of the dataclass ``cls``, in order: name, default, default factory."""
+    return tuple(
+        (f.name, f.default, None if f.default_factory is MISSING else f.default_factory)
+        for f in fields(cls)
+    )
+
+
+def _construct(cls: type, d: dict[str, Any], **given: Any) -> Any:
+    """``cls(**_known_fields(cls, d), **given)``, built positionally: the same record (keys
+    ``cls`` does not know ignored, defaults for the absent ones; a required field missing is
+    the same ``TypeError``), in half the time of the keyword form for a dataset row."""
+    args = []
+    for name, default, factory in _defaults(cls):
+        if name in given:
+            args.append(given[name])
+        elif name in d:
+            args.append(d[name])
+        elif factory is not None:
+            args.append(factory())
+        elif default is not MISSING:
+            args.append(default)
+        else:
+            return cls(**{**_known_fields(cls, d), **given})  # raises: a field is missing
+    return cls(*args)
+
+
 @dataclass(frozen=True, slots=True)
 class RPCategory:
     """One route-planning category: what the model is shown and what it optimises.
@@ -172,10 +200,8 @@ class RPQuery:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RPQuery:
-        kw = _known_fields(cls, d)
         totals = {k: d[k] for k in TOTAL_FIELDS if d.get(k) is not None}
-        kw["totals"] = totals or None
-        return cls(**kw)
+        return _construct(cls, d, totals=totals or None)  # type: ignore[no-any-return]
 
 
 @dataclass(slots=True)
@@ -205,7 +231,7 @@ class QAQuery:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> QAQuery:
-        return cls(**_known_fields(cls, d))
+        return _construct(cls, d)  # type: ignore[no-any-return]
 
 
 @dataclass(slots=True)
