@@ -459,13 +459,14 @@ class Solver:
                 if dist[v] != du:
                     continue
                 path.append(v)
-                going = walk(path)
+                going = walk(path)  # noqa: F821 (deleted once the search is over)
                 path.pop()
                 if not going:
                     return False
             return True
 
         complete = walk([s])
+        del walk  # breaks the cycle walk -> its cell -> walk: freed now, not by the collector
         zero = self._zero
         found = []
         for p in paths[:cap]:
@@ -681,7 +682,9 @@ class Solver:
                         if u in seq:
                             continue
                         seq.append(u)
-                        going = back(ys if len(ys) == 1 else list(dict.fromkeys(ys)), seq)
+                        going = back(  # noqa: F821 (deleted once the search is over)
+                            ys if len(ys) == 1 else list(dict.fromkeys(ys)), seq
+                        )
                         seq.pop()
                         if not going:
                             return False
@@ -690,6 +693,7 @@ class Solver:
                 del seq[depth:]  # the stations followed without recursing
 
         complete = back(targets, [t])
+        del back  # breaks the cycle back -> its cell -> back (and frees dist, paths now)
         return paths[:cap], complete
 
     def _tight_dag(
@@ -973,11 +977,12 @@ class Solver:
                 if v not in on and len(path) + 1 + dist[v] <= limit:
                     path.append(v)
                     on.add(v)
-                    walk(path, on)
+                    walk(path, on)  # noqa: F821 (deleted once the search is over)
                     on.discard(v)
                     path.pop()
 
         walk([s], {s})
+        del walk  # breaks the cycle walk -> its cell -> walk
         best = min(c for c, _, _ in found)
         routes = _routes(self.table, [f for f in found if within(f[0], best)])
         return Solution(routes[:max_routes], len(routes), "enumerated")
