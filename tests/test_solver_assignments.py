@@ -42,7 +42,7 @@ def shared_track_routes(draw):
 def same(solver: Solver, table: CostTable, weights: Weights | None, path: list[int]) -> None:
     costs = table.weighted(weights)
     want = optimal_assignments(table, costs, path)
-    got = _assignments(solver._single, table, costs, path)
+    got = _assignments(solver._single, solver._options, costs, path)
     assert got[0] == want[0]  # the same float, not merely close
     assert got[1] == want[1]  # markings: transfers and representative lines
 
