@@ -196,7 +196,8 @@ def _layered(
             for lb, c in zip(after, eh, strict=True):
                 changed = la != lb
                 crow.append(changed)
-                srow.append(base + c + (t if changed else 0.0))
+                if not zero:
+                    srow.append(base + c + (t if changed else 0.0))
             chg.append(crow)
             stp.append(srow)
         change.append(chg)
@@ -798,18 +799,26 @@ class Solver:
                     budget[0] -= 1
                     if budget[0] < 0:
                         return False
-                    by_station: dict[int, list[int]] = {}
-                    for x in states:
-                        dx = dist[x] + slack
-                        for y, i in rows[x]:
-                            if dist[y] + cost[i] <= dx:
-                                by_station.setdefault(station_of[y], []).append(y)
-                    if len(by_station) == 1:  # one way back: follow it without recursing
-                        ((u, ys),) = by_station.items()
+                    tied = [  # the tight predecessor states, in arc order
+                        y
+                        for x in states
+                        for dx in (dist[x] + slack,)
+                        for y, i in rows[x]
+                        if dist[y] + cost[i] <= dx
+                    ]
+                    if not tied:
+                        return True
+                    u = station_of[tied[0]]
+                    if all(station_of[y] == u for y in tied):  # one way back: no recursion
                         if u != s and u not in seq:
                             seq.append(u)
-                            states = ys if len(ys) == 1 else list(dict.fromkeys(ys))
+                            states = tied if len(tied) == 1 else list(dict.fromkeys(tied))
                             continue
+                        by_station = {u: tied}
+                    else:
+                        by_station = {}
+                        for y in tied:
+                            by_station.setdefault(station_of[y], []).append(y)
                     for u, ys in by_station.items():
                         if u == s:
                             if s in ys:
