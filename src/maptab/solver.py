@@ -112,8 +112,10 @@ class Route:
 
     def format(self) -> str:
         """The route string ``A-B(transfer)-C`` (SPEC 4)."""
+        if not self.transfers:
+            return "-".join(self.stations)
         marked = set(self.transfers)
-        return "-".join(f"{s}(transfer)" if s in marked else s for s in self.stations)
+        return "-".join([f"{s}(transfer)" if s in marked else s for s in self.stations])
 
     @property
     def vertex_count(self) -> int:
@@ -129,9 +131,10 @@ def _routes(table: CostTable, found: list[tuple[float, list[int], list[Marking]]
     names = table.stations
     out = []
     for cost, path, marks in found:
-        stations = tuple(names[i] for i in path)
+        stations = tuple(map(names.__getitem__, path))
         for m in marks:
-            out.append(Route(stations, tuple(stations[h] for h in m.transfers), m.lines, cost))
+            transfers = tuple(map(stations.__getitem__, m.transfers))
+            out.append(Route(stations, transfers, m.lines, cost))
     if len(out) == 1:
         return out
     return sorted(out, key=lambda r: (r.cost, r.format()))
@@ -809,7 +812,9 @@ class Solver:
                     if not tied:
                         return True
                     u = station_of[tied[0]]
-                    if all(station_of[y] == u for y in tied):  # one way back: no recursion
+                    if len(tied) == 1 or all(  # one way back: follow it without recursing
+                        map(u.__eq__, map(station_of.__getitem__, tied))
+                    ):
                         if u != s and u not in seq:
                             seq.append(u)
                             states = tied if len(tied) == 1 else list(dict.fromkeys(tied))
