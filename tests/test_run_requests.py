@@ -269,3 +269,18 @@ def test_other_split_rows_are_skipped_unchecked_and_a_changed_file_is_an_error(d
     os.utime(ds / "rp.jsonl", ns=(st.st_atime_ns, st.st_mtime_ns))
     with pytest.raises(DatasetError, match=f"holds 'rp-99999', not '{first}'"):
         list(Dataset(ds, verify=False).load(refs))
+
+
+def test_a_kind_registered_in_place_of_a_built_in_keeps_its_own_checks(ds, monkeypatch):
+    from dataclasses import replace
+
+    from maptab.schema import RecordError
+    from maptab.tasks import base
+
+    def strict(row):
+        raise RecordError("refused by the replacement")
+
+    base.get("rp")  # the registry loaded
+    monkeypatch.setitem(base._REGISTRY, "rp", replace(base.get("rp"), decode=strict))
+    with pytest.raises(DatasetError, match="refused by the replacement"):
+        list(Dataset(ds).select())

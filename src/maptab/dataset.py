@@ -34,6 +34,7 @@ import io
 import json
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from functools import cached_property
@@ -765,13 +766,13 @@ def _fast_paths(kind: TaskKind) -> tuple[Callable[[bytes], Any], Callable[[Any],
     already checked in this file version (what ``decode`` returns inside
     :func:`maptab.schema.rows_checked`, without the context switch per row;
     :meth:`Dataset.load`)."""
-    from maptab.tasks import qa, rp  # imported by the registry already
-
-    for module in (rp, qa):
-        if kind.decode is module.decode:
-            check = row_checker(kind.record)
-            return None if check is None else (check, kind.record.from_dict)
-    return None
+    # the built-in kind's module, loaded by the registry (not imported here: tasks sit
+    # above the domain); a kind registered in its place has another decode
+    module = sys.modules.get(f"maptab.tasks.{kind.name}")
+    if module is None or getattr(module, "decode", None) is not kind.decode:
+        return None
+    check = row_checker(kind.record)
+    return None if check is None else (check, kind.record.from_dict)
 
 
 def _checked_rows(path: Path, check: Callable[[bytes], Any]) -> Iterator[tuple[int, int, Any]]:

@@ -22,8 +22,10 @@ from the target over *tied predecessors* (``dist[y] + c ≤ dist[x] + slack``, w
 is a small multiple of the tie tolerance measured on the optimum ``J`` itself, never on the
 partial distance), enumerating distinct station sequences and dropping any that repeats a
 station; every simple route within the tolerance of the optimum is among them, and each
-candidate is then scored exactly: its J-optimal, fewest-transfer markings come from
-:func:`maptab.costs.optimal_assignments`, and candidates outside the tolerance are dropped.
+candidate is then scored exactly: its J-optimal, fewest-transfer markings are those of
+:func:`maptab.costs.optimal_assignments` (computed by the solver's own copy of that
+programme, :func:`_assignments`, the same floats), and candidates outside the tolerance
+are dropped.
 
 Why simple paths need care: the state-graph optimum is taken over *walks*, and a walk may
 revisit a station through a line change (ride a shared track one stop on line A, change
