@@ -22,10 +22,8 @@ from the target over *tied predecessors* (``dist[y] + c ≤ dist[x] + slack``, w
 is a small multiple of the tie tolerance measured on the optimum ``J`` itself, never on the
 partial distance), enumerating distinct station sequences and dropping any that repeats a
 station; every simple route within the tolerance of the optimum is among them, and each
-candidate is then scored exactly: its J-optimal, fewest-transfer markings are those of
-:func:`maptab.costs.optimal_assignments` (computed by the solver's own copy of that
-programme, :func:`_assignments`, the same floats), and candidates outside the tolerance
-are dropped.
+candidate is then scored exactly: its J-optimal, fewest-transfer markings come from
+:func:`maptab.costs.optimal_assignments`, and candidates outside the tolerance are dropped.
 
 Why simple paths need care: the state-graph optimum is taken over *walks*, and a walk may
 revisit a station through a line change (ride a shared track one stop on line A, change
@@ -55,8 +53,6 @@ import heapq
 import itertools
 import math
 from dataclasses import dataclass
-from itertools import compress
-from operator import getitem, ne
 
 import numpy as np
 
@@ -72,6 +68,7 @@ from maptab.costs import (
     _check_items,
     mean_assignments,
     mean_cost,
+    optimal_assignments,
     within,
 )
 from maptab.network import Network
@@ -140,168 +137,6 @@ def _routes(table: CostTable, found: list[tuple[float, list[int], list[Marking]]
     if len(out) == 1:
         return out
     return sorted(out, key=lambda r: (r.cost, r.format()))
-
-
-def _assignments(
-    single: list[dict[int, tuple[str | None, int] | None]],
-    options: list[dict[int, tuple[tuple[str | None, ...], tuple[int, ...]]]],
-    costs: WeightedCosts,
-    path: list[int],
-) -> tuple[float, list[Marking]]:
-    """:func:`maptab.costs.optimal_assignments` of ``path``: the same float (the same
-    additions in the same order) and the same markings, 3-5x faster.
-
-    ``single[a][b]`` is the ``(line, edge)`` of the hop ``a → b`` when one edge joins the two
-    stations, else ``None``; ``options[a][b]`` is the hop's ``(lines, edges)``. A route
-    without a shared track has one assignment, summed with the per-station work in C
-    (``map``); a route on a shared track goes through :func:`_layered`."""
-    hop = list(map(getitem, map(single.__getitem__, path), path[1:]))
-    if None in hop:
-        hops = list(map(getitem, map(options.__getitem__, path), path[1:]))
-        edge = costs.edge.__getitem__
-        return _layered(
-            [h[0] for h in hops],
-            [list(map(edge, h[1])) for h in hops],
-            list(map(costs.leave.__getitem__, path)),
-            list(map(costs.transfer.__getitem__, path)),
-            costs.dest[path[-1]],
-        )
-    lines = tuple([h[0] for h in hop])
-    marks = tuple(compress(range(1, len(hop)), map(ne, lines, lines[1:])))
-    total = sum(map(costs.leave.__getitem__, path[:-1])) + costs.dest[path[-1]]
-    edges = costs.edge
-    total += sum([edges[h[1]] for h in hop]) + sum(
-        map(costs.transfer.__getitem__, map(path.__getitem__, marks))
-    )
-    return total, [Marking(lines, marks)]
-
-
-def _layered(
-    lines: list[tuple[str | None, ...]],
-    ec: list[list[float]],
-    lv: list[float],
-    tr: list[float],
-    dest: float,
-) -> tuple[float, list[Marking]]:
-    """The layered programme of :func:`maptab.costs.optimal_assignments` over a route's hop
-    options (``lines[h]``, edge costs ``ec[h]``; per station the leave and transfer costs
-    ``lv``, ``tr``; the destination's ``dest``), computing the same values: each
-    transition's cost and tightness once (``optimal_assignments`` recomputes them in each
-    of its passes), in plain loops (a hop with one option costs no comprehension)."""
-    k = len(lines)
-    inf = math.inf
-    zero = not any(lv) and not any(tr) and not any(map(any, ec))
-    change: list[list[list[bool]]] = [[]]  # change[h][a][b]: options a, b on other lines
-    step: list[list[list[float]]] = [[]]  # step[h][a][b]: entering option b of hop h from a
-    for h in range(1, k):
-        before, after, base, t, eh = lines[h - 1], lines[h], lv[h], tr[h], ec[h]
-        chg, stp = [], []
-        for la in before:
-            crow, srow = [], []
-            for lb, c in zip(after, eh, strict=True):
-                changed = la != lb
-                crow.append(changed)
-                if not zero:
-                    srow.append(base + c + (t if changed else 0.0))
-            chg.append(crow)
-            stp.append(srow)
-        change.append(chg)
-        step.append(stp)
-    tight: list[list[list[bool]]] | None = None  # None: every transition is tight
-    if zero:  # criteria-free: every assignment is J-optimal
-        best = 0.0
-        tf: list[list[float]] = [[0] * len(lines[0])]
-    else:
-        first = lv[0]
-        fwd = [[first + c for c in ec[0]]]
-        for h in range(1, k):
-            prev, stp = fwd[-1], step[h]
-            cur = []
-            for b in range(len(lines[h])):
-                m = prev[0] + stp[0][b]
-                for a in range(1, len(prev)):
-                    v = prev[a] + stp[a][b]
-                    if v < m:
-                        m = v
-                cur.append(m)
-            fwd.append(cur)
-        bwd: list[list[float]] = [[]] * k
-        bwd[k - 1] = [0.0] * len(lines[k - 1])
-        for h in range(k - 1, 0, -1):
-            nxt, cur = bwd[h], []
-            for row in step[h]:
-                m = row[0] + nxt[0]
-                for b in range(1, len(nxt)):
-                    v = row[b] + nxt[b]
-                    if v < m:
-                        m = v
-                cur.append(m)
-            bwd[h - 1] = cur
-        best = min(fwd[-1])
-        limit = best + REL_TOL * abs(best) + 1e-12  # within(value, best)
-        tight = [[]]
-        for h in range(1, k):
-            nxt, rows = bwd[h], []
-            for f, row in zip(fwd[h - 1], step[h], strict=True):
-                rows.append([f + c + n <= limit for c, n in zip(row, nxt, strict=True)])
-            tight.append(rows)
-        tf = [[0 if f + b <= limit else inf for f, b in zip(fwd[0], bwd[0], strict=True)]]
-    # fewest transfers over J-tight transitions (integer programme, forward and backward)
-    for h in range(1, k):
-        prev, ch, cur = tf[-1], change[h], []
-        ti = tight[h] if tight is not None else None
-        for b in range(len(lines[h])):
-            m = inf
-            for a in range(len(prev)):
-                if prev[a] < inf and (ti is None or ti[a][b]):
-                    v = prev[a] + ch[a][b]
-                    if v < m:
-                        m = v
-            cur.append(m)
-        tf.append(cur)
-    fewest = min(tf[-1])
-    tb: list[list[float]] = [[]] * k
-    tb[k - 1] = [0 if f < inf else inf for f in tf[-1]]
-    for h in range(k - 1, 0, -1):
-        nxt, ch, cur = tb[h], change[h], []
-        ti = tight[h] if tight is not None else None
-        for a in range(len(lines[h - 1])):
-            m = inf
-            for b in range(len(nxt)):
-                if nxt[b] < inf and (ti is None or ti[a][b]):
-                    v = ch[a][b] + nxt[b]
-                    if v < m:
-                        m = v
-            cur.append(m)
-        tb[h - 1] = cur
-    # markings: forward over transitions that keep both optimality conditions
-    layer: list[dict[tuple[int, ...], tuple[str | None, ...]]] = [
-        {(): (line,)} if f + b == fewest else {}
-        for line, f, b in zip(lines[0], tf[0], tb[0], strict=True)
-    ]
-    for h in range(1, k):
-        ch, before, after = change[h], tf[h - 1], tb[h]
-        ti = tight[h] if tight is not None else None
-        new: list[dict[tuple[int, ...], tuple[str | None, ...]]] = []
-        for b, line_b in enumerate(lines[h]):
-            into: dict[tuple[int, ...], tuple[str | None, ...]] = {}
-            for a, marks in enumerate(layer):
-                if not marks or (ti is not None and not ti[a][b]):
-                    continue
-                changed = ch[a][b]
-                if before[a] + changed + after[b] != fewest:
-                    continue
-                for m, ls in marks.items():
-                    key = (*m, h) if changed else m
-                    if key not in into:
-                        into[key] = (*ls, line_b)
-            new.append(into)
-        layer = new
-    found: dict[tuple[int, ...], tuple[str | None, ...]] = {}
-    for marks in layer:
-        for m, ls in marks.items():
-            found.setdefault(m, ls)
-    return best + dest, [Marking(ls, m) for m, ls in sorted(found.items())]
 
 
 def _slack(j: float) -> float:
@@ -459,14 +294,6 @@ class Solver:
             nbrs[a].append(b)
             out_hops[a].extend((b, line, k) for line, k in opts)
         self._nbrs = [sorted(v) for v in nbrs]
-        # per hop a → b: its (line, edge) when one edge joins the stations (_assignments)
-        self._single: list[dict[int, tuple[str | None, int] | None]] = [{} for _ in range(n)]
-        self._options: list[dict[int, tuple[tuple[str | None, ...], tuple[int, ...]]]] = [
-            {} for _ in range(n)
-        ]
-        for (a, b), opts in table.hops.items():
-            self._single[a][b] = opts[0] if len(opts) == 1 else None
-            self._options[a][b] = (tuple(ln for ln, _ in opts), tuple(k for _, k in opts))
         # states: a start state per station (numbered like the station), then one state per
         # (station, incoming line); a travelmap has no lines, its start states are its states
         state_of: dict[tuple[int, str | None], int] = {}
@@ -614,7 +441,7 @@ class Solver:
         zero = self._zero
         found = []
         for p in paths[:cap]:
-            _, marks = _assignments(self._single, self._options, zero, p)
+            _, marks = optimal_assignments(self.table, zero, p)
             found.append((float(len(p)), p, marks))
         routes = _routes(self.table, found)
         if complete:
@@ -700,7 +527,7 @@ class Solver:
         paths, complete = self._tied_simple_paths(s, t, dist, rev, slack, cap)
         found = []
         for p in paths:
-            cost, marks = _assignments(self._single, self._options, costs, p)
+            cost, marks = optimal_assignments(self.table, costs, p)
             found.append((cost, p, marks))
         best = min((c for c, _, _ in found), default=math.inf)
         simple_optimum = within(best, walk_best + dest)
@@ -720,7 +547,7 @@ class Solver:
         incumbent = best - dest
         found = []
         for p in self._best_first(s, t, fwd, h, dest, query, incumbent):
-            cost, marks = _assignments(self._single, self._options, costs, p)
+            cost, marks = optimal_assignments(self.table, costs, p)
             found.append((cost, p, marks))
         best = min(c for c, _, _ in found)
         routes = _routes(self.table, [f for f in found if within(f[0], best)])
