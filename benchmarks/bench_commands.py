@@ -11,9 +11,12 @@ Every command runs in its own process; we report its wall time and peak resident
   ``PATH/../../results_evaluate``); without it the faithful re-implementation
   ``benchmarks/released_planning.py`` stands in. The output says which.
 * **run**: ``maptab run --model oracle`` (the fastest baseline) over the dataset's RP rows:
-  samples per second after start-up (a ``--limit 1`` run subtracted) beside a minimal
-  read-and-write loop over the same rows (the floor any runner pays). Target: >= 10,000
-  samples/s. (The client against an HTTP server is ``benchmarks/bench_run.py``.)
+  samples per second after start-up (a ``--limit 1`` run subtracted), by wall and by CPU
+  time, beside a minimal read-and-write loop over the same rows (the floor any runner
+  pays). Target: >= 10,000 samples/s. With ``--reference-src``, the other checkout's code
+  runs too, alternating with this one ``--reps`` times (p50 and max of each), and the two
+  runs' predictions must be the same (``latency_s`` aside). (The client against an HTTP
+  server is ``benchmarks/bench_run.py``.)
 
 The dataset is built once (``--no-render``; ``--maps`` maps per scenario, ``--pairs`` OD
 pairs per scenario, 12 RP queries per pair) into ``--cache`` (default
@@ -33,7 +36,7 @@ checked against the code before them).
   Target: <= 1 GB each.
 
 Usage: ``python benchmarks/bench_commands.py [--quick] [--answers N] [--released PATH]
-[--reference-src DIR] [--paper] [--skip-score] [--run-only]``.
+[--reference-src DIR] [--paper] [--skip-score] [--run-only] [--reps N]``.
 """
 
 from __future__ import annotations
@@ -252,27 +255,74 @@ def same_as_reference(ds: Path, results: Path, work: Path, src: Path) -> None:
         raise SystemExit("scores differ from the reference code's")
 
 
-def bench_run(ds: Path, work: Path) -> None:
-    """``maptab run --model oracle`` against a minimal read-and-write loop."""
+def _run_rate(ds: Path, out: Path, rows: int, src: Path) -> tuple[float, float, float, float]:
+    """``maptab run DS --model oracle`` with the code of ``src`` (a checkout's ``src/``):
+    ``(samples/s after start-up by wall time, by CPU time, peak MB, start-up s)``; the
+    start-up is a ``--limit 1`` run's, subtracted."""
+    base = [sys.executable, "-c", "from maptab.cli import main; main()", "run", str(ds)]
+    base += ["--model", "oracle", "--no-progress"]
+    os.environ["PYTHONPATH"] = str(src)
+    try:
+        shutil.rmtree(out.with_name(out.name + "-one"), ignore_errors=True)
+        one_s, _, one_cpu, _ = timed([*base, "--out", f"{out}-one", "--limit", "1"])
+        shutil.rmtree(out, ignore_errors=True)
+        all_s, all_mb, all_cpu, _ = timed([*base, "--out", str(out), "--limit", str(rows)])
+    finally:
+        del os.environ["PYTHONPATH"]
+    return (
+        (rows - 1) / max(1e-9, all_s - one_s),
+        (rows - 1) / max(1e-9, all_cpu - one_cpu),
+        all_mb,
+        one_s,
+    )
+
+
+def _predictions(out: Path) -> list[dict]:
+    """The run's rows without ``latency_s`` (a timing), in file order."""
+    rows = [json.loads(line) for line in (out / "predictions.jsonl").open(encoding="utf-8")]
+    for row in rows:
+        row.pop("latency_s")
+    return rows
+
+
+def _p50(xs: list[float]) -> float:
+    return sorted(xs)[len(xs) // 2]
+
+
+def bench_run(ds: Path, work: Path, reference: Path | None = None, reps: int = 1) -> None:
+    """``maptab run --model oracle`` against a minimal read-and-write loop; with
+    ``reference`` (another checkout's ``src/``), the two codes alternate ``reps`` times (A/B
+    in the same minutes) and their predictions are compared (``latency_s`` aside)."""
     rows = sum(1 for _ in (ds / "rp.jsonl").open(encoding="utf-8"))
     loop_s, loop_mb, _, _ = timed(
         [sys.executable, "-c", _LOOP, str(ds / "rp.jsonl"), str(work / "loop")]
     )
-    base = [str(BIN / "maptab"), "run", str(ds), "--model", "oracle", "--no-progress"]
-    one_s, _, one_cpu, _ = timed([*base, "--out", str(work / "one"), "--limit", "1"])
-    all_s, all_mb, all_cpu, _ = timed([*base, "--out", str(work / "all"), "--limit", str(rows)])
-    rate = (rows - 1) / max(1e-9, all_s - one_s)
-    cpu_rate = (rows - 1) / max(1e-9, all_cpu - one_cpu)
     print(f"minimal loop over {rows:,} RP rows: {loop_s:6.2f} s wall  peak {loop_mb:5.0f} MB")
-    print(
-        f"maptab run --model oracle      : {all_s:6.2f} s wall ({one_s:.2f} s start-up)  "
-        f"peak {all_mb:5.0f} MB"
-    )
-    print(
-        f"oracle: {rate:,.0f} samples/s after start-up by wall time, {cpu_rate:,.0f} by CPU time "
-        f"(target >= 10,000 {'PASS' if min(rate, cpu_rate) >= 10_000 else 'MISS'}); "
-        f"{all_s / loop_s:.1f}x the minimal loop"
-    )
+    codes = {"this code": HERE.parent / "src"}
+    if reference is not None:
+        codes[f"reference {reference}"] = reference
+    rates: dict[str, list[tuple[float, float, float, float]]] = {name: [] for name in codes}
+    for _ in range(reps):
+        for i, (name, src) in enumerate(codes.items()):
+            rates[name].append(_run_rate(ds, work / f"run-{i}", rows, src))
+    for name, got in rates.items():
+        wall, cpu = [r[0] for r in got], [r[1] for r in got]
+        print(
+            f"{name}: oracle {_p50(wall):,.0f} samples/s after start-up by wall time "
+            f"(p50 of {reps}, max {max(wall):,.0f}), {_p50(cpu):,.0f} by CPU time "
+            f"(max {max(cpu):,.0f}); start-up {_p50([r[3] for r in got]):.2f} s, "
+            f"peak {max(r[2] for r in got):.0f} MB; "
+            f"{rows / _p50(wall) / loop_s:.1f}x the minimal loop's time"
+        )
+    best = _p50([r[0] for r in rates["this code"]])
+    cpu = _p50([r[1] for r in rates["this code"]])
+    verdict = "PASS" if min(best, cpu) >= 10_000 else "MISS"
+    print(f"oracle target >= 10,000 samples/s: {verdict}")
+    if reference is not None:
+        same = _predictions(work / "run-0") == _predictions(work / "run-1")
+        print(f"predictions identical to the reference's (latency_s aside): {same}")
+        if not same:
+            raise SystemExit("the oracle's predictions differ from the reference code's")
 
 
 def bench_paper_memory(paper: Path, work: Path) -> None:
@@ -329,6 +379,9 @@ def main() -> None:
     )
     ap.add_argument("--skip-score", action="store_true", help="skip the scorer comparison")
     ap.add_argument("--run-only", action="store_true", help="only time maptab run (no scorer)")
+    ap.add_argument(
+        "--reps", type=int, default=1, help="repetitions of the run timing (A/B alternating)"
+    )
     args = ap.parse_args()
     n = args.answers or (20_000 if args.quick else 100_000)
     maps = args.maps or (8 if args.quick else 24)
@@ -339,7 +392,7 @@ def main() -> None:
         work = Path(tmp)
         if args.run_only:
             print(f"dataset {ds.name} ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})")
-            bench_run(ds, work)
+            bench_run(ds, work, args.reference_src, args.reps)
             return
         results = work / "bench" / "results.json"
         results.parent.mkdir()
@@ -352,7 +405,7 @@ def main() -> None:
             bench_score(ds, results, work, args.released)
             if args.reference_src:
                 same_as_reference(ds, results, work, args.reference_src)
-            bench_run(ds, work)
+            bench_run(ds, work, args.reference_src, args.reps)
         if args.paper:
             bench_paper_memory(args.cache / "paper-1", work)
 

@@ -207,6 +207,7 @@ def test_select_then_load_gives_the_samples_of_one_pass(ds):
 
 
 def test_each_selected_row_is_checked_once(ds, monkeypatch):
+    import maptab.dataset
     import maptab.schema
 
     checked = []
@@ -218,6 +219,20 @@ def test_each_selected_row_is_checked_once(ds, monkeypatch):
         return real(cls, row)
 
     monkeypatch.setattr(maptab.schema, "check_fields", check)
+    fast = maptab.schema.row_checker
+
+    def checker(cls):  # the fast check of the built-in kinds' rows (select)
+        decode = fast(cls)
+        if decode is None:
+            return None
+
+        def counted(line):
+            checked.append(line)
+            return decode(line)
+
+        return counted
+
+    monkeypatch.setattr(maptab.dataset, "row_checker", checker)
     data = Dataset(ds)
     refs = list(data.select())
     assert len(checked) == 8 + 2 + 2  # the rows, not the samples (reasonmap: two each)
@@ -254,3 +269,18 @@ def test_other_split_rows_are_skipped_unchecked_and_a_changed_file_is_an_error(d
     os.utime(ds / "rp.jsonl", ns=(st.st_atime_ns, st.st_mtime_ns))
     with pytest.raises(DatasetError, match=f"holds 'rp-99999', not '{first}'"):
         list(Dataset(ds, verify=False).load(refs))
+
+
+def test_a_kind_registered_in_place_of_a_built_in_keeps_its_own_checks(ds, monkeypatch):
+    from dataclasses import replace
+
+    from maptab.schema import RecordError
+    from maptab.tasks import base
+
+    def strict(row):
+        raise RecordError("refused by the replacement")
+
+    base.get("rp")  # the registry loaded
+    monkeypatch.setitem(base._REGISTRY, "rp", replace(base.get("rp"), decode=strict))
+    with pytest.raises(DatasetError, match="refused by the replacement"):
+        list(Dataset(ds).select())

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from maptab.run.store import PredictionStore, StoreError
 from maptab.schema import Prediction
@@ -74,3 +77,44 @@ def test_two_runs_cannot_share_a_directory(tmp_path):
         PredictionStore(tmp_path).open()
     with PredictionStore(tmp_path):  # released on close
         pass
+
+
+text_values = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    strings=st.lists(text_values, min_size=7, max_size=7),
+    latency=st.one_of(st.floats(allow_nan=True), st.integers(0, 9), st.none()),
+    tokens=st.one_of(st.integers(-(2**70), 2**70), st.booleans(), st.none()),
+    settings_=st.dictionaries(text_values, st.one_of(text_values, st.integers(), st.floats())),
+    error=st.one_of(st.none(), text_values, st.integers()),
+)
+def test_row_text_is_json_dumps(tmp_path_factory, strings, latency, tokens, settings_, error):
+    """Rows are written as ``json.dumps(row, ensure_ascii=False)`` writes them, whatever the
+    values (the usual types take a direct path, others json.dumps)."""
+    sid, kind, response, reasoning, provider, model, _ = strings
+    pred = Prediction(
+        id=sid,
+        kind=kind,
+        response=response,
+        reasoning=reasoning,
+        latency_s=latency,  # type: ignore[arg-type]
+        prompt_tokens=tokens,  # type: ignore[arg-type]
+        completion_tokens=3,
+        provider=provider,
+        model=model,
+        settings=settings_,
+        error=error,  # type: ignore[arg-type]
+    )
+    store = PredictionStore(tmp_path_factory.mktemp("run"))
+    want = json.dumps(
+        {f.name: getattr(pred, f.name) for f in fields(Prediction)}, ensure_ascii=False
+    )
+    assert store._line(pred) == want
+    assert store._line(pred) == want  # the settings' cached text
+    settings_["changed"] = 1  # the same object, changed: encoded again
+    want = json.dumps(
+        {f.name: getattr(pred, f.name) for f in fields(Prediction)}, ensure_ascii=False
+    )
+    assert store._line(pred) == want

@@ -34,11 +34,14 @@ import io
 import json
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import IO, Any, Protocol
+
+import msgspec
 
 from maptab import __version__
 from maptab.errors import MaptabError
@@ -53,6 +56,7 @@ from maptab.schema import (
     check_fields,
     read_jsonl_lines,
     read_jsonl_offsets,
+    row_checker,
     rows_checked,
 )
 from maptab.tasks.base import TaskKind, all_kinds
@@ -589,7 +593,9 @@ class Dataset:
         """Where the rows of :meth:`samples` lie (same selection, same order): one pass that
         checks each row, keeping no row. :meth:`load` reads the samples back."""
         versions: dict[str, tuple[int, int, int]] = {}
-        for kind, n, offset, _, _, sid, v in self._selected(split, categories, limit, versions):
+        for kind, n, offset, _, _, sid, v in self._selected(
+            split, categories, limit, versions, light=True
+        ):
             yield SampleRef(sid, kind, v, offset, n, versions[kind])
 
     def load(self, refs: Iterable[SampleRef]) -> Iterator[Sample]:
@@ -597,7 +603,7 @@ class Dataset:
         rows are read, the row of a kind with several variants once for all of them. The
         rows were checked by :meth:`select` and are not checked again
         (:func:`maptab.schema.rows_checked`): a file changed since is an error."""
-        files: dict[str, tuple[IO[bytes], Path, TaskKind, tuple[int, int, int]]] = {}
+        files: dict[str, tuple[IO[bytes], Path, TaskKind, tuple[int, int, int], Any]] = {}
         last: tuple[str, int, dict[str, Any], Any] | None = None
         try:
             for ref in refs:
@@ -606,18 +612,28 @@ class Dataset:
                         task = get_kind(ref.kind)
                         path = self.file(task.query_file)
                         fh = open_regular(path, binary=True, error=DatasetError)
-                        files[ref.kind] = (fh, path, task, _version(os.fstat(fh.fileno())))
-                    fh, path, task, version = files[ref.kind]
+                        fast = _fast_paths(task)
+                        trusted = fast[1] if fast is not None else None
+                        version = _version(os.fstat(fh.fileno()))
+                        files[ref.kind] = (fh, path, task, version, trusted)
+                    fh, path, task, version, trusted = files[ref.kind]
                     if ref.version != version:
                         raise DatasetError(
                             f"{path}: changed since its samples were chosen; run again"
                         )
                     if fh.tell() != ref.offset:
                         fh.seek(ref.offset)
-                    row = _row(fh.readline(), path, ref.line)
+                    line = fh.readline()
+                    try:  # the bytes as they are: select() checked this version's rows
+                        row = _DECODE_ROW(line)
+                    except (msgspec.DecodeError, ValueError, RecursionError):
+                        row = _row(line, path, ref.line)  # what msgspec refuses: json.loads
                     try:
-                        with rows_checked():  # select() checked the row in this version
-                            record = task.decode(row)
+                        if trusted is not None and type(row) is dict:
+                            record = trusted(row)  # the kind's decode of a checked row
+                        else:
+                            with rows_checked():  # select() checked the row in this version
+                                record = task.decode(row)
                     except RecordError as exc:
                         raise DatasetError(f"{path}:{ref.line}: {exc}") from None
                     if (task.split_id(ref.id) or ("",))[0] != record.id:
@@ -637,9 +653,17 @@ class Dataset:
         categories: Iterable[str] | None,
         limit: int | None,
         versions: dict[str, tuple[int, int, int]] | None = None,
-    ) -> Iterator[tuple[str, int, int, dict[str, Any], Any, str, str]]:
+        *,
+        light: bool = False,
+    ) -> Iterator[tuple[str, int, int, Any, Any, str, str]]:
         """``(kind, line, offset, row, record, sample id, variant)`` of each selected sample
-        (:meth:`samples`); ``versions`` receives each query file's version as it is read."""
+        (:meth:`samples`); ``versions`` receives each query file's version as it is read.
+
+        With ``light`` (:meth:`select`, which keeps neither), a row of a built-in kind is
+        checked by :func:`maptab.schema.row_checker`, and ``row`` is ``None`` and ``record``
+        the checker's struct (its ``id``, ``split`` and fields the selectors read); a line
+        that check refuses is read the full way (``json.loads`` values, the kind's
+        ``decode``), which names its problem or accepts it."""
         kinds = all_kinds()
         whole, picks = _parse_selectors(kinds, categories)
         any_sel = bool(whole or picks)
@@ -656,7 +680,26 @@ class Dataset:
             path = self.file(kind.query_file)
             if versions is not None:
                 versions[kind.name] = _version(path.stat())
-            for n, offset, row in read_jsonl_offsets(path, error=DatasetError):
+            fast = _fast_paths(kind) if light else None
+            check = fast[0] if fast is not None else None
+            rows = (
+                read_jsonl_offsets(path, error=DatasetError)
+                if check is None
+                else _checked_rows(path, check)
+            )
+            for n, offset, row in rows:
+                if type(row) is tuple:  # (struct,): a row the fast check accepted
+                    record = row[0]
+                    if split is not None and record.split != split:
+                        continue
+                    if any_sel and kind.name not in whole and not any(p(record) for p in mine):
+                        continue
+                    for sid, v in kind.sample_ids(record.id):
+                        if limit is not None and count >= limit:
+                            return
+                        yield kind.name, n, offset, None, record, sid, v
+                        count += 1
+                    continue
                 if split is not None and type(row) is dict:
                     other = row.get("split")
                     if type(other) is str and other != split:
@@ -711,6 +754,50 @@ class Dataset:
             if (p.is_file() or p.is_symlink()) and rel not in listed:
                 bad.append(f"{rel}: on disk but not listed in the manifest")
         return bad
+
+
+_DECODE_ROW = msgspec.json.Decoder().decode
+
+
+def _fast_paths(kind: TaskKind) -> tuple[Callable[[bytes], Any], Callable[[Any], Any]] | None:
+    """For a kind that decodes its rows with a built-in ``decode`` (not one registered in
+    its place, which keeps its own checks): the fast check of its rows
+    (:func:`maptab.schema.row_checker`, :meth:`Dataset.select`) and the record of a row
+    already checked in this file version (what ``decode`` returns inside
+    :func:`maptab.schema.rows_checked`, without the context switch per row;
+    :meth:`Dataset.load`)."""
+    # the built-in kind's module, loaded by the registry (not imported here: tasks sit
+    # above the domain); a kind registered in its place has another decode
+    module = sys.modules.get(f"maptab.tasks.{kind.name}")
+    if module is None or getattr(module, "decode", None) is not kind.decode:
+        return None
+    check = row_checker(kind.record)
+    return None if check is None else (check, kind.record.from_dict)
+
+
+def _checked_rows(path: Path, check: Callable[[bytes], Any]) -> Iterator[tuple[int, int, Any]]:
+    """``(line number, byte offset, value)`` of each non-blank line of the JSONL file
+    ``path``, as :func:`maptab.schema.read_jsonl_offsets` gives them, except that a line
+    ``check`` accepts is ``(struct,)`` (a tuple: no JSON value is one), not decoded again."""
+    offset = 0
+    with open_regular(path, binary=True, error=DatasetError) as fh:
+        for n, line in enumerate(fh, 1):
+            start, offset = offset, offset + len(line)
+            try:
+                struct = check(line)
+            except (msgspec.DecodeError, ValueError, RecursionError):
+                pass
+            else:
+                yield n, start, (struct,)
+                continue
+            if not line.strip():
+                continue
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DatasetError(f"{path}:{n}: not UTF-8 text ({exc.reason})") from None
+            if text.strip():
+                yield n, start, loads_json(text, f"{path}:{n}", error=DatasetError)
 
 
 def _version(st: os.stat_result) -> tuple[int, int, int]:

@@ -17,7 +17,9 @@ from contextvars import ContextVar
 from dataclasses import MISSING, dataclass, field, fields
 from functools import cache
 from pathlib import Path
-from typing import Any, Union
+from typing import Annotated, Any, Literal, Union
+
+import msgspec
 
 from maptab.errors import MaptabError
 from maptab.limits import loads_json, open_regular
@@ -49,6 +51,34 @@ def _known_fields(cls: type, d: dict[str, Any]) -> dict[str, Any]:
     """The items of ``d`` that are fields of ``cls`` (keys it does not know are ignored)."""
     known = _known(cls)
     return {k: v for k, v in d.items() if k in known}
+
+
+@cache
+def _defaults(cls: type) -> tuple[tuple[str, Any, Callable[[], Any] | None], ...]:
+    """Per field of the dataclass ``cls``, in order: name, default, default factory."""
+    return tuple(
+        (f.name, f.default, None if f.default_factory is MISSING else f.default_factory)
+        for f in fields(cls)
+    )
+
+
+def _construct(cls: type, d: dict[str, Any], **given: Any) -> Any:
+    """``cls(**_known_fields(cls, d), **given)``, built positionally: the same record (keys
+    ``cls`` does not know ignored, defaults for the absent ones; a required field missing is
+    the same ``TypeError``), in half the time of the keyword form for a dataset row."""
+    args = []
+    for name, default, factory in _defaults(cls):
+        if name in given:
+            args.append(given[name])
+        elif name in d:
+            args.append(d[name])
+        elif factory is not None:
+            args.append(factory())
+        elif default is not MISSING:
+            args.append(default)
+        else:
+            return cls(**{**_known_fields(cls, d), **given})  # raises: a field is missing
+    return cls(*args)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,10 +200,8 @@ class RPQuery:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RPQuery:
-        kw = _known_fields(cls, d)
         totals = {k: d[k] for k in TOTAL_FIELDS if d.get(k) is not None}
-        kw["totals"] = totals or None
-        return cls(**kw)
+        return _construct(cls, d, totals=totals or None)  # type: ignore[no-any-return]
 
 
 @dataclass(slots=True)
@@ -203,7 +231,7 @@ class QAQuery:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> QAQuery:
-        return cls(**_known_fields(cls, d))
+        return _construct(cls, d)  # type: ignore[no-any-return]
 
 
 @dataclass(slots=True)
@@ -427,6 +455,72 @@ def reasonmap_row_problem(row: dict[str, Any]) -> str | None:
             if problem:
                 return f"routes[{i}][{j}]: {problem}"
     return None
+
+
+def _row_struct(
+    cls: type, overrides: dict[str, Any], extra: dict[str, Any]
+) -> type[msgspec.Struct]:
+    """A msgspec ``Struct`` whose typed JSON decoding accepts only rows that
+    :func:`check_fields` of ``cls`` accepts too: every field of ``cls`` with its annotation
+    (``overrides`` narrows some, for the row checks beyond the types), plus the ``extra``
+    keys (JSON names of optional fields that are not attributes of ``cls``)."""
+    hints = typing.get_type_hints(cls)
+    spec: list[Any] = []
+    for f in fields(cls):
+        tp = overrides.get(f.name, hints[f.name])
+        required = f.default is MISSING and f.default_factory is MISSING
+        spec.append((f.name, tp) if required else (f.name, tp, None))
+    for i, (name, tp) in enumerate(extra.items()):
+        spec.append((f"extra_{i}", tp, msgspec.field(default=None, name=name)))
+    return msgspec.defstruct(f"{cls.__name__}Check", spec, kw_only=True)
+
+
+_NON_EMPTY = Annotated[str, msgspec.Meta(min_length=1)]
+
+
+@cache
+def row_checker(cls: type) -> Callable[[bytes], Any] | None:
+    """A fast check of the dataset rows of the record class ``cls`` (:class:`RPQuery`,
+    :class:`QAQuery`; ``None`` for others), exact where it accepts: ``check(line)`` decodes
+    one JSONL line (bytes) into a struct with the row's fields (``id``, ``split``,
+    ``category`` ...), or raises when the line is not such a row.
+
+    A row it accepts is one that the built-in kind's ``decode`` accepts (every field's JSON
+    type as :func:`check_fields` compares them, ``id`` and ``map_id`` not empty, the checks
+    of :func:`rp_row_problem` / :func:`qa_row_problem`), and the fields read have the values
+    ``json.loads`` gives. It refuses more: what msgspec does not decode (``NaN``, ``1e400``,
+    a lone surrogate escape, ...) besides every malformed row (bytes that are not UTF-8
+    raise ``UnicodeDecodeError``, a ``ValueError``); the caller then checks that
+    line the full way, which names its problem, or accepts it. A 2.6 KB RP row is checked
+    in about 10 µs this way, instead of 36 (decode, field checks and record;
+    :meth:`maptab.dataset.Dataset.select`)."""
+    if cls is RPQuery:
+        cats = Literal[tuple(RP_BY_NAME)]  # type: ignore[valid-type]
+        weights = Annotated[list[float], msgspec.Meta(min_length=4, max_length=4)]
+        struct = _row_struct(
+            RPQuery,
+            {
+                "id": _NON_EMPTY,
+                "map_id": _NON_EMPTY,
+                "category": cats,
+                "routes": Annotated[list[str], msgspec.Meta(min_length=1)],
+                "weights": weights | None,
+            },
+            dict.fromkeys(TOTAL_FIELDS, float | None),
+        )
+    elif cls is QAQuery:
+        qa_type = Annotated[int, msgspec.Meta(ge=1, le=QA_TYPE_COUNT)]
+        struct = _row_struct(QAQuery, {"id": _NON_EMPTY, "map_id": _NON_EMPTY, "type": qa_type}, {})
+    else:
+        return None
+    decode = msgspec.json.Decoder(struct).decode
+
+    def check(line: bytes) -> Any:
+        if not line.isascii():  # msgspec skips unknown keys without checking their UTF-8
+            line.decode("utf-8")
+        return decode(line)
+
+    return check
 
 
 _CHECKED: ContextVar[bool] = ContextVar("maptab_rows_checked", default=False)

@@ -111,8 +111,10 @@ class Route:
 
     def format(self) -> str:
         """The route string ``A-B(transfer)-C`` (SPEC 4)."""
+        if not self.transfers:
+            return "-".join(self.stations)
         marked = set(self.transfers)
-        return "-".join(f"{s}(transfer)" if s in marked else s for s in self.stations)
+        return "-".join([f"{s}(transfer)" if s in marked else s for s in self.stations])
 
     @property
     def vertex_count(self) -> int:
@@ -128,9 +130,10 @@ def _routes(table: CostTable, found: list[tuple[float, list[int], list[Marking]]
     names = table.stations
     out = []
     for cost, path, marks in found:
-        stations = tuple(names[i] for i in path)
+        stations = tuple(map(names.__getitem__, path))
         for m in marks:
-            out.append(Route(stations, tuple(stations[h] for h in m.transfers), m.lines, cost))
+            transfers = tuple(map(stations.__getitem__, m.transfers))
+            out.append(Route(stations, transfers, m.lines, cost))
     if len(out) == 1:
         return out
     return sorted(out, key=lambda r: (r.cost, r.format()))
@@ -427,13 +430,14 @@ class Solver:
                 if dist[v] != du:
                     continue
                 path.append(v)
-                going = walk(path)
+                going = walk(path)  # noqa: F821 (deleted once the search is over)
                 path.pop()
                 if not going:
                     return False
             return True
 
         complete = walk([s])
+        del walk  # breaks the cycle walk -> its cell -> walk: freed now, not by the collector
         zero = self._zero
         found = []
         for p in paths[:cap]:
@@ -627,18 +631,28 @@ class Solver:
                     budget[0] -= 1
                     if budget[0] < 0:
                         return False
-                    by_station: dict[int, list[int]] = {}
-                    for x in states:
-                        dx = dist[x] + slack
-                        for y, i in rows[x]:
-                            if dist[y] + cost[i] <= dx:
-                                by_station.setdefault(station_of[y], []).append(y)
-                    if len(by_station) == 1:  # one way back: follow it without recursing
-                        ((u, ys),) = by_station.items()
+                    tied = [  # the tight predecessor states, in arc order
+                        y
+                        for x in states
+                        for dx in (dist[x] + slack,)
+                        for y, i in rows[x]
+                        if dist[y] + cost[i] <= dx
+                    ]
+                    if not tied:
+                        return True
+                    u = station_of[tied[0]]
+                    if len(tied) == 1 or all(  # one way back: follow it without recursing
+                        map(u.__eq__, map(station_of.__getitem__, tied))
+                    ):
                         if u != s and u not in seq:
                             seq.append(u)
-                            states = ys if len(ys) == 1 else list(dict.fromkeys(ys))
+                            states = tied if len(tied) == 1 else list(dict.fromkeys(tied))
                             continue
+                        by_station = {u: tied}
+                    else:
+                        by_station = {}
+                        for y in tied:
+                            by_station.setdefault(station_of[y], []).append(y)
                     for u, ys in by_station.items():
                         if u == s:
                             if s in ys:
@@ -649,7 +663,9 @@ class Solver:
                         if u in seq:
                             continue
                         seq.append(u)
-                        going = back(ys if len(ys) == 1 else list(dict.fromkeys(ys)), seq)
+                        going = back(  # noqa: F821 (deleted once the search is over)
+                            ys if len(ys) == 1 else list(dict.fromkeys(ys)), seq
+                        )
                         seq.pop()
                         if not going:
                             return False
@@ -658,6 +674,7 @@ class Solver:
                 del seq[depth:]  # the stations followed without recursing
 
         complete = back(targets, [t])
+        del back  # breaks the cycle back -> its cell -> back (and frees dist, paths now)
         return paths[:cap], complete
 
     def _tight_dag(
@@ -941,11 +958,12 @@ class Solver:
                 if v not in on and len(path) + 1 + dist[v] <= limit:
                     path.append(v)
                     on.add(v)
-                    walk(path, on)
+                    walk(path, on)  # noqa: F821 (deleted once the search is over)
                     on.discard(v)
                     path.pop()
 
         walk([s], {s})
+        del walk  # breaks the cycle walk -> its cell -> walk
         best = min(c for c, _, _ in found)
         routes = _routes(self.table, [f for f in found if within(f[0], best)])
         return Solution(routes[:max_routes], len(routes), "enumerated")

@@ -18,11 +18,13 @@ rerun into the same directory must use the same model and request settings.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -63,6 +65,25 @@ class RunSummary:
         return self.completed / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
 
+# A run allocates many small containers that live until its end (the selection's sample
+# references, the store's index, the solver's and baselines' memos) and forms next to no
+# reference cycles; with the default thresholds the cyclic collector re-walks them (0.58 s
+# of an oracle run over 48,000 distinct queries, 0.07 s with these thresholds).
+# Collections stay on, just far apart (the thresholds of maptab.score.workers).
+_FEWER_COLLECTIONS = (50_000, 20, 100)
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Run the block with the cyclic garbage collector's thresholds raised, then restore them."""
+    before = gc.get_threshold()
+    gc.set_threshold(*(max(a, b) for a, b in zip(before, _FEWER_COLLECTIONS, strict=True)))
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 def run(
     dataset_dir: str | Path,
     provider: Provider,
@@ -87,23 +108,24 @@ def run(
     the end (a provider serves one run). Raises ``DatasetError`` / ``StoreError`` (one-line
     messages) on a malformed dataset or an unusable run directory.
     """
-    return asyncio.run(
-        arun(
-            dataset_dir,
-            provider,
-            out_dir,
-            split=split,
-            categories=categories,
-            limit=limit,
-            concurrency=concurrency,
-            retry_errors=retry_errors,
-            progress=progress,
-            table_format=table_format,
-            image=image,
-            spec=spec,
-            verify=verify,
+    with fewer_collections():
+        return asyncio.run(
+            arun(
+                dataset_dir,
+                provider,
+                out_dir,
+                split=split,
+                categories=categories,
+                limit=limit,
+                concurrency=concurrency,
+                retry_errors=retry_errors,
+                progress=progress,
+                table_format=table_format,
+                image=image,
+                spec=spec,
+                verify=verify,
+            )
         )
-    )
 
 
 async def arun(
