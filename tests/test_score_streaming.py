@@ -349,7 +349,7 @@ def test_a_worker_that_stops_is_a_one_line_error(tmp_path: Path) -> None:
 def test_fewer_collections_raises_and_restores_the_thresholds() -> None:
     import gc
 
-    from maptab.score.workers import fewer_collections
+    from maptab.cache import fewer_collections
 
     before = gc.get_threshold()
     with fewer_collections():

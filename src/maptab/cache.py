@@ -12,15 +12,20 @@ it. Every such memo in maptab is one of the two classes here, with one rule:
 
 Caching never changes a result, only how often it is computed. Not thread-safe (maptab
 scores and builds in one thread per process).
+
+:func:`fewer_collections` is the other half of that policy: the long loops that fill these
+memos (a run, scoring) raise the cyclic garbage collector's thresholds while they work.
 """
 
 from __future__ import annotations
 
+import gc
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from typing import Generic, TypeVar
 
-__all__ = ["IdentityCache", "KeyedCache"]
+__all__ = ["FEWER_COLLECTIONS", "IdentityCache", "KeyedCache", "fewer_collections"]
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -88,3 +93,23 @@ class IdentityCache(Generic[O, V]):
 
     def clear(self) -> None:
         self._data.clear()
+
+
+# A run or a scoring loop allocates millions of small containers that live until its end
+# (score rows, prediction references, the memos above) and forms next to no reference
+# cycles; with the default thresholds the cyclic collector keeps re-walking all of them
+# (about 14% of the CPU time of scoring 100,000 answers; 0.58 s of an oracle run over 48,000
+# distinct queries, 0.07 s with these). Collections stay on, just far apart.
+FEWER_COLLECTIONS = (50_000, 20, 100)
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Run the block with the cyclic garbage collector's thresholds raised (to at least
+    :data:`FEWER_COLLECTIONS`), then restore them."""
+    before = gc.get_threshold()
+    gc.set_threshold(*(max(a, b) for a, b in zip(before, FEWER_COLLECTIONS, strict=True)))
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)

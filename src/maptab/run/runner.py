@@ -18,19 +18,18 @@ rerun into the same directory must use the same model and request settings.
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from maptab import __version__
+from maptab.cache import fewer_collections
 from maptab.dataset import DatasetError
 from maptab.limits import read_json
 from maptab.progress import Progress, Ticker
@@ -63,25 +62,6 @@ class RunSummary:
     def rate(self) -> float:
         """Requests answered per second in this run."""
         return self.completed / self.elapsed_s if self.elapsed_s > 0 else 0.0
-
-
-# A run allocates many small containers that live until its end (the selection's sample
-# references, the store's index, the solver's and baselines' memos) and forms next to no
-# reference cycles; with the default thresholds the cyclic collector re-walks them (0.58 s
-# of an oracle run over 48,000 distinct queries, 0.07 s with these thresholds).
-# Collections stay on, just far apart (the thresholds of maptab.score.workers).
-_FEWER_COLLECTIONS = (50_000, 20, 100)
-
-
-@contextmanager
-def fewer_collections() -> Iterator[None]:
-    """Run the block with the cyclic garbage collector's thresholds raised, then restore them."""
-    before = gc.get_threshold()
-    gc.set_threshold(*(max(a, b) for a, b in zip(before, _FEWER_COLLECTIONS, strict=True)))
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 def run(

@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from maptab.cache import fewer_collections
 from maptab.dataset import Dataset, DatasetError
 from maptab.limits import MAX_RESULTS_BYTES, loads_json, open_regular, read_bytes, read_json
 from maptab.network import table_name
@@ -55,7 +56,6 @@ from maptab.score.workers import (
     ScorePool,
     clean_json,
     default_workers,
-    fewer_collections,
 )
 from maptab.tasks.base import TaskKind, all_kinds
 

@@ -27,13 +27,13 @@ import math
 import multiprocessing
 import os
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from maptab.cache import FEWER_COLLECTIONS
 from maptab.dataset import Dataset, DatasetError
 from maptab.errors import MaptabError
 from maptab.limits import loads_json, open_regular
@@ -163,25 +163,6 @@ class RowScorer:
         self._records.clear()
 
 
-# Scoring allocates millions of small containers that live until the end (score rows, the
-# parsed answers of the memos) and forms next to no reference cycles; with the default
-# thresholds the cyclic collector keeps re-walking all of them (about 14% of the CPU time of
-# scoring 100,000 answers). Collections stay on, just far apart.
-_FEWER_COLLECTIONS = (50_000, 20, 100)
-
-
-@contextmanager
-def fewer_collections() -> Iterator[None]:
-    """Run the block with the cyclic garbage collector's thresholds raised
-    (:data:`_FEWER_COLLECTIONS`), then restore them."""
-    before = gc.get_threshold()
-    gc.set_threshold(*(max(a, b) for a, b in zip(before, _FEWER_COLLECTIONS, strict=True)))
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-
-
 def default_workers() -> int:
     """Worker processes for a large scoring job: the CPUs this process may use, at most 8."""
     try:
@@ -198,7 +179,7 @@ _KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 def _start(dataset_dir: str, text: bool) -> None:
     global _WORKER
-    gc.set_threshold(*_FEWER_COLLECTIONS)  # a worker only scores (fewer_collections)
+    gc.set_threshold(*FEWER_COLLECTIONS)  # a worker only scores (fewer_collections)
     # the parent checked the dataset against its manifest before starting the workers
     _WORKER = RowScorer(Dataset(dataset_dir, verify=False), text=text)
 
