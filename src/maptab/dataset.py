@@ -54,6 +54,8 @@ from maptab.schema import (
     RecordError,
     RPQuery,
     check_fields,
+    jsonl_byte_lines,
+    line_text,
     read_jsonl_lines,
     read_jsonl_offsets,
     row_checker,
@@ -689,25 +691,16 @@ class Dataset:
             )
             for n, offset, row in rows:
                 if type(row) is tuple:  # (struct,): a row the fast check accepted
-                    record = row[0]
-                    if split is not None and record.split != split:
-                        continue
-                    if any_sel and kind.name not in whole and not any(p(record) for p in mine):
-                        continue
-                    for sid, v in kind.sample_ids(record.id):
-                        if limit is not None and count >= limit:
-                            return
-                        yield kind.name, n, offset, None, record, sid, v
-                        count += 1
-                    continue
-                if split is not None and type(row) is dict:
-                    other = row.get("split")
-                    if type(other) is str and other != split:
-                        continue
-                try:
-                    record = kind.decode(row)
-                except RecordError as exc:
-                    raise DatasetError(f"{self.root / kind.query_file}:{n}: {exc}") from None
+                    record, row = row[0], None
+                else:
+                    if split is not None and type(row) is dict:
+                        other = row.get("split")
+                        if type(other) is str and other != split:
+                            continue
+                    try:
+                        record = kind.decode(row)
+                    except RecordError as exc:
+                        raise DatasetError(f"{self.root / kind.query_file}:{n}: {exc}") from None
                 if split is not None and record.split != split:
                     continue
                 if any_sel and kind.name not in whole and not any(p(record) for p in mine):
@@ -779,25 +772,17 @@ def _checked_rows(path: Path, check: Callable[[bytes], Any]) -> Iterator[tuple[i
     """``(line number, byte offset, value)`` of each non-blank line of the JSONL file
     ``path``, as :func:`maptab.schema.read_jsonl_offsets` gives them, except that a line
     ``check`` accepts is ``(struct,)`` (a tuple: no JSON value is one), not decoded again."""
-    offset = 0
-    with open_regular(path, binary=True, error=DatasetError) as fh:
-        for n, line in enumerate(fh, 1):
-            start, offset = offset, offset + len(line)
-            try:
-                struct = check(line)
-            except (msgspec.DecodeError, ValueError, RecursionError):
-                pass
-            else:
-                yield n, start, (struct,)
-                continue
-            if not line.strip():
-                continue
-            try:
-                text = line.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DatasetError(f"{path}:{n}: not UTF-8 text ({exc.reason})") from None
-            if text.strip():
-                yield n, start, loads_json(text, f"{path}:{n}", error=DatasetError)
+    for n, start, line in jsonl_byte_lines(path, error=DatasetError):
+        try:
+            struct = check(line)
+        except (msgspec.DecodeError, ValueError, RecursionError):
+            pass
+        else:
+            yield n, start, (struct,)
+            continue
+        text = line_text(line, path, n, error=DatasetError)
+        if text is not None:
+            yield n, start, loads_json(text, f"{path}:{n}", error=DatasetError)
 
 
 def _version(st: os.stat_result) -> tuple[int, int, int]:

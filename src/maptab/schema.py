@@ -583,25 +583,43 @@ def read_jsonl_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
             raise RecordError(f"{p}:{n + 1}: not UTF-8 text ({exc.reason})") from None
 
 
+def jsonl_byte_lines(
+    path: str | Path, *, error: type[MaptabError] = RecordError
+) -> Iterator[tuple[int, int, bytes]]:
+    """``(line number, byte offset, bytes)`` of every line of a JSONL file (a regular file;
+    :func:`line_text` reads one)."""
+    offset = 0
+    with open_regular(Path(path), binary=True, error=error) as fh:
+        for n, line in enumerate(fh, 1):
+            start, offset = offset, offset + len(line)
+            yield n, start, line
+
+
+def line_text(
+    line: bytes, shown: str | Path, n: int, *, error: type[MaptabError] = RecordError
+) -> str | None:
+    """The text of line ``n`` of a JSONL file (``shown`` in errors), ``None`` when it is
+    blank; a line that is not UTF-8 raises ``error`` naming the file and line."""
+    if not line.strip():
+        return None
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{shown}:{n}: not UTF-8 text ({exc.reason})") from None
+    return text if text.strip() else None
+
+
 def jsonl_text_lines(
     path: str | Path, *, error: type[MaptabError] = RecordError, shown: str | Path | None = None
 ) -> Iterator[tuple[int, int, int, str]]:
     """``(line number, byte offset, byte length, text)`` of each non-blank line of a JSONL
     file (a regular file), so that a row can be read again by offset; a line that is not
     UTF-8 raises ``error`` naming the file (``shown``, default ``path``) and line."""
-    p = Path(path)
-    offset = 0
-    with open_regular(p, binary=True, error=error) as fh:
-        for n, line in enumerate(fh, 1):
-            start, offset = offset, offset + len(line)
-            if not line.strip():
-                continue
-            try:
-                text = line.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise error(f"{shown or p}:{n}: not UTF-8 text ({exc.reason})") from None
-            if text.strip():
-                yield n, start, len(line), text
+    where = shown or Path(path)
+    for n, start, line in jsonl_byte_lines(path, error=error):
+        text = line_text(line, where, n, error=error)
+        if text is not None:
+            yield n, start, len(line), text
 
 
 def read_jsonl_offsets(
