@@ -222,3 +222,44 @@ def test_from_dict_builds_the_keyword_forms_record(case, data):
     assert got == want
     if "tables" not in d:  # a fresh default container per record
         assert got.tables is not cls.from_dict(d).tables
+
+
+def _decoded_both_ways(kind: str, line: bytes) -> None:
+    """``maptab.dataset.record_decoder`` (the scorer's row reader) against the full path:
+    the same record (compared by ``repr``: NaN totals) or the same one-line error."""
+    from maptab.dataset import DatasetError, record_decoder
+
+    try:
+        want: Any = ("ok", repr(get_kind(kind).decode(json.loads(line))))
+    except (ValueError, RecordError, RecursionError):
+        want = ("error",)
+    try:
+        got: Any = ("ok", repr(record_decoder(get_kind(kind))(line, "rows.jsonl:3")))
+    except DatasetError as exc:
+        assert str(exc).startswith("rows.jsonl:3: ") and "\n" not in str(exc)
+        got = ("error",)
+    assert got == want, line
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=st.sampled_from(CASES), data=st.data(), value=json_values, drop=st.booleans())
+def test_record_decoder_gives_the_full_paths_record(case, data, value, drop):
+    _, kind, row = case
+    key = data.draw(st.sampled_from([*row, "totals", "release_rank", "extra"]))
+    mutated = dict(row)
+    if drop:
+        mutated.pop(key, None)
+    else:
+        mutated[key] = value
+    _decoded_both_ways(
+        kind, json.dumps(mutated, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=st.sampled_from(CASES), raw=st.binary(max_size=40), at=st.integers(0, 400))
+def test_record_decoder_on_damaged_bytes(case, raw, at):
+    _, kind, row = case
+    line = json.dumps(row).encode()
+    at = min(at, len(line))
+    _decoded_both_ways(kind, line[:at] + raw + line[at:])

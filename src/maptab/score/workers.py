@@ -34,11 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from maptab.cache import FEWER_COLLECTIONS
-from maptab.dataset import Dataset, DatasetError
+from maptab.dataset import Dataset, DatasetError, record_decoder
 from maptab.errors import MaptabError
-from maptab.limits import loads_json, open_regular
+from maptab.limits import open_regular
 from maptab.network import Network
-from maptab.schema import Record, RecordError
+from maptab.schema import Record
 from maptab.score.rows import RowPacker
 from maptab.tables import derive_mix
 from maptab.tasks.base import get as get_kind
@@ -139,17 +139,15 @@ class RowScorer:
         offset, size, n = at
         where = f"{self.dataset.root / kind.query_file}:{n}"
         try:
-            fh = self._files.get(kind_name)
-            if fh is None:
-                fh = self._files[kind_name] = open_regular(
+            opened = self._files.get(kind_name)
+            if opened is None:
+                fh = open_regular(
                     self.dataset.file(kind.query_file), binary=True, error=DatasetError
                 )
+                opened = self._files[kind_name] = (fh, record_decoder(kind))
+            fh, decode = opened
             # one positioned read of the row (a seek would drop the reader's buffer each time)
-            row = loads_json(os.pread(fh.fileno(), size, offset), where, error=DatasetError)
-            try:
-                record = kind.decode(row)
-            except RecordError as exc:
-                raise DatasetError(f"{where}: {exc}") from None
+            record = decode(os.pread(fh.fileno(), size, offset), where)
         except DatasetError as exc:
             raise ScoreError(str(exc)) from None
         if record.id != record_id:  # the file changed since it was read
@@ -157,7 +155,7 @@ class RowScorer:
         return kind.slim(record)
 
     def close(self) -> None:
-        for fh in self._files.values():
+        for fh, _ in self._files.values():
             fh.close()
         self._files.clear()
         self._records.clear()
