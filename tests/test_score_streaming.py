@@ -414,3 +414,15 @@ def test_remembered_matches_equal_matching_each_sample(
     except ScoreError as exc:
         got = str(exc)
     assert got == want
+
+
+def test_the_fast_path_leaves_questions_undecoded(tmp_path: Path) -> None:
+    """Matching rarely reads a question: the fast path keeps it as raw JSON (decoded by
+    ``_question`` when needed), which is most of the results file's decoding time."""
+    from maptab.score.scorer import _question
+
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps([{"question": " Q \\u00e9 ", "response": "A"}]), encoding="utf-8")
+    (sample,) = _results_samples(path)
+    assert isinstance(sample.question, msgspec.Raw)
+    assert _question(sample) == "Q é"

@@ -688,7 +688,7 @@ class _ResultSample(msgspec.Struct, gc=False):
     station_2: Any = UNSET
     city: Any = UNSET
     category: Any = UNSET
-    question: msgspec.Raw | Any = UNSET
+    question: msgspec.Raw = UNSET  # the json path (:meth:`of`) stores the decoded value
     model: Any = UNSET
 
     @classmethod
