@@ -422,7 +422,7 @@ def test_the_fast_path_leaves_questions_undecoded(tmp_path: Path) -> None:
     from maptab.score.scorer import _question
 
     path = tmp_path / "results.json"
-    path.write_text(json.dumps([{"question": " Q \\u00e9 ", "response": "A"}]), encoding="utf-8")
+    path.write_text(json.dumps([{"question": " Q \u00e9 ", "response": "A"}]), encoding="utf-8")
     (sample,) = _results_samples(path)
     assert isinstance(sample.question, msgspec.Raw)
     assert _question(sample) == "Q é"
