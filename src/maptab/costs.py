@@ -202,11 +202,8 @@ class CostTable:
         """Transfer positions of a route's only line assignment when every hop has one line
         (``None`` when one has more). Such a route has one marking whatever the weights and
         the cost model: :func:`optimal_assignments` and :func:`mean_assignments` give it."""
-        opts = list(map(self.hops.__getitem__, itertools.pairwise(path)))
-        if max(map(len, opts), default=1) != 1:
-            return None
-        hop = [o[0][0] for o in opts]
-        return tuple(h for h in range(1, len(hop)) if hop[h - 1] != hop[h])
+        only = _only_assignment(list(map(self.hops.__getitem__, itertools.pairwise(path))))
+        return None if only is None else only.transfers
 
     def path_index(self, stations: Sequence[str]) -> list[int]:
         """Station numbers of a route; raises :class:`CostError` on unknown or non-adjacent."""
@@ -292,6 +289,15 @@ class Marking:
     transfers: tuple[int, ...]  # positions in the route (1 … k-2) where a transfer happens
 
 
+def _only_assignment(opts: Sequence[Sequence[tuple[str | None, int]]]) -> Marking | None:
+    """The line assignment of a route whose every hop has one ``(line, edge)`` option
+    (``opts``, per hop); ``None`` when a hop has more (a shared track)."""
+    if max(map(len, opts), default=1) != 1:
+        return None
+    hop = tuple(o[0][0] for o in opts)
+    return Marking(hop, tuple(h for h in range(1, len(hop)) if hop[h - 1] != hop[h]))
+
+
 def optimal_assignments(
     table: CostTable, costs: WeightedCosts, path: Sequence[int]
 ) -> tuple[float, list[Marking]]:
@@ -309,15 +315,14 @@ def optimal_assignments(
     k = len(path) - 1
     opts = list(map(table.hops.__getitem__, itertools.pairwise(path)))
     edges = table.network.edges
-    if max(map(len, opts), default=1) == 1:  # one assignment: no shared track on the route
+    only = _only_assignment(opts)
+    if only is not None:  # one assignment: no shared track on the route
         # (the sums below add in the order of the plain loops: the same floats)
-        hop = tuple(o[0][0] for o in opts)  # (line, edge number) of the only edge
-        marks = tuple(h for h in range(1, k) if hop[h - 1] != hop[h])
         total = sum(map(costs.leave.__getitem__, path[:-1])) + costs.dest[path[-1]]
         edge = costs.edge
         transfer = costs.transfer
-        total += sum(edge[o[0][1]] for o in opts) + sum(transfer[path[h]] for h in marks)
-        return total, [Marking(hop, marks)]
+        total += sum(edge[o[0][1]] for o in opts) + sum(transfer[path[h]] for h in only.transfers)
+        return total, [only]
     lines = [[edges[e].line for _, e in o] for o in opts]
     ec = [[costs.edge[e] for _, e in o] for o in opts]
     leave = [costs.leave[i] for i in path]
