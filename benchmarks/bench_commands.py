@@ -9,7 +9,11 @@ Every command runs in its own process; we report its wall time and peak resident
   then summed over the processes). ``--released PATH`` times the released
   ``evaluate_planning.py`` itself (placed anywhere outside this repository; it writes under
   ``PATH/../../results_evaluate``); without it the faithful re-implementation
-  ``benchmarks/released_planning.py`` stands in. The output says which.
+  ``benchmarks/released_planning.py`` stands in. The output says which. With ``--reps N``
+  the three commands alternate N times and each is reported as the p50 and range of its
+  wall times; the ratios are of the p50s. The ratio depends on the machine (the released
+  scorer is one loop over ``difflib``, ours many small functions): docs/scoring.md gives
+  it on two machines.
 * **run**: ``maptab run --model oracle`` (the fastest baseline) over the dataset's RP rows:
   samples per second after start-up (a ``--limit 1`` run subtracted), by wall and by CPU
   time, beside a minimal read-and-write loop over the same rows (the floor any runner
@@ -181,7 +185,11 @@ def write_results(ds: Path, n: int, path: Path, seed: int = 0) -> None:
     path.write_text(json.dumps(out, ensure_ascii=False, indent=4), encoding="utf-8")
 
 
-def bench_score(ds: Path, results: Path, work: Path, released: Path | None) -> None:
+def bench_score(ds: Path, results: Path, work: Path, released: Path | None, reps: int = 1) -> None:
+    """The released scorer, ``maptab score --results`` in one process and with ``--jobs 0``,
+    alternating ``reps`` times (A/B/C in the same minutes); p50 and range of each, and the
+    ratios of the p50s (a ratio measured on one machine: it differs between machines, see
+    docs/scoring.md)."""
     if released is not None:
         anchor = [sys.executable, str(released), "--input_file", str(results)]
         label = f"released {released}"
@@ -190,37 +198,53 @@ def bench_score(ds: Path, results: Path, work: Path, released: Path | None) -> N
         anchor = [sys.executable, str(HERE / "released_planning.py")]
         anchor += ["--input_file", str(results), "--out", str(out)]
         label = "re-implementation benchmarks/released_planning.py"
-    a_s, a_mb, a_cpu, a_out = timed(anchor)
-    run = work / "scored"
-    shutil.rmtree(run, ignore_errors=True)
+    run, pool = work / "scored", work / "scored-pool"
     cmd = [str(BIN / "maptab"), "score", str(run), "--results", str(results)]
     cmd += ["--dataset", str(ds), "--no-progress"]
-    m_s, m_mb, m_cpu, _ = timed(cmd)
-    pool = work / "scored-pool"
-    shutil.rmtree(pool, ignore_errors=True)
-    cmd = [str(BIN / "maptab"), "score", str(pool), "--results", str(results)]
-    cmd += ["--dataset", str(ds), "--no-progress", "--jobs", "0"]
-    p_s, p_mb, p_cpu, _ = timed(cmd)
-    same = all(
-        (pool / n).read_bytes() == (run / n).read_bytes() for n in ("scores.jsonl", "summary.json")
-    )
+    pool_cmd = [str(BIN / "maptab"), "score", str(pool), "--results", str(results)]
+    pool_cmd += ["--dataset", str(ds), "--no-progress", "--jobs", "0"]
+    got: dict[str, list[tuple[float, float, float]]] = {"anchor": [], "one": [], "pool": []}
+    a_out = ""
+    for _ in range(reps):
+        a_s, a_mb, a_cpu, a_out = timed(anchor)
+        got["anchor"].append((a_s, a_mb, a_cpu))
+        for name, folder, command in (("one", run, cmd), ("pool", pool, pool_cmd)):
+            shutil.rmtree(folder, ignore_errors=True)
+            s_, mb, cpu, _ = timed(command)
+            got[name].append((s_, mb, cpu))
+        same = all(
+            (pool / n).read_bytes() == (run / n).read_bytes()
+            for n in ("scores.jsonl", "summary.json")
+        )
+        if not same:
+            raise SystemExit("worker processes changed the scores")
+
+    def p50(name: str, i: int) -> float:
+        return _p50([r[i] for r in got[name]])
+
+    def line(name: str, extra: str = "") -> str:
+        walls = [r[0] for r in got[name]]
+        return (
+            f"  {p50(name, 0):7.2f} s wall (p50 of {reps}, {min(walls):.2f}-{max(walls):.2f})"
+            f"  {p50(name, 2):7.2f} s CPU  peak {max(r[1] for r in got[name]):6.0f} MB{extra}"
+        )
+
     print(f"released scorer ({label})")
-    for line in a_out.splitlines():
-        if line.startswith(("Average", "Difficulty_score_total")):
-            print(f"  {line}")
-    print(f"  {a_s:7.2f} s wall  {a_cpu:7.2f} s CPU  peak {a_mb:6.0f} MB")
+    for text in a_out.splitlines():
+        if text.startswith(("Average", "Difficulty_score_total")):
+            print(f"  {text}")
+    print(line("anchor"))
     print("maptab score --results (one process, the default)")
-    print(f"  {m_s:7.2f} s wall  {m_cpu:7.2f} s CPU  peak {m_mb:6.0f} MB")
+    print(line("one"))
     print(f"maptab score --results --jobs 0 ({min(8, os.cpu_count() or 1)} worker processes)")
-    print(f"  {p_s:7.2f} s wall  {p_cpu:7.2f} s CPU  peak {p_mb:6.0f} MB (all processes)")
-    print(f"  same scores.jsonl and summary.json as one process: {same}")
-    if not same:
-        raise SystemExit("worker processes changed the scores")
-    ratio, cpu_ratio = a_s / m_s, a_cpu / m_cpu
+    print(line("pool", " (all processes)"))
+    print("  same scores.jsonl and summary.json as one process: True")
+    ratio, cpu_ratio = p50("anchor", 0) / p50("one", 0), p50("anchor", 2) / p50("one", 2)
+    a_mb, m_mb = max(r[1] for r in got["anchor"]), max(r[1] for r in got["one"])
     print(
-        f"score: {ratio:.1f}x faster by wall time, {cpu_ratio:.1f}x by CPU time "
+        f"score: {ratio:.2f}x faster by wall time, {cpu_ratio:.2f}x by CPU time "
         f"(target >= 5x {'PASS' if min(ratio, cpu_ratio) >= 5 else 'MISS'}); "
-        f"with worker processes {a_s / p_s:.1f}x by wall time; "
+        f"with worker processes {p50('anchor', 0) / p50('pool', 0):.2f}x by wall time; "
         f"memory {m_mb / a_mb:.2f}x the released scorer's "
         f"(target <= 1.5x {'PASS' if m_mb <= 1.5 * a_mb else 'MISS'})"
     )
@@ -380,7 +404,7 @@ def main() -> None:
     ap.add_argument("--skip-score", action="store_true", help="skip the scorer comparison")
     ap.add_argument("--run-only", action="store_true", help="only time maptab run (no scorer)")
     ap.add_argument(
-        "--reps", type=int, default=1, help="repetitions of the run timing (A/B alternating)"
+        "--reps", type=int, default=1, help="repetitions of the score and run timings (alternating)"
     )
     args = ap.parse_args()
     n = args.answers or (20_000 if args.quick else 100_000)
@@ -402,7 +426,7 @@ def main() -> None:
             f"load {os.getloadavg()[0]:.1f})"
         )
         if not args.skip_score:
-            bench_score(ds, results, work, args.released)
+            bench_score(ds, results, work, args.released, args.reps)
             if args.reference_src:
                 same_as_reference(ds, results, work, args.reference_src)
             bench_run(ds, work, args.reference_src, args.reps)
