@@ -231,6 +231,24 @@ def test_a_symlink_out_of_the_dataset_is_never_followed(tmp_path):
     assert "leads outside the folder" in err and str(edges) in err
 
 
+def test_a_map_folder_linked_out_of_the_dataset_is_refused(tmp_path):
+    # Dataset.map_dir remembers its checked folders (a run asks with every request): what it
+    # remembers is the checked path, never a folder that failed the check
+    ds = write_dataset(tmp_path / "ds", n_rp=4, n_qa=0, n_reasonmap=0)
+    folder = ds / "maps/m1"
+    outside = tmp_path / "m1-outside"
+    shutil.move(folder, outside)
+    folder.symlink_to(outside, target_is_directory=True)
+    for verify in (True, False):
+        d = Dataset(ds, verify=verify)
+        for _ in range(2):
+            with pytest.raises(DatasetError, match="leads outside the folder"):
+                d.map_dir("m1")
+            with pytest.raises(DatasetError, match="leads outside the folder"):
+                d.map_file("m1", "edges.csv")
+    assert "leads outside the folder" in _run(ds, tmp_path / "r", "--no-verify")
+
+
 def test_a_device_linked_into_the_dataset_is_refused(tmp_path):
     ds = write_dataset(tmp_path / "ds", n_rp=4, n_qa=0, n_reasonmap=0)
     edges = ds / "maps/m1/edges.csv"

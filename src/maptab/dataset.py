@@ -473,6 +473,7 @@ class Dataset:
         self._networks: dict[str, Network] = {}
         self._checked: dict[str, Path] = {}
         self._present: dict[str, bool] = {}
+        self._map_dirs: dict[str, Path] = {}
 
     @cached_property
     def maps(self) -> dict[str, MapEntry]:
@@ -516,9 +517,14 @@ class Dataset:
         return self._present[relative]
 
     def map_dir(self, map_id: str) -> Path:
-        if map_id not in self.maps:
-            raise DatasetError(f"{self.root}: unknown map {map_id!r}")
-        return safe_join(self.root, f"maps/{map_id}")
+        """The checked folder of a map (:func:`safe_join`); checked once per
+        :class:`Dataset`, like :meth:`file` (a run asks for it with every request)."""
+        path = self._map_dirs.get(map_id)
+        if path is None:
+            if map_id not in self.maps:
+                raise DatasetError(f"{self.root}: unknown map {map_id!r}")
+            path = self._map_dirs[map_id] = safe_join(self.root, f"maps/{map_id}")
+        return path
 
     def map_file(self, map_id: str, name: str) -> Path:
         """The checked path of a map's file (``edges.csv``, ``network.json``, ``image.png`` …)."""
