@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maptab.run.store import PredictionStore, StoreError
-from maptab.schema import Prediction
+from maptab.schema import Prediction, PredictionLines
 
 
 def _pred(i: int, error: str | None = None, response: str = "ok") -> Prediction:
@@ -92,7 +92,8 @@ text_values = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_siz
 )
 def test_row_text_is_json_dumps(tmp_path_factory, strings, latency, tokens, settings_, error):
     """Rows are written as ``json.dumps(row, ensure_ascii=False)`` writes them, whatever the
-    values (the usual types take a direct path, others json.dumps)."""
+    values (the usual types take a direct path, others json.dumps): the run's store and a
+    scored results file (``score._adopt``) both write with :class:`PredictionLines`."""
     sid, kind, response, reasoning, provider, model, _ = strings
     pred = Prediction(
         id=sid,
@@ -107,14 +108,16 @@ def test_row_text_is_json_dumps(tmp_path_factory, strings, latency, tokens, sett
         settings=settings_,
         error=error,  # type: ignore[arg-type]
     )
-    store = PredictionStore(tmp_path_factory.mktemp("run"))
+    lines = PredictionLines()
+    store = PredictionStore(tmp_path_factory.mktemp("run"))  # writes with its own
     want = json.dumps(
         {f.name: getattr(pred, f.name) for f in fields(Prediction)}, ensure_ascii=False
     )
+    assert lines.line(pred) == want
+    assert lines.line(pred) == want  # the settings' cached text
     assert store._line(pred) == want
-    assert store._line(pred) == want  # the settings' cached text
     settings_["changed"] = 1  # the same object, changed: encoded again
     want = json.dumps(
         {f.name: getattr(pred, f.name) for f in fields(Prediction)}, ensure_ascii=False
     )
-    assert store._line(pred) == want
+    assert lines.line(pred) == want

@@ -23,23 +23,18 @@ keeps two runs from writing the same directory.
 
 from __future__ import annotations
 
-import copy
 import fcntl
 import json
-import math
 import os
 import time
-from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any
 
 from maptab.errors import MaptabError
 from maptab.limits import open_regular
-from maptab.schema import Prediction, check_fields
+from maptab.schema import Prediction, PredictionLines, check_fields
 
 PREDICTIONS = "predictions.jsonl"
-_FIELDS = fields(Prediction)
-_encode_str = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) uses
 
 
 class StoreError(MaptabError):
@@ -64,8 +59,7 @@ class PredictionStore:
         self._pending_since = 0.0
         self._fh: IO[bytes] | None = None
         self._lock: IO[str] | None = None
-        # the last rows' settings object, a copy of it (unchanged since?), and its JSON
-        self._settings: tuple[Any, Any, str] = (None, None, "")
+        self._line = PredictionLines().line  # the row's text (json.dumps's)
 
     def __enter__(self) -> PredictionStore:
         self.open()
@@ -192,41 +186,6 @@ class PredictionStore:
             or time.monotonic() - self._pending_since >= self.BATCH_SECONDS
         ):
             self.flush()
-
-    def _line(self, pred: Prediction) -> str:
-        """``json.dumps`` of the row (``ensure_ascii=False``), the same text: the usual field
-        types are written directly, strings with ``json``'s own encoder, and the
-        ``settings`` object (one per run) encoded once (5 µs a row less); a row with any
-        other value goes through ``json.dumps``."""
-        p = pred
-        if not (
-            type(p.id) is str
-            and type(p.kind) is str
-            and type(p.response) is str
-            and type(p.reasoning) is str
-            and type(p.latency_s) is float
-            and math.isfinite(p.latency_s)
-            and type(p.prompt_tokens) is int
-            and type(p.completion_tokens) is int
-            and type(p.provider) is str
-            and type(p.model) is str
-            and (p.error is None or type(p.error) is str)
-        ):
-            row = {f.name: getattr(pred, f.name) for f in _FIELDS}  # shallow: asdict copies
-            return json.dumps(row, ensure_ascii=False)
-        if p.settings is not self._settings[0] or p.settings != self._settings[1]:
-            text = json.dumps(p.settings, ensure_ascii=False)
-            self._settings = (p.settings, copy.deepcopy(p.settings), text)
-        s = _encode_str
-        return (
-            f'{{"id": {s(p.id)}, "kind": {s(p.kind)}, "response": {s(p.response)}, '
-            f'"reasoning": {s(p.reasoning)}, "latency_s": {float.__repr__(p.latency_s)}, '
-            f'"prompt_tokens": {int.__repr__(p.prompt_tokens)}, '
-            f'"completion_tokens": {int.__repr__(p.completion_tokens)}, '
-            f'"provider": {s(p.provider)}, "model": {s(p.model)}, '
-            f'"settings": {self._settings[2]}, '
-            f'"error": {"null" if p.error is None else s(p.error)}}}'
-        )
 
     def flush(self) -> None:
         """Write the deferred rows to the OS, in one ``write``."""

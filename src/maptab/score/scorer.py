@@ -26,7 +26,6 @@ import json
 import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import fields
 from json.decoder import scanstring
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -40,6 +39,7 @@ from maptab.network import table_name
 from maptab.progress import Progress, or_silent
 from maptab.schema import (
     Prediction,
+    PredictionLines,
     RecordError,
     jsonl_text_lines,
     parse_prediction,
@@ -71,8 +71,6 @@ __all__ = [
 ]
 
 SCORES = "scores.jsonl"
-# built once (json.dumps with keyword arguments builds an encoder per call)
-_JSONL_ENCODER = json.JSONEncoder(ensure_ascii=False)
 SUMMARY = "summary.json"
 
 
@@ -619,11 +617,10 @@ def _adopt(run: Path, dataset_dir: Path, preds: list[Prediction], info: dict[str
     run.mkdir(parents=True, exist_ok=True)
     if not (run / "predictions.jsonl").exists():
         # as write_jsonl([p.to_dict() for p in preds]) writes them, without the list of dicts
-        names = [f.name for f in fields(Prediction)]
-        encode = _JSONL_ENCODER.encode
+        line = PredictionLines().line
         with (run / "predictions.jsonl").open("w", encoding="utf-8", newline="\n") as fh:
             for p in preds:
-                fh.write(encode({k: getattr(p, k) for k in names}) + "\n")
+                fh.write(line(p) + "\n")
     if not info:
         models = sorted({p.model for p in preds if p.model})
         info.update(

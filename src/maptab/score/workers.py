@@ -137,15 +137,16 @@ class RowScorer:
     def _decode(self, kind_name: str, record_id: str, at: tuple[int, int, int]) -> Record:
         kind = get_kind(kind_name)
         offset, size, n = at
-        where = f"{self.dataset.root / kind.query_file}:{n}"
         try:
             opened = self._files.get(kind_name)
             if opened is None:
                 fh = open_regular(
                     self.dataset.file(kind.query_file), binary=True, error=DatasetError
                 )
-                opened = self._files[kind_name] = (fh, record_decoder(kind))
-            fh, decode = opened
+                shown = str(self.dataset.root / kind.query_file)  # error messages name it
+                opened = self._files[kind_name] = (fh, record_decoder(kind), shown)
+            fh, decode, shown = opened
+            where = f"{shown}:{n}"
             # one positioned read of the row (a seek would drop the reader's buffer each time)
             record = decode(os.pread(fh.fileno(), size, offset), where)
         except DatasetError as exc:
@@ -155,7 +156,7 @@ class RowScorer:
         return kind.slim(record)
 
     def close(self) -> None:
-        for fh, _ in self._files.values():
+        for fh, *_ in self._files.values():
             fh.close()
         self._files.clear()
         self._records.clear()
