@@ -39,8 +39,12 @@ checked against the code before them).
   score`` and ``maptab report`` over the paper preset (built once into ``CACHE/paper-1``).
   Target: <= 1 GB each.
 
+``--seeds 1,2,3`` repeats the score and run parts on the dataset of each seed (built with
+that seed, answers drawn with it; seed 1's dataset is ``CACHE/ds-M-P``, another's
+``CACHE/ds-M-P-seedS``) and ends with each figure's min / p50 / max over the seeds.
+
 Usage: ``python benchmarks/bench_commands.py [--quick] [--answers N] [--released PATH]
-[--reference-src DIR] [--paper] [--skip-score] [--run-only] [--reps N]``.
+[--reference-src DIR] [--paper] [--skip-score] [--run-only] [--reps N] [--seeds S,...]``.
 """
 
 from __future__ import annotations
@@ -128,14 +132,14 @@ def timed(cmd: list[str]) -> tuple[float, float, float, str]:
     return wall, max(int(rss_kb) / 1024, peak / 2**20), float(cpu), out
 
 
-def build_dataset(root: Path, maps: int, pairs: int) -> Path:
-    """The benchmark dataset (built once per size and reused)."""
+def build_dataset(root: Path, maps: int, pairs: int, seed: int = 1) -> Path:
+    """The benchmark dataset of ``seed`` (built once per size and seed and reused)."""
     from maptab.generate.pipeline import Preset, build_benchmark
 
-    ds = root / f"ds-{maps}-{pairs}"
+    ds = root / (f"ds-{maps}-{pairs}" if seed == 1 else f"ds-{maps}-{pairs}-seed{seed}")
     if not (ds / "manifest.json").is_file():
         t0 = time.perf_counter()
-        build_benchmark(ds, preset=Preset("bench", maps, maps, pairs, pairs), seed=1)
+        build_benchmark(ds, preset=Preset("bench", maps, maps, pairs, pairs), seed=seed)
         print(f"built {ds} in {time.perf_counter() - t0:.0f} s")
     return ds
 
@@ -185,11 +189,13 @@ def write_results(ds: Path, n: int, path: Path, seed: int = 0) -> None:
     path.write_text(json.dumps(out, ensure_ascii=False, indent=4), encoding="utf-8")
 
 
-def bench_score(ds: Path, results: Path, work: Path, released: Path | None, reps: int = 1) -> None:
+def bench_score(
+    ds: Path, results: Path, work: Path, released: Path | None, reps: int = 1
+) -> dict[str, float]:
     """The released scorer, ``maptab score --results`` in one process and with ``--jobs 0``,
     alternating ``reps`` times (A/B/C in the same minutes); p50 and range of each, and the
     ratios of the p50s (a ratio measured on one machine: it differs between machines, see
-    docs/scoring.md)."""
+    docs/scoring.md), which are also returned."""
     if released is not None:
         anchor = [sys.executable, str(released), "--input_file", str(results)]
         label = f"released {released}"
@@ -248,6 +254,12 @@ def bench_score(ds: Path, results: Path, work: Path, released: Path | None, reps
         f"memory {m_mb / a_mb:.2f}x the released scorer's "
         f"(target <= 1.5x {'PASS' if m_mb <= 1.5 * a_mb else 'MISS'})"
     )
+    return {
+        "score x (wall)": ratio,
+        "score x (CPU)": cpu_ratio,
+        "score x (--jobs 0, wall)": p50("anchor", 0) / p50("pool", 0),
+        "memory / released": m_mb / a_mb,
+    }
 
 
 _LOOP = (
@@ -313,10 +325,13 @@ def _p50(xs: list[float]) -> float:
     return sorted(xs)[len(xs) // 2]
 
 
-def bench_run(ds: Path, work: Path, reference: Path | None = None, reps: int = 1) -> None:
+def bench_run(
+    ds: Path, work: Path, reference: Path | None = None, reps: int = 1
+) -> dict[str, float]:
     """``maptab run --model oracle`` against a minimal read-and-write loop; with
     ``reference`` (another checkout's ``src/``), the two codes alternate ``reps`` times (A/B
-    in the same minutes) and their predictions are compared (``latency_s`` aside)."""
+    in the same minutes) and their predictions are compared (``latency_s`` aside). Returns
+    this code's p50 rates."""
     rows = sum(1 for _ in (ds / "rp.jsonl").open(encoding="utf-8"))
     loop_s, loop_mb, _, _ = timed(
         [sys.executable, "-c", _LOOP, str(ds / "rp.jsonl"), str(work / "loop")]
@@ -347,6 +362,7 @@ def bench_run(ds: Path, work: Path, reference: Path | None = None, reps: int = 1
         print(f"predictions identical to the reference's (latency_s aside): {same}")
         if not same:
             raise SystemExit("the oracle's predictions differ from the reference code's")
+    return {"oracle samples/s (wall)": best, "oracle samples/s (CPU)": cpu}
 
 
 def bench_paper_memory(paper: Path, work: Path) -> None:
@@ -406,32 +422,56 @@ def main() -> None:
     ap.add_argument(
         "--reps", type=int, default=1, help="repetitions of the score and run timings (alternating)"
     )
+    ap.add_argument(
+        "--seeds",
+        default="1",
+        help="comma-separated seeds: each builds its own dataset and draws its own answers "
+        "(default 1); with several, the figures' spread over the seeds is printed at the end",
+    )
     args = ap.parse_args()
     n = args.answers or (20_000 if args.quick else 100_000)
     maps = args.maps or (8 if args.quick else 24)
     pairs = args.pairs or (800 if args.quick else 2000)
+    seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
     args.cache.mkdir(parents=True, exist_ok=True)
-    ds = build_dataset(args.cache, maps, pairs)
+    figures: dict[str, list[float]] = {}
+    for seed in seeds:
+        ds = build_dataset(args.cache, maps, pairs, seed)
+        if len(seeds) > 1:
+            print(f"== seed {seed}")
+        for name, value in _bench_seed(args, ds, n, seed).items():
+            figures.setdefault(name, []).append(value)
+    if len(seeds) > 1:
+        print(f"over {len(seeds)} seeds ({', '.join(map(str, seeds))}): min / p50 / max")
+        for name, values in figures.items():
+            lo, mid, hi = min(values), _p50(values), max(values)
+            print(f"  {name:28s} {lo:10,.2f} {mid:10,.2f} {hi:10,.2f}")
+    if args.paper:
+        with tempfile.TemporaryDirectory() as tmp:
+            bench_paper_memory(args.cache / "paper-1", Path(tmp))
+
+
+def _bench_seed(args: argparse.Namespace, ds: Path, n: int, seed: int) -> dict[str, float]:
+    """The score and run parts on the dataset of one seed (answers drawn with that seed)."""
+    got: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         if args.run_only:
             print(f"dataset {ds.name} ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})")
-            bench_run(ds, work, args.reference_src, args.reps)
-            return
+            return bench_run(ds, work, args.reference_src, args.reps)
         results = work / "bench" / "results.json"
         results.parent.mkdir()
-        write_results(ds, n, results)
+        write_results(ds, n, results, seed=seed)
         print(
-            f"{n:,} answers in MapTab's layout, dataset {ds.name} ({os.cpu_count()} cores, "
-            f"load {os.getloadavg()[0]:.1f})"
+            f"{n:,} answers in MapTab's layout (seed {seed}), dataset {ds.name} "
+            f"({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})"
         )
         if not args.skip_score:
-            bench_score(ds, results, work, args.released, args.reps)
+            got.update(bench_score(ds, results, work, args.released, args.reps))
             if args.reference_src:
                 same_as_reference(ds, results, work, args.reference_src)
-            bench_run(ds, work, args.reference_src, args.reps)
-        if args.paper:
-            bench_paper_memory(args.cache / "paper-1", work)
+            got.update(bench_run(ds, work, args.reference_src, args.reps))
+    return got
 
 
 if __name__ == "__main__":
