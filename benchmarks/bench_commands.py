@@ -134,12 +134,16 @@ def timed(cmd: list[str]) -> tuple[float, float, float, str]:
 
 def build_dataset(root: Path, maps: int, pairs: int, seed: int = 1) -> Path:
     """The benchmark dataset of ``seed`` (built once per size and seed and reused)."""
+    from maptab.errors import MaptabError
     from maptab.generate.pipeline import Preset, build_benchmark
 
     ds = root / (f"ds-{maps}-{pairs}" if seed == 1 else f"ds-{maps}-{pairs}-seed{seed}")
     if not (ds / "manifest.json").is_file():
         t0 = time.perf_counter()
-        build_benchmark(ds, preset=Preset("bench", maps, maps, pairs, pairs), seed=seed)
+        try:
+            build_benchmark(ds, preset=Preset("bench", maps, maps, pairs, pairs), seed=seed)
+        except MaptabError as exc:  # e.g. more pairs than this seed's maps hold
+            raise SystemExit(f"building {ds.name} (seed {seed}): {exc}") from None
         print(f"built {ds} in {time.perf_counter() - t0:.0f} s")
     return ds
 
@@ -431,7 +435,7 @@ def main() -> None:
     args = ap.parse_args()
     n = args.answers or (20_000 if args.quick else 100_000)
     maps = args.maps or (8 if args.quick else 24)
-    pairs = args.pairs or (800 if args.quick else 2000)
+    pairs = args.pairs or (600 if args.quick else 2000)
     seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
     args.cache.mkdir(parents=True, exist_ok=True)
     figures: dict[str, list[float]] = {}
