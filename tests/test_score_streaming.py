@@ -361,6 +361,95 @@ def test_fewer_collections_raises_and_restores_the_thresholds() -> None:
     assert gc.get_threshold() == before
 
 
+def test_no_collections_turns_the_collector_off_and_back() -> None:
+    import gc
+
+    from maptab.cache import no_collections
+
+    assert gc.isenabled()
+    with no_collections():
+        assert not gc.isenabled()
+        with no_collections():  # nested: the outer block's state comes back
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(ValueError), no_collections():
+        raise ValueError("inside")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with no_collections():
+            pass
+        assert not gc.isenabled()  # it was off before: it stays off
+    finally:
+        gc.enable()
+
+
+# answers of every shape for each kind: right, wrong, malformed, tags without content,
+# unknown stations, repeated stations, control characters, long text
+_HOSTILE = [
+    "",
+    "<route_begin><route_end>",
+    "<route_begin>Alpha-Alpha-Alpha<route_end>",
+    "Alpha-Nowhere-Delta",
+    "Alpha-Bravo(transfer)-Porta Furba(transfer)-Delta",
+    "<answer_begin><answer_end>",
+    "<answer_begin>-1e999<answer_end>",
+    "Route Name: Line 9\nDeparture Stop: X\nArrival Stop: Y",
+    "\x00\x1f<think>" + "x" * 5000,
+    "<route_begin>" + "-".join(["Bravo"] * 300) + "<route_end>",
+]
+
+
+def test_scoring_forms_no_reference_cycles_per_answer(tmp_path: Path, dataset: Path) -> None:  # noqa: F811
+    """Scoring turns the cyclic garbage collector off (maptab.cache.no_collections), which
+    is only safe while the answers form no reference cycles: scoring every kind's right,
+    wrong and malformed answers from a run folder, from another tool's results file and in
+    memory leaves as many objects for the collector with twelve times the answers (each
+    text new) as with one (a call's own few: ``json.dumps`` with ``indent`` builds its encoder from closures)."""
+    import gc
+    from collections import Counter
+
+    from maptab.score.scorer import load_external_results
+
+    once = predictions() + [
+        Prediction(p.id, p.kind, text) for p in predictions() for text in _HOSTILE
+    ]
+
+    def cycles(preds: list[Prediction], name: str) -> tuple[int, Counter]:
+        run = tmp_path / name
+        run.mkdir()
+        (run / "run.json").write_text(json.dumps({"dataset": str(dataset), "model": "m"}))
+        (run / "predictions.jsonl").write_text(
+            "".join(json.dumps(p.to_dict()) + "\n" for p in preds), encoding="utf-8"
+        )
+        results = run / "results.json"
+        results.write_text(json.dumps([{"id": p.id, "response": p.response} for p in preds]))
+        gc.collect()
+        gc.disable()
+        try:
+            score_predictions(dataset, preds)
+            score_run(run)
+            external = load_external_results(results, dataset)
+            score_run(run / "external", dataset_dir=dataset, predictions=external)
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            found = gc.collect()
+            kinds = Counter(type(o).__name__ for o in gc.garbage)
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+            gc.enable()
+        return found, kinds
+
+    # distinct texts: an answer read before is remembered, not read again
+    many = [Prediction(p.id, p.kind, f"Take {i}. {p.response}") for i in range(12) for p in once]
+    cycles(once, "warm")  # imports and first-use memos may make cycles once
+    one, _ = cycles(once, "one")
+    more, kinds = cycles(many, "many")
+    assert len(once) == 99
+    assert more == one, f"{more - one} more objects in cycles with 12x the answers: {kinds}"
+
+
 _ABSENT = object()
 PAIR = st.sampled_from([("Alpha", "Delta"), ("Lake", "Gate"), ("Lake ", "Gate"), ("Alpha", 3)])
 FIELD = {

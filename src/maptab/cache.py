@@ -14,7 +14,8 @@ Caching never changes a result, only how often it is computed. Not thread-safe (
 scores and builds in one thread per process).
 
 :func:`fewer_collections` is the other half of that policy: the long loops that fill these
-memos (a run, scoring) raise the cyclic garbage collector's thresholds while they work.
+memos (a run) raise the cyclic garbage collector's thresholds while they work; scoring, which
+forms no reference cycles, turns the collector off (:func:`no_collections`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,13 @@ from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from typing import Generic, TypeVar
 
-__all__ = ["FEWER_COLLECTIONS", "IdentityCache", "KeyedCache", "fewer_collections"]
+__all__ = [
+    "FEWER_COLLECTIONS",
+    "IdentityCache",
+    "KeyedCache",
+    "fewer_collections",
+    "no_collections",
+]
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -95,11 +102,10 @@ class IdentityCache(Generic[O, V]):
         self._data.clear()
 
 
-# A run or a scoring loop allocates millions of small containers that live until its end
-# (score rows, prediction references, the memos above) and forms next to no reference
-# cycles; with the default thresholds the cyclic collector keeps re-walking all of them
-# (about 14% of the CPU time of scoring 100,000 answers; 0.58 s of an oracle run over 48,000
-# distinct queries, 0.07 s with these). Collections stay on, just far apart.
+# A run allocates many small containers that live until its end (prediction references,
+# the memos above) and forms few reference cycles; with the default thresholds the cyclic
+# collector keeps re-walking all of them (0.58 s of an oracle run over 48,000 distinct
+# queries, 0.07 s with these). Collections stay on, just far apart.
 FEWER_COLLECTIONS = (50_000, 20, 100)
 
 
@@ -113,3 +119,24 @@ def fewer_collections() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*before)
+
+
+@contextmanager
+def no_collections() -> Iterator[None]:
+    """Run the block with the cyclic garbage collector off (as it was after).
+
+    For scoring only, whose work forms no reference cycles at all (a test scores every task
+    kind, good, wrong and malformed answers, and finds nothing for the collector; after
+    100,000 answers a full collection finds 1,028 cyclic objects, all made by imports). Its
+    collections at :data:`FEWER_COLLECTIONS` still cost 2.5-3.6 s of 21-29 s of scoring
+    100,000 answers there: each walked the score rows, predictions and memos alive at the
+    time (about 1 µs an object), and a single collection at a million young objects took
+    1.1 s. Without cycles there is nothing for them to free. (A run keeps its collections: a
+    failed HTTP request's traceback is a cycle that can hold a request's image.)"""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()

@@ -39,22 +39,28 @@ def score_cmd(
     ] = 1,
 ) -> None:
     """Score RUN_DIR: writes RUN_DIR/scores.jsonl and RUN_DIR/summary.json, prints a table."""
+    from maptab.cache import no_collections
     from maptab.score.scorer import ScoreError, load_external_results, score_run
 
+    # reading the results and scoring them with the collector off throughout
+    # (maptab.cache.no_collections): turned on in between, it would walk all that was read
     try:
-        preds = None
-        if results is not None:
-            if dataset is None:
-                raise ScoreError("--results needs --dataset (the dataset the results belong to)")
-            preds = load_external_results(results, dataset, verify=verify)
-        summary = score_run(
-            run_dir,
-            dataset_dir=dataset,
-            predictions=preds,
-            progress=track if progress else None,
-            verify=verify,
-            workers=jobs if jobs else None,
-        )
+        with no_collections():
+            preds = None
+            if results is not None:
+                if dataset is None:
+                    raise ScoreError(
+                        "--results needs --dataset (the dataset the results belong to)"
+                    )
+                preds = load_external_results(results, dataset, verify=verify)
+            summary = score_run(
+                run_dir,
+                dataset_dir=dataset,
+                predictions=preds,
+                progress=track if progress else None,
+                verify=verify,
+                workers=jobs if jobs else None,
+            )
     except (MaptabError, OSError) as exc:
         fail(str(exc))
     _print(summary)

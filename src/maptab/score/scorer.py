@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from maptab.cache import fewer_collections
+from maptab.cache import no_collections
 from maptab.dataset import Dataset, DatasetError
 from maptab.limits import MAX_RESULTS_BYTES, loads_json, open_regular, read_bytes, read_json
 from maptab.network import table_name
@@ -272,6 +272,7 @@ def _open_dataset(dataset_dir: str | Path, verify: bool = True) -> Dataset:
         raise ScoreError(str(exc)) from None
 
 
+@no_collections()
 def score_predictions(
     dataset_dir: str | Path,
     predictions: Iterable[Prediction],
@@ -298,17 +299,16 @@ def score_predictions(
     ``if __name__ == "__main__":``.
     """
     rows: list[dict[str, Any]] = []
-    with fewer_collections():
-        summary = _score_stream(
-            dataset_dir,
-            predictions,
-            lambda row, _: rows.append(row),
-            progress=progress,
-            selection=selection,
-            verify=verify,
-            workers=workers,
-            text=False,
-        )
+    summary = _score_stream(
+        dataset_dir,
+        predictions,
+        lambda row, _: rows.append(row),
+        progress=progress,
+        selection=selection,
+        verify=verify,
+        workers=workers,
+        text=False,
+    )
     return rows, summary
 
 
@@ -546,6 +546,7 @@ def _write_summary(out: Path, summary: dict[str, Any]) -> None:
     )
 
 
+@no_collections()
 def score_run(
     run_dir: str | Path,
     *,
@@ -591,18 +592,17 @@ def score_run(
             def emit(_: dict[str, Any], line: str | None) -> None:
                 write(f"{line}\n")
 
-            with fewer_collections():
-                summary = _score_stream(
-                    dataset_dir,
-                    preds,
-                    emit,
-                    progress=progress,
-                    selection=info,
-                    verify=verify,
-                    ids=ids,
-                    workers=workers,
-                    text=True,
-                )
+            summary = _score_stream(
+                dataset_dir,
+                preds,
+                emit,
+                progress=progress,
+                selection=info,
+                verify=verify,
+                ids=ids,
+                workers=workers,
+                text=True,
+            )
         os.replace(tmp, run / SCORES)
     finally:
         tmp.unlink(missing_ok=True)
@@ -632,6 +632,7 @@ def _adopt(run: Path, dataset_dir: Path, preds: list[Prediction], info: dict[str
 
 
 # --------------------------------------------------------------------------- external results
+@no_collections()
 def load_external_results(
     path: str | Path, dataset_dir: str | Path, *, verify: bool = True
 ) -> list[Prediction]:
@@ -643,8 +644,7 @@ def load_external_results(
     a ``question`` identical to one QA query's. A sample matching no query or several is an
     error naming its position.
     """
-    with fewer_collections():
-        return _external_predictions(Path(path), _open_dataset(dataset_dir, verify))
+    return _external_predictions(Path(path), _open_dataset(dataset_dir, verify))
 
 
 def _external_predictions(p: Path, ds: Dataset) -> list[Prediction]:

@@ -33,7 +33,6 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from maptab.cache import FEWER_COLLECTIONS
 from maptab.dataset import Dataset, DatasetError, record_decoder
 from maptab.errors import MaptabError
 from maptab.limits import open_regular
@@ -178,7 +177,7 @@ _KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 def _start(dataset_dir: str, text: bool) -> None:
     global _WORKER
-    gc.set_threshold(*FEWER_COLLECTIONS)  # a worker only scores (fewer_collections)
+    gc.disable()  # a worker only scores, which forms no cycles (maptab.cache.no_collections)
     # the parent checked the dataset against its manifest before starting the workers
     _WORKER = RowScorer(Dataset(dataset_dir, verify=False), text=text)
 
