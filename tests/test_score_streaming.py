@@ -383,6 +383,21 @@ def test_no_collections_turns_the_collector_off_and_back() -> None:
         assert not gc.isenabled()  # it was off before: it stays off
     finally:
         gc.enable()
+    # what the block kept is aged into the oldest generation, nothing stays frozen, and
+    # objects a caller froze stay frozen
+    assert gc.get_freeze_count() == 0
+    with no_collections():
+        kept = [[i] for i in range(1000)]
+    assert gc.get_freeze_count() == 0
+    assert any(o is kept for o in gc.get_objects(generation=2))
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with no_collections():
+            kept.append([])
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
 
 
 # answers of every shape for each kind: right, wrong, malformed, tags without content,
