@@ -420,11 +420,12 @@ def test_scoring_forms_no_reference_cycles_per_answer(tmp_path: Path, dataset: P
     """Scoring turns the cyclic garbage collector off (maptab.cache.no_collections), which
     is only safe while the answers form no reference cycles: scoring every kind's right,
     wrong and malformed answers from a run folder, from another tool's results file and in
-    memory leaves as many objects for the collector with twelve times the answers (each
+    memory (in this process and through worker processes, many windows) leaves as many objects for the collector with twelve times the answers (each
     text new) as with one (a call's own few: ``json.dumps`` with ``indent`` builds its encoder from closures)."""
     import gc
     from collections import Counter
 
+    import maptab.score.scorer as scorer_module
     from maptab.score.scorer import load_external_results
 
     once = predictions() + [
@@ -442,8 +443,11 @@ def test_scoring_forms_no_reference_cycles_per_answer(tmp_path: Path, dataset: P
         results.write_text(json.dumps([{"id": p.id, "response": p.response} for p in preds]))
         gc.collect()
         gc.disable()
+        window = scorer_module._WINDOW
+        scorer_module._WINDOW = 16  # many windows through the worker processes
         try:
             score_predictions(dataset, preds)
+            score_predictions(dataset, preds, workers=2)
             score_run(run)
             external = load_external_results(results, dataset)
             score_run(run / "external", dataset_dir=dataset, predictions=external)
@@ -451,6 +455,7 @@ def test_scoring_forms_no_reference_cycles_per_answer(tmp_path: Path, dataset: P
             found = gc.collect()
             kinds = Counter(type(o).__name__ for o in gc.garbage)
         finally:
+            scorer_module._WINDOW = window
             gc.set_debug(0)
             gc.garbage.clear()
             gc.enable()

@@ -125,14 +125,15 @@ def fewer_collections() -> Iterator[None]:
 def no_collections() -> Iterator[None]:
     """Run the block with the cyclic garbage collector off (as it was after).
 
-    For scoring only, whose work forms no reference cycles at all (a test scores every task
-    kind, good, wrong and malformed answers, and finds nothing for the collector; after
-    100,000 answers a full collection finds 1,028 cyclic objects, all made by imports). Its
-    collections at :data:`FEWER_COLLECTIONS` still cost 2.5-3.6 s of 21-29 s of scoring
-    100,000 answers there: each walked the score rows, predictions and memos alive at the
-    time (about 1 µs an object), and a single collection at a million young objects took
-    1.1 s. Without cycles there is nothing for them to free. (A run keeps its collections: a
-    failed HTTP request's traceback is a cycle that can hold a request's image.)"""
+    For scoring only, whose answers form no reference cycles (a test scores twelve times the
+    answers of every kind, right, wrong and malformed, in this process and in worker
+    processes, and finds no more cyclic objects than once: a call's own few; after the whole
+    ``maptab score`` of 100,000 answers a full collection finds 1,028, all made by imports).
+    Its collections at :data:`FEWER_COLLECTIONS` still cost 2.5-3.6 s of 21-29 s of scoring
+    100,000 answers: each walked the score rows, predictions and memos alive at the time
+    (about 1 µs an object), and one collection at a million young objects took 1.1 s.
+    Without cycles there is nothing for them to free. (A run keeps its collections: a failed
+    HTTP request's traceback is a cycle that can hold a request's image.)"""
     was = gc.isenabled()
     gc.disable()
     try:
