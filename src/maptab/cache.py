@@ -128,7 +128,8 @@ def no_collections() -> Iterator[None]:
     For scoring only, whose answers form no reference cycles (a test scores twelve times the
     answers of every kind, right, wrong and malformed, in this process and in worker
     processes, and finds no more cyclic objects than once: a call's own few; after the whole
-    ``maptab score`` of 100,000 answers a full collection finds 1,028, all made by imports).
+    ``maptab score`` of 100,000 answers a full collection finds 1,028, from imports and a
+    few ``json.dumps`` calls with ``indent``).
     Its collections at :data:`FEWER_COLLECTIONS` still cost 2.5-3.6 s of 21-29 s of scoring
     100,000 answers: each walked the score rows, predictions and memos alive at the time
     (about 1 µs an object), and one collection at a million young objects took 1.1 s.
