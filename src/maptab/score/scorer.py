@@ -297,6 +297,10 @@ def score_predictions(
     The result does not depend on it. Workers are started with ``spawn``, which imports the
     calling script again: a script that asks for them must guard its entry point with
     ``if __name__ == "__main__":``.
+
+    The cyclic garbage collector is off while it works (:func:`maptab.cache.no_collections`;
+    so are :func:`score_run` and :func:`load_external_results`): an iterable of predictions
+    that builds reference cycles as it goes keeps them until scoring ends.
     """
     rows: list[dict[str, Any]] = []
     summary = _score_stream(
