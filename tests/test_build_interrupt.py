@@ -70,3 +70,29 @@ def test_interrupted_build_stops_every_process(tmp_path: Path, sig: signal.Signa
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize("told", [False, True])
+def test_a_stopped_build_that_does_not_exit_is_ended(told: bool) -> None:
+    """The grace timer a stop signal arms (``STOP_GRACE_S``) ends a build whose shutdown
+    hangs, with status 130 and a one-line error; a process that exits sooner is not held."""
+    script = (
+        "import time\n"
+        "from maptab.cli import build\n"
+        f"build._STOPPING.update(out='OUT', told={told})\n"
+        "build._end_after(0.5)\n"
+        "time.sleep(120)\n"  # a shutdown that never ends
+    )
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
+    assert proc.returncode == 130 and time.monotonic() - t0 < 30
+    err = proc.stderr.decode()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    if told:
+        assert err == "error: the build did not stop within 0.5 s; ended it\n"
+    else:
+        assert err == "error: build interrupted; OUT is incomplete (ended after 0.5 s)\n"
+    quick = "from maptab.cli import build\nbuild._end_after(60)\n"
+    t0 = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", quick], capture_output=True, timeout=60)
+    assert done.returncode == 0 and time.monotonic() - t0 < 30
