@@ -78,9 +78,9 @@ def test_a_stopped_build_that_does_not_exit_is_ended(told: bool) -> None:
     hangs, with status 130 and a one-line error; a process that exits sooner is not held."""
     script = (
         "import time\n"
-        "from maptab.cli import build\n"
-        f"build._STOPPING.update(out='OUT', told={told})\n"
-        "build._end_after(0.5)\n"
+        "from maptab.cli.build import _STOPPING, _end_after\n"
+        f"_STOPPING.update(out='OUT', told={told})\n"
+        "_end_after(0.5)\n"
         "time.sleep(120)\n"  # a shutdown that never ends
     )
     t0 = time.monotonic()
@@ -92,7 +92,7 @@ def test_a_stopped_build_that_does_not_exit_is_ended(told: bool) -> None:
         assert err == "error: the build did not stop within 0.5 s; ended it\n"
     else:
         assert err == "error: build interrupted; OUT is incomplete (ended after 0.5 s)\n"
-    quick = "from maptab.cli import build\nbuild._end_after(60)\n"
+    quick = "from maptab.cli.build import _end_after\n_end_after(60)\n"
     t0 = time.monotonic()
     done = subprocess.run([sys.executable, "-c", quick], capture_output=True, timeout=60)
     assert done.returncode == 0 and time.monotonic() - t0 < 30
