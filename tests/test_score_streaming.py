@@ -420,8 +420,9 @@ def test_scoring_forms_no_reference_cycles_per_answer(tmp_path: Path, dataset: P
     """Scoring turns the cyclic garbage collector off (maptab.cache.no_collections), which
     is only safe while the answers form no reference cycles: scoring every kind's right,
     wrong and malformed answers from a run folder, from another tool's results file and in
-    memory (in this process and through worker processes, many windows) leaves as many objects for the collector with twelve times the answers (each
-    text new) as with one (a call's own few: ``json.dumps`` with ``indent`` builds its encoder from closures)."""
+    memory (in this process and through worker processes, many windows) leaves as many
+    objects for the collector with twelve times the answers (each text new) as with one
+    (a call's own few: ``json.dumps`` with ``indent`` builds its encoder from closures)."""
     import gc
     from collections import Counter
 
