@@ -140,6 +140,7 @@ def run_model(
     table_format: Literal["csv", "json"] = "csv",
     verify: bool = True,
     progress: Progress | None = None,
+    jobs: int | None = 1,
     **options: Any,
 ) -> RunSummary:
     """Answer the selected samples of ``dataset`` with ``model`` into the run folder
@@ -148,8 +149,11 @@ def run_model(
     ``model`` is a ``--model`` spec (``"oracle"``, ``"openai:NAME"``, a plugin prefix), a
     Python function ``fn(request) -> str`` (sync or ``async``), or a provider object;
     ``options`` go to :func:`make_provider` (``base_url``, ``temperature``, ``seed``; for a
-    function ``model=`` the model name recorded with its rows). Runs the async runner to completion: call it
-    outside a running event loop (inside one, use ``maptab.run.runner.arun``).
+    function ``model=`` the model name recorded with its rows). ``jobs`` > 1 answers an
+    in-process model in that many worker processes (``None``: one per CPU for large runs;
+    ``maptab run --jobs``); the function must then be importable (not a lambda) and the
+    script guarded by ``if __name__ == "__main__":``. Runs the async runner to completion:
+    call it outside a running event loop (inside one, use ``maptab.run.runner.arun``).
 
     Raises a :class:`MaptabError` on an unknown spec, a selection that matches no sample, a
     malformed dataset or a run folder started with other settings (SPEC 16); a request
@@ -172,6 +176,7 @@ def run_model(
         spec=model if isinstance(model, str) else None,
         verify=verify,
         progress=progress,
+        jobs=jobs,
     )
 
 

@@ -35,6 +35,15 @@ def run_cmd(
     ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N requests.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Requests in flight.")] = 16,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Worker processes that answer, for models answered in process (baselines, "
+            "Python functions; 1: this process only; 0: one per CPU, at most 8, from 20,000 "
+            "samples). The answers do not depend on it.",
+        ),
+    ] = 1,
     out: Annotated[
         Path | None, typer.Option(help="Run folder (default runs/<dataset>__<model>).")
     ] = None,
@@ -113,6 +122,7 @@ def run_cmd(
             image=image,
             spec=model,
             verify=verify,
+            jobs=jobs if jobs else None,
         )
     except json.JSONDecodeError as exc:
         fail(f"--extra-body is not valid JSON ({exc.msg})")

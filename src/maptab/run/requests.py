@@ -26,6 +26,7 @@ import csv
 import hashlib
 import io
 import json
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,7 +136,8 @@ class ImageEncoder:
             self.encoded += 1
             if cached is not None:
                 cached.parent.mkdir(parents=True, exist_ok=True)
-                tmp = cached.with_suffix(cached.suffix + ".tmp")
+                # a name of this process's own: run workers may encode one image at once
+                tmp = cached.with_suffix(f"{cached.suffix}.{os.getpid()}.tmp")
                 tmp.write_bytes(data)
                 tmp.replace(cached)
         return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"

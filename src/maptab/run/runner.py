@@ -6,7 +6,9 @@ Each request is built just before it is sent (tables rendered per sample, each m
 encoded once) and each answer is appended to ``predictions.jsonl`` as soon as it arrives.
 A provider that answers in process (``complete_sync``: the baselines, a plain Python
 function) is called in a plain loop instead, one sample after the other in dataset order,
-with its rows written in batches (:mod:`maptab.run.store`); ``concurrency`` does not apply.
+with its rows written in batches (:mod:`maptab.run.store`); ``concurrency`` does not apply,
+and ``jobs`` > 1 spreads the samples over that many worker processes instead
+(:mod:`maptab.run.inprocess`: same rows in the same order, but for ``latency_s``).
 Requests that fail after the provider's retries are stored with ``error`` set; any other
 exception while answering one sample is stored the same way (named by its type) so that one
 bad sample cannot sink a long run; a malformed dataset stops the run with a one-line error.
@@ -22,7 +24,7 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,13 +34,24 @@ from maptab import __version__
 from maptab.cache import fewer_collections
 from maptab.dataset import DatasetError
 from maptab.limits import read_json
+from maptab.processes import workers_for
 from maptab.progress import Progress, Ticker
-from maptab.run.base import Completion, Provider, ProviderError, uses_messages
-from maptab.run.requests import ChatRequest, ImageSpec, RequestBuilder, Sample
+from maptab.run.base import Provider, ProviderConfigError, uses_messages
+from maptab.run.inprocess import (
+    AnswerPool,
+    BuilderSettings,
+    answer_sync,
+    base_row,
+    prediction_row,
+)
+from maptab.run.requests import ImageSpec, RequestBuilder, Sample
 from maptab.run.store import PredictionStore, StoreError
 from maptab.schema import Prediction
 
 RUN_FILE = "run.json"
+# in-process answers given between two returns to the event loop: Ctrl-C cancels the run's
+# task (asyncio.run), which takes effect only where the task awaits
+_YIELD_EVERY = 64
 # settings that may change between resumed runs without changing what is asked
 _OPERATIONAL = ("base_url", "api_key_env", "timeout", "max_retries", "rpm")
 
@@ -79,10 +92,16 @@ def run(
     image: ImageSpec | None = None,
     spec: str | None = None,
     verify: bool = True,
+    jobs: int | None = 1,
 ) -> RunSummary:
     """Run ``provider`` on the selected samples of ``dataset_dir`` into ``out_dir``.
 
-    ``spec`` is the ``--model`` string recorded in ``run.json``. ``progress`` shows the
+    ``spec`` is the ``--model`` string recorded in ``run.json``. ``jobs``: processes that
+    answer with an in-process provider (1: this one; ``N > 1``: ``N`` workers; ``None``:
+    :func:`~maptab.processes.workers_for` the samples to answer); a network provider takes
+    only 1 or ``None``. Workers start with ``spawn``, which imports the calling script again:
+    a script that asks for them must guard its entry point with
+    ``if __name__ == "__main__":``. ``progress`` shows the
     answered count (with the samples done before, the errors and the rate as its ``done`` and
     ``status``; :mod:`maptab.progress`); none by default. The provider is closed at
     the end (a provider serves one run). Raises ``DatasetError`` / ``StoreError`` (one-line
@@ -104,6 +123,7 @@ def run(
                 image=image,
                 spec=spec,
                 verify=verify,
+                jobs=jobs,
             )
         )
 
@@ -123,10 +143,13 @@ async def arun(
     image: ImageSpec | None = None,
     spec: str | None = None,
     verify: bool = True,
+    jobs: int | None = 1,
 ) -> RunSummary:
     """:func:`run` inside a running event loop."""
     if concurrency < 1:
         raise DatasetError("--concurrency must be at least 1")
+    if jobs is not None and jobs < 1:
+        raise DatasetError("jobs must be at least 1, or None (one process per CPU)")
     image = image or ImageSpec()
     out = Path(out_dir)
     cats = sorted(set(categories or ()))
@@ -169,6 +192,12 @@ async def arun(
     row_settings = {**provider.settings, "table_format": table_format, "image": image.tag()}
     start = time.perf_counter()
     try:
+        complete_sync = getattr(provider, "complete_sync", None)
+        if complete_sync is None and jobs is not None and jobs > 1:
+            raise ProviderConfigError(
+                f"--jobs is for models answered in process (baselines, Python functions); "
+                f"{provider.name!r} is asked over the network: set --concurrency instead"
+            )
         with PredictionStore(out) as store:
             _check_compatible(out / RUN_FILE, record)
             _write_json(out / RUN_FILE, record)
@@ -176,7 +205,7 @@ async def arun(
             todo = sum(1 for i in samples if i not in done)
             bar = _Counts(progress, len(samples), len(samples) - todo)
             pending = dataset.load(r for r in refs if r.id not in done)
-            complete_sync = getattr(provider, "complete_sync", None)
+            workers = workers_for(jobs, todo) if complete_sync is not None else 1
 
             async def worker() -> None:
                 for sample in pending:
@@ -185,11 +214,31 @@ async def arun(
                     bar.tick(pred.error is not None)
 
             with bar:
-                if complete_sync is not None:  # in process: no event loop per sample
-                    for sample in pending:
-                        pred = _answer_sync(sample, builder, provider, complete_sync, row_settings)
+                if complete_sync is not None and workers > 1 and todo:  # worker processes
+                    how = BuilderSettings(
+                        str(dataset_dir),
+                        table_format,
+                        image,
+                        provider.uses_images,
+                        str(out / ".cache" / "images"),
+                        verify,
+                        uses_messages(provider),
+                    )
+                    with AnswerPool(how, provider, row_settings, min(workers, todo)) as pool:
+                        lines = pool.answer(r for r in refs if r.id not in done)
+                        for n, (sid, error, line) in enumerate(lines, 1):
+                            store.append_line(sid, error, line, defer=True)
+                            bar.tick(error is not None)
+                            if not n % _YIELD_EVERY:
+                                await asyncio.sleep(0)
+                    store.flush()
+                elif complete_sync is not None:  # in process: no event loop per sample
+                    for n, sample in enumerate(pending, 1):
+                        pred = answer_sync(sample, builder, provider, complete_sync, row_settings)
                         store.append(pred, defer=True)
                         bar.tick(pred.error is not None)
+                        if not n % _YIELD_EVERY:
+                            await asyncio.sleep(0)
                     store.flush()
                 else:
                     try:
@@ -221,38 +270,10 @@ async def arun(
     return summary
 
 
-def _base(sample: Sample, provider: Provider, settings: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": sample.id,
-        "kind": sample.kind,
-        "provider": provider.name,
-        "model": provider.model,
-        "settings": settings,
-    }
-
-
-def _prediction(
-    base: dict[str, Any], t0: float, c: Completion | None, exc: Exception | None
-) -> Prediction:
-    """The row of one sample: its completion, or the failure that replaced it."""
-    if exc is not None:
-        err = str(exc) if isinstance(exc, ProviderError) else f"{type(exc).__name__}: {exc}"
-        return Prediction(response="", latency_s=_since(t0), error=err, **base)
-    assert c is not None
-    return Prediction(
-        response=c.text,
-        reasoning=c.reasoning,
-        latency_s=_since(t0),
-        prompt_tokens=c.prompt_tokens,
-        completion_tokens=c.completion_tokens,
-        **base,
-    )
-
-
 async def _answer(
     sample: Sample, builder: RequestBuilder, provider: Provider, settings: dict[str, Any]
 ) -> Prediction:
-    base = _base(sample, provider, settings)
+    base = base_row(sample, provider, settings)
     request = builder.request(sample)  # a malformed dataset raises here and stops the run
     t0 = time.perf_counter()
     try:
@@ -260,32 +281,8 @@ async def _answer(
     except (DatasetError, StoreError):
         raise
     except Exception as exc:  # one sample's failure is recorded, not fatal (module doc)
-        return _prediction(base, t0, None, exc)
-    return _prediction(base, t0, c, None)
-
-
-def _answer_sync(
-    sample: Sample,
-    builder: RequestBuilder,
-    provider: Provider,
-    complete: Callable[[ChatRequest], Completion],
-    settings: dict[str, Any],
-) -> Prediction:
-    """:func:`_answer` for a provider that answers in process (``complete_sync``)."""
-    base = _base(sample, provider, settings)
-    request = builder.request(sample)
-    t0 = time.perf_counter()
-    try:
-        c = complete(request)
-    except (DatasetError, StoreError):
-        raise
-    except Exception as exc:
-        return _prediction(base, t0, None, exc)
-    return _prediction(base, t0, c, None)
-
-
-def _since(t0: float) -> float:
-    return round(time.perf_counter() - t0, 4)
+        return prediction_row(base, t0, None, exc)
+    return prediction_row(base, t0, c, None)
 
 
 def _now() -> str:

@@ -171,10 +171,15 @@ class PredictionStore:
     def append(self, pred: Prediction, *, defer: bool = False) -> None:
         """Append one row. It reaches the OS now (it survives a kill of this process), or with
         ``defer`` at the latest after :attr:`BATCH_ROWS` rows or :attr:`BATCH_SECONDS`."""
+        self.append_line(pred.id, pred.error, self._line(pred), defer=defer)
+
+    def append_line(self, sid: str, error: str | None, line: str, *, defer: bool = False) -> None:
+        """:meth:`append` of a row already encoded (``line``, no newline) for the id ``sid``
+        with the error ``error`` (the row's own fields: a worker process encodes its rows)."""
         if self._fh is None:
             raise StoreError(f"{self.path}: store is not open")
-        data = (self._line(pred) + "\n").encode()
-        self._index(pred.id, self._size, pred.error)
+        data = (line + "\n").encode()
+        self._index(sid, self._size, error)
         self._size += len(data)
         self.lines += 1
         if not self._pending:

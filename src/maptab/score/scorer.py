@@ -36,6 +36,7 @@ from maptab.cache import no_collections
 from maptab.dataset import Dataset, DatasetError
 from maptab.limits import MAX_RESULTS_BYTES, loads_json, open_regular, read_bytes, read_json
 from maptab.network import table_name
+from maptab.processes import workers_for
 from maptab.progress import Progress, or_silent
 from maptab.schema import (
     Prediction,
@@ -55,7 +56,6 @@ from maptab.score.workers import (
     ScoreError,
     ScorePool,
     clean_json,
-    default_workers,
 )
 from maptab.tasks.base import TaskKind, all_kinds
 
@@ -292,8 +292,9 @@ def score_predictions(
     against the manifest's hash (:class:`~maptab.dataset.Dataset`).
 
     ``workers``: processes that score the answers. ``1`` (the default): this process;
-    ``N > 1``: ``N`` worker processes; ``None``: :func:`~maptab.score.workers.default_workers`
-    for :data:`POOL_MIN` predictions or more, else this process (``maptab score --jobs 0``).
+    ``N > 1``: ``N`` worker processes; ``None``: :func:`~maptab.processes.default_workers`
+    for :data:`~maptab.processes.POOL_MIN` predictions or more, else this process
+    (``maptab score --jobs 0``).
     The result does not depend on it. Workers are started with ``spawn``, which imports the
     calling script again: a script that asks for them must guard its entry point with
     ``if __name__ == "__main__":``.
@@ -316,8 +317,6 @@ def score_predictions(
     return rows, summary
 
 
-#: predictions from which scoring uses worker processes by default
-POOL_MIN = 20_000
 # jobs handed to the scorer at once (two windows in flight): several maps' worth, so that
 # a run in dataset order (map after map) keeps every worker busy
 _WINDOW = 8192
@@ -352,8 +351,7 @@ def _score_stream(
         queries = _Queries(ds, set(ids))
     except DatasetError as exc:
         raise ScoreError(str(exc)) from None
-    if workers is None:
-        workers = default_workers() if len(ids) >= POOL_MIN else 1
+    workers = workers_for(workers, len(ids))
     scorer: ScorePool | InlineScorer = (
         ScorePool(ds.root, workers, text=text) if workers > 1 else InlineScorer(ds, text=text)
     )

@@ -11,8 +11,8 @@ work of each distinct answer is a :data:`Job`, done by a :class:`RowScorer`:
 * with ``text``, the score row is also encoded as its ``scores.jsonl`` line
   (:func:`row_text`).
 
-:class:`ScorePool` runs the same :class:`RowScorer` in worker processes (``spawn``, so it
-works alike on every platform and never forks a threaded parent). Each window of jobs is
+:class:`ScorePool` runs the same :class:`RowScorer` in worker processes
+(:func:`maptab.processes.worker_pool`: ``spawn``, Ctrl-C left to the parent). Each window of jobs is
 split by map (:func:`_map_key`), so every job of one record goes to one worker (its
 ``last`` mark then drops the record there) and the workers' per-map caches do not overlap;
 the rows come back in job order. Results do not depend on the
@@ -24,11 +24,9 @@ from __future__ import annotations
 import gc
 import json
 import math
-import multiprocessing
 import os
 import zlib
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -37,6 +35,7 @@ from maptab.dataset import Dataset, DatasetError, record_decoder
 from maptab.errors import MaptabError
 from maptab.limits import open_regular
 from maptab.network import Network
+from maptab.processes import default_workers, worker_pool
 from maptab.schema import Record
 from maptab.score.rows import RowPacker
 from maptab.tables import derive_mix
@@ -161,15 +160,6 @@ class RowScorer:
         self._records.clear()
 
 
-def default_workers() -> int:
-    """Worker processes for a large scoring job: the CPUs this process may use, at most 8."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(8, cpus))
-
-
 # --------------------------------------------------------------------------- worker side
 _WORKER: RowScorer | None = None
 _KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
@@ -209,12 +199,7 @@ class ScorePool:
         self.workers = workers
         self.text = text
         self._rows = RowPacker()
-        self._pool = ProcessPoolExecutor(
-            workers,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_start,
-            initargs=(str(dataset_dir), text),
-        )
+        self._pool = worker_pool(workers, _start, (str(dataset_dir), text))
 
     def submit(self, jobs: Sequence[Job]) -> Any:
         """Start scoring ``jobs``; :meth:`results` waits for them."""

@@ -1,0 +1,224 @@
+"""Answering with an in-process provider, here or in worker processes (SPEC 16; issue 16).
+
+A provider that answers in process (``complete_sync``: the baselines, a Python function)
+needs no event loop: :func:`answer_sync` turns one sample into its
+:class:`~maptab.schema.Prediction`. Such answers cost CPU, not waiting, so ``maptab run
+--jobs N`` spreads them over ``N`` worker processes (:class:`AnswerPool`):
+
+* the parent chooses the samples and keeps the store; each worker reads its samples' rows
+  back itself (:meth:`~maptab.dataset.Dataset.load`, with the parent's ``verify``), builds
+  the requests, answers them and encodes each row's ``predictions.jsonl`` line, so the
+  parent only writes lines;
+* the samples go out in chunks of :data:`CHUNK` in dataset order and their lines come back
+  in that order, at most :data:`AHEAD` chunks per worker ahead of the writer; the file is
+  the one a single process writes, but for each row's ``latency_s``;
+* the provider travels to the workers pickled, unused, before the first sample: one that
+  cannot be pickled (a lambda as the model) is a one-line error naming it;
+* a malformed dataset stops the run as in one process (the worker's error is raised here);
+  a worker that dies stops it with one line, what was written stays, and a rerun resumes.
+
+Workers start as :func:`maptab.processes.worker_pool` says (``spawn``; Ctrl-C is the
+parent's, which stops them).
+"""
+
+from __future__ import annotations
+
+import gc
+import pickle
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from maptab.cache import FEWER_COLLECTIONS
+from maptab.dataset import DatasetError, SampleRef
+from maptab.errors import MaptabError
+from maptab.processes import worker_pool
+from maptab.run.base import Completion, Provider, ProviderConfigError, ProviderError
+from maptab.run.requests import ChatRequest, ImageSpec, RequestBuilder, Sample
+from maptab.run.store import StoreError
+from maptab.schema import Prediction, PredictionLines
+
+__all__ = [
+    "AHEAD",
+    "CHUNK",
+    "AnswerPool",
+    "BuilderSettings",
+    "RunWorkerError",
+    "answer_sync",
+    "base_row",
+    "prediction_row",
+]
+
+CHUNK = 256
+"""Samples a worker is sent at a time."""
+AHEAD = 4
+"""Chunks per worker sent ahead of the one being written."""
+
+
+class RunWorkerError(MaptabError):
+    """A worker process of ``maptab run --jobs`` stopped or cannot be started."""
+
+
+def base_row(sample: Sample, provider: Provider, settings: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a sample's prediction row that do not depend on the answer."""
+    return {
+        "id": sample.id,
+        "kind": sample.kind,
+        "provider": provider.name,
+        "model": provider.model,
+        "settings": settings,
+    }
+
+
+def prediction_row(
+    base: dict[str, Any], t0: float, c: Completion | None, exc: Exception | None
+) -> Prediction:
+    """The row of one sample: its completion, or the failure that replaced it."""
+    if exc is not None:
+        err = str(exc) if isinstance(exc, ProviderError) else f"{type(exc).__name__}: {exc}"
+        return Prediction(response="", latency_s=_since(t0), error=err, **base)
+    assert c is not None
+    return Prediction(
+        response=c.text,
+        reasoning=c.reasoning,
+        latency_s=_since(t0),
+        prompt_tokens=c.prompt_tokens,
+        completion_tokens=c.completion_tokens,
+        **base,
+    )
+
+
+def answer_sync(
+    sample: Sample,
+    builder: RequestBuilder,
+    provider: Provider,
+    complete: Callable[[ChatRequest], Completion],
+    settings: dict[str, Any],
+) -> Prediction:
+    """One sample's row from a provider that answers in process (``complete``, its
+    ``complete_sync``): a malformed dataset raises; any other failure is the row's error."""
+    base = base_row(sample, provider, settings)
+    request = builder.request(sample)  # a malformed dataset raises here and stops the run
+    t0 = time.perf_counter()
+    try:
+        c = complete(request)
+    except (DatasetError, StoreError):
+        raise
+    except Exception as exc:  # one sample's failure is recorded, not fatal (runner docstring)
+        return prediction_row(base, t0, None, exc)
+    return prediction_row(base, t0, c, None)
+
+
+def _since(t0: float) -> float:
+    return round(time.perf_counter() - t0, 4)
+
+
+@dataclass(frozen=True, slots=True)
+class BuilderSettings:
+    """What a worker needs to build the parent's requests (:class:`RequestBuilder`'s
+    arguments)."""
+
+    dataset_dir: str
+    table_format: Literal["csv", "json"]
+    image: ImageSpec
+    images: bool
+    cache_dir: str | None
+    verify: bool
+    messages: bool
+
+    def builder(self) -> RequestBuilder:
+        return RequestBuilder(
+            self.dataset_dir,
+            table_format=self.table_format,
+            image=self.image,
+            images=self.images,
+            cache_dir=Path(self.cache_dir) if self.cache_dir is not None else None,
+            verify=self.verify,
+            messages=self.messages,
+        )
+
+
+# --------------------------------------------------------------------------- worker side
+@dataclass(slots=True)
+class _Worker:
+    builder: RequestBuilder
+    provider: Any
+    complete: Callable[[ChatRequest], Completion]
+    settings: dict[str, Any]
+    lines: PredictionLines
+
+
+_WORKER: _Worker | None = None
+
+
+def _start(how: BuilderSettings, provider: bytes, settings: dict[str, Any]) -> None:
+    global _WORKER
+    gc.set_threshold(*FEWER_COLLECTIONS)  # as the parent's run (maptab.run.runner.run)
+    p = pickle.loads(provider)
+    _WORKER = _Worker(how.builder(), p, p.complete_sync, settings, PredictionLines())
+
+
+def _answer_chunk(refs: list[SampleRef]) -> list[tuple[str, str | None, str]]:
+    """``(id, error, predictions.jsonl line)`` of each sample at ``refs``, in order."""
+    w = _WORKER
+    assert w is not None
+    out = []
+    for sample in w.builder.dataset.load(refs):
+        pred = answer_sync(sample, w.builder, w.provider, w.complete, w.settings)
+        out.append((pred.id, pred.error, w.lines.line(pred)))
+    return out
+
+
+# --------------------------------------------------------------------------- parent side
+class AnswerPool:
+    """``workers`` processes answering with copies of ``provider`` (module docstring)."""
+
+    def __init__(
+        self, how: BuilderSettings, provider: Provider, settings: dict[str, Any], workers: int
+    ) -> None:
+        try:
+            blob = pickle.dumps(provider)
+        except Exception as exc:  # e.g. a lambda or a local function as the model
+            raise ProviderConfigError(
+                f"model {provider.name!r} cannot be sent to worker processes "
+                f"({type(exc).__name__}: {exc}); run it with jobs=1"
+            ) from None
+        self.workers = workers
+        self._pool = worker_pool(workers, _start, (how, blob, settings))
+
+    def answer(self, refs: Iterable[SampleRef]) -> Iterator[tuple[str, str | None, str]]:
+        """``(id, error, line)`` of every sample at ``refs``, in their order."""
+        it = iter(refs)
+        pending: deque[Future[list[tuple[str, str | None, str]]]] = deque()
+
+        def send() -> bool:
+            chunk = [r for _, r in zip(range(CHUNK), it, strict=False)]
+            if chunk:
+                pending.append(self._pool.submit(_answer_chunk, chunk))
+            return bool(chunk)
+
+        while len(pending) < AHEAD * self.workers and send():
+            pass
+        while pending:
+            try:
+                rows = pending.popleft().result()
+            except BrokenProcessPool as exc:  # killed, out of memory, failed to start
+                raise RunWorkerError(
+                    f"a run worker process stopped ({exc}); rerun the same command to resume"
+                ) from None
+            send()
+            yield from rows
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> AnswerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
