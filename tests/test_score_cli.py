@@ -292,6 +292,25 @@ def test_cli_scores_external_results(tmp_path: Path, dataset: Path) -> None:
     assert "Traceback" not in result.output
 
 
+def test_an_interrupted_score_says_so_in_one_line_and_keeps_the_last_scores(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert CliRunner().invoke(app, ["score", str(run_dir), "--no-progress"]).exit_code == 0
+    before = {n: (run_dir / n).read_bytes() for n in ("scores.jsonl", "summary.json")}
+
+    def interrupted(*args, **kwargs):  # Ctrl-C in the middle of scoring
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("maptab.score.scorer._score_stream", interrupted)
+    result = CliRunner().invoke(app, ["score", str(run_dir), "--no-progress"])
+    assert result.exit_code == 130
+    assert result.output == (
+        "error: interrupted; scores.jsonl and summary.json are as they were\n"
+    )
+    assert {n: (run_dir / n).read_bytes() for n in before} == before
+    assert not list(run_dir.glob("*.tmp"))
+
+
 def test_cli_clear_errors(tmp_path: Path, run_dir: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()

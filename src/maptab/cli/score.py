@@ -63,6 +63,8 @@ def score_cmd(
             )
     except (MaptabError, OSError) as exc:
         fail(str(exc))
+    except KeyboardInterrupt:  # scores.jsonl and summary.json are replaced only at the end
+        fail("interrupted; scores.jsonl and summary.json are as they were", code=130)
     _print(summary)
     console.print(f"wrote {run_dir / 'scores.jsonl'} and {run_dir / 'summary.json'}")
 
