@@ -304,9 +304,7 @@ def test_an_interrupted_score_says_so_in_one_line_and_keeps_the_last_scores(
     monkeypatch.setattr("maptab.score.scorer._score_stream", interrupted)
     result = CliRunner().invoke(app, ["score", str(run_dir), "--no-progress"])
     assert result.exit_code == 130
-    assert result.output == (
-        "error: interrupted; scores.jsonl and summary.json are as they were\n"
-    )
+    assert result.output == ("error: interrupted; scores.jsonl and summary.json are as they were\n")
     assert {n: (run_dir / n).read_bytes() for n in before} == before
     assert not list(run_dir.glob("*.tmp"))
 
