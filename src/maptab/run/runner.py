@@ -195,8 +195,8 @@ async def arun(
         complete_sync = getattr(provider, "complete_sync", None)
         if complete_sync is None and jobs is not None and jobs > 1:
             raise ProviderConfigError(
-                f"--jobs is for models answered in process (baselines, Python functions); "
-                f"{provider.name!r} is asked over the network: set --concurrency instead"
+                f"--jobs is for models answered in process (baselines, Python functions), "
+                f"not {provider.name!r}: set --concurrency instead"
             )
         with PredictionStore(out) as store:
             _check_compatible(out / RUN_FILE, record)
