@@ -9,6 +9,7 @@ import them by name.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -130,6 +131,18 @@ def test_jobs_is_refused_for_a_model_asked_over_the_network(tmp_path):
         run(ds, provider, tmp_path / "run", jobs=2)
     with pytest.raises(DatasetError, match="jobs must be at least 1"):
         run(ds, make_provider("oracle"), tmp_path / "run", jobs=0)
+
+
+def test_workers_started_before_the_samples_are_chosen_are_stopped_on_an_error(tmp_path):
+    ds = write_dataset(tmp_path / "ds", n_rp=3, n_qa=0, n_reasonmap=0)
+    with pytest.raises(DatasetError, match="no sample matches categories"):
+        run(ds, make_provider("oracle"), tmp_path / "run", categories=["qa"], jobs=2)
+    assert multiprocessing.active_children() == []
+    s = run(ds, make_provider("oracle"), tmp_path / "run", jobs=2)
+    assert s.completed == 3
+    s = run(ds, make_provider("oracle"), tmp_path / "run", jobs=2)  # nothing left to answer
+    assert (s.skipped, s.completed) == (3, 0)
+    assert multiprocessing.active_children() == []
 
 
 def test_a_malformed_dataset_stops_the_run_with_the_message_one_process_gives(tmp_path):

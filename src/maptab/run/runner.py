@@ -153,51 +153,63 @@ async def arun(
     image = image or ImageSpec()
     out = Path(out_dir)
     cats = sorted(set(categories or ()))
-
-    builder = RequestBuilder(
-        dataset_dir,
-        table_format=table_format,
-        image=image,
-        images=provider.uses_images,
-        cache_dir=out / ".cache" / "images",
-        verify=verify,
-        messages=uses_messages(provider),
-    )
-    # one pass checks every row and keeps where the selected ones lie; the rows are read
-    # again by offset as the run takes them, so memory follows the requests in flight, not
-    # the dataset (a paper-size row holds its prompt and table orders)
-    dataset = builder.dataset
-    refs = list(dataset.select(split=split, categories=cats, limit=limit))
-    samples = [r.id for r in refs]
-    if not samples:
-        asked = f"split {split!r}" if split is not None else ""
-        asked += (" and " if asked and cats else "") + (f"categories {cats}" if cats else "")
-        raise DatasetError(f"{dataset_dir}: no sample matches {asked or 'the selection'}")
-    _check_unique(samples, dataset_dir)
-    record = {
-        "dataset": str(Path(dataset_dir).resolve()),
-        "model": spec or f"{provider.name}:{provider.model}",
-        "provider": provider.name,
-        "model_name": provider.model,
-        "settings": provider.settings,
-        "table_format": table_format,
-        "image": asdict(image),
-        "split": split,
-        "categories": cats,
-        "limit": limit,
-        "concurrency": concurrency,
-        "maptab_version": __version__,
-        "started_at": _now(),
-    }
-    row_settings = {**provider.settings, "table_format": table_format, "image": image.tag()}
-    start = time.perf_counter()
+    complete_sync = getattr(provider, "complete_sync", None)
+    pool: AnswerPool | None = None
     try:
-        complete_sync = getattr(provider, "complete_sync", None)
         if complete_sync is None and jobs is not None and jobs > 1:
             raise ProviderConfigError(
                 f"--jobs is for models answered in process (baselines, Python functions), "
                 f"not {provider.name!r}: set --concurrency instead"
             )
+        builder = RequestBuilder(
+            dataset_dir,
+            table_format=table_format,
+            image=image,
+            images=provider.uses_images,
+            cache_dir=out / ".cache" / "images",
+            verify=verify,
+            messages=uses_messages(provider),
+        )
+        row_settings = {**provider.settings, "table_format": table_format, "image": image.tag()}
+        how = BuilderSettings(
+            str(dataset_dir),
+            table_format,
+            image,
+            provider.uses_images,
+            str(out / ".cache" / "images"),
+            verify,
+            uses_messages(provider),
+        )
+        if complete_sync is not None and jobs is not None and jobs > 1:
+            # a count given: the workers start up while this process chooses the samples
+            pool = AnswerPool(how, provider, row_settings, jobs)
+        # one pass checks every row and keeps where the selected ones lie; the rows are read
+        # again by offset as the run takes them, so memory follows the requests in flight,
+        # not the dataset (a paper-size row holds its prompt and table orders)
+        dataset = builder.dataset
+        refs = list(dataset.select(split=split, categories=cats, limit=limit))
+        samples = [r.id for r in refs]
+        if not samples:
+            asked = f"split {split!r}" if split is not None else ""
+            asked += (" and " if asked and cats else "") + (f"categories {cats}" if cats else "")
+            raise DatasetError(f"{dataset_dir}: no sample matches {asked or 'the selection'}")
+        _check_unique(samples, dataset_dir)
+        record = {
+            "dataset": str(Path(dataset_dir).resolve()),
+            "model": spec or f"{provider.name}:{provider.model}",
+            "provider": provider.name,
+            "model_name": provider.model,
+            "settings": provider.settings,
+            "table_format": table_format,
+            "image": asdict(image),
+            "split": split,
+            "categories": cats,
+            "limit": limit,
+            "concurrency": concurrency,
+            "maptab_version": __version__,
+            "started_at": _now(),
+        }
+        start = time.perf_counter()
         with PredictionStore(out) as store:
             _check_compatible(out / RUN_FILE, record)
             _write_json(out / RUN_FILE, record)
@@ -205,7 +217,9 @@ async def arun(
             todo = sum(1 for i in samples if i not in done)
             bar = _Counts(progress, len(samples), len(samples) - todo)
             pending = dataset.load(r for r in refs if r.id not in done)
-            workers = workers_for(jobs, todo) if complete_sync is not None else 1
+            if pool is None and complete_sync is not None and todo:
+                workers = min(workers_for(jobs, todo), todo)
+                pool = AnswerPool(how, provider, row_settings, workers) if workers > 1 else None
 
             async def worker() -> None:
                 for sample in pending:
@@ -214,23 +228,13 @@ async def arun(
                     bar.tick(pred.error is not None)
 
             with bar:
-                if complete_sync is not None and workers > 1 and todo:  # worker processes
-                    how = BuilderSettings(
-                        str(dataset_dir),
-                        table_format,
-                        image,
-                        provider.uses_images,
-                        str(out / ".cache" / "images"),
-                        verify,
-                        uses_messages(provider),
-                    )
-                    with AnswerPool(how, provider, row_settings, min(workers, todo)) as pool:
-                        lines = pool.answer(r for r in refs if r.id not in done)
-                        for n, (sid, error, line) in enumerate(lines, 1):
-                            store.append_line(sid, error, line, defer=True)
-                            bar.tick(error is not None)
-                            if not n % _YIELD_EVERY:
-                                await asyncio.sleep(0)
+                if pool is not None:  # in worker processes (maptab.run.inprocess)
+                    lines = pool.answer(r for r in refs if r.id not in done)
+                    for n, (sid, error, line) in enumerate(lines, 1):
+                        store.append_line(sid, error, line, defer=True)
+                        bar.tick(error is not None)
+                        if not n % _YIELD_EVERY:
+                            await asyncio.sleep(0)
                     store.flush()
                 elif complete_sync is not None:  # in process: no event loop per sample
                     for n, sample in enumerate(pending, 1):
@@ -266,6 +270,8 @@ async def arun(
             record["summary"] = {**asdict(summary), "rate": round(summary.rate, 3)}
             _write_json(out / RUN_FILE, record)
     finally:
+        if pool is not None:
+            pool.close()
         await provider.aclose()
     return summary
 
