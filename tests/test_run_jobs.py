@@ -218,3 +218,28 @@ def test_ctrl_c_stops_an_in_process_run_at_once_and_a_rerun_resumes(tmp_path, jo
     assert f"{done} already done" in stdout.decode()
     ids = [json.loads(x)["id"] for x in preds.read_text().splitlines()]
     assert sorted(ids) == [f"rp-{i:05d}" for i in range(n)]
+
+
+def _cannot_rebuild() -> None:
+    raise RuntimeError("this model cannot be rebuilt here")
+
+
+class RebuiltNowhere:
+    """A model that pickles in the parent but cannot be unpickled in a worker."""
+
+    def __call__(self, request):
+        return "x"
+
+    def __reduce__(self):
+        return (_cannot_rebuild, ())
+
+
+def test_a_worker_that_cannot_start_is_a_one_line_error(tmp_path, capfd):
+    ds = write_dataset(tmp_path / "ds", n_rp=9, n_qa=0, n_reasonmap=0, image=(16, 12))
+    with pytest.raises(RunWorkerError) as err:
+        run_model(ds, RebuiltNowhere(), tmp_path / "run", jobs=2)
+    assert str(err.value) == (
+        "a run worker process could not start (RuntimeError: this model cannot be rebuilt here)"
+    )
+    assert "Traceback" not in capfd.readouterr().err  # no worker logged one
+    assert multiprocessing.active_children() == []

@@ -15,7 +15,8 @@ needs no event loop: :func:`answer_sync` turns one sample into its
 * the provider travels to the workers pickled, unused, before the first sample: one that
   cannot be pickled (a lambda as the model) is a one-line error naming it;
 * a malformed dataset stops the run as in one process (the worker's error is raised here);
-  a worker that dies stops it with one line, what was written stays, and a rerun resumes.
+  a worker that dies, or cannot start (a model it cannot unpickle), stops it with one
+  line; what was written stays, and a rerun resumes.
 
 Workers start as :func:`maptab.processes.worker_pool` says (``spawn``; Ctrl-C is the
 parent's, which stops them).
@@ -154,19 +155,28 @@ class _Worker:
 
 
 _WORKER: _Worker | None = None
+_FAILED: Exception | None = None  # why this worker could not start
 
 
 def _start(how: BuilderSettings, provider: bytes, settings: dict[str, Any]) -> None:
-    global _WORKER
+    global _WORKER, _FAILED
     gc.set_threshold(*FEWER_COLLECTIONS)  # as the parent's run (maptab.run.runner.run)
-    p = pickle.loads(provider)
-    _WORKER = _Worker(how.builder(), p, p.complete_sync, settings, PredictionLines())
+    try:
+        p = pickle.loads(provider)
+        _WORKER = _Worker(how.builder(), p, p.complete_sync, settings, PredictionLines())
+    except Exception as exc:  # told by the first chunk: one line in the parent, no log
+        _FAILED = exc
 
 
 def _answer_chunk(refs: list[SampleRef]) -> list[tuple[str, str | None, str]]:
     """``(id, error, predictions.jsonl line)`` of each sample at ``refs``, in order."""
     w = _WORKER
-    assert w is not None
+    if w is None:
+        if isinstance(_FAILED, MaptabError):
+            raise _FAILED
+        raise RunWorkerError(
+            f"a run worker process could not start ({type(_FAILED).__name__}: {_FAILED})"
+        )
     out = []
     for sample in w.builder.dataset.load(refs):
         pred = answer_sync(sample, w.builder, w.provider, w.complete, w.settings)
@@ -202,17 +212,17 @@ class AnswerPool:
                 pending.append(self._pool.submit(_answer_chunk, chunk))
             return bool(chunk)
 
-        while len(pending) < AHEAD * self.workers and send():
-            pass
-        while pending:
-            try:
+        try:
+            while len(pending) < AHEAD * self.workers and send():
+                pass
+            while pending:
                 rows = pending.popleft().result()
-            except BrokenProcessPool as exc:  # killed, out of memory, failed to start
-                raise RunWorkerError(
-                    f"a run worker process stopped ({exc}); rerun the same command to resume"
-                ) from None
-            send()
-            yield from rows
+                send()
+                yield from rows
+        except BrokenProcessPool as exc:  # a worker was killed, ran out of memory, ...
+            raise RunWorkerError(
+                f"a run worker process stopped ({exc}); rerun the same command to resume"
+            ) from None
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

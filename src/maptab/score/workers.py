@@ -12,11 +12,11 @@ work of each distinct answer is a :data:`Job`, done by a :class:`RowScorer`:
   (:func:`row_text`).
 
 :class:`ScorePool` runs the same :class:`RowScorer` in worker processes
-(:func:`maptab.processes.worker_pool`: ``spawn``, Ctrl-C left to the parent). Each window of jobs is
-split by map (:func:`_map_key`), so every job of one record goes to one worker (its
-``last`` mark then drops the record there) and the workers' per-map caches do not overlap;
-the rows come back in job order. Results do not depend on the
-number of workers: every cache a worker fills only saves work (:mod:`maptab.cache`).
+(:func:`maptab.processes.worker_pool`: ``spawn``, Ctrl-C left to the parent). Each window
+of jobs is split by map (:func:`_map_key`), so every job of one record goes to one worker
+(its ``last`` mark then drops the record there) and the workers' per-map caches do not
+overlap; the rows come back in job order. Results do not depend on the number of workers:
+every cache a worker fills only saves work (:mod:`maptab.cache`).
 """
 
 from __future__ import annotations
@@ -209,11 +209,14 @@ class ScorePool:
             w = zlib.crc32(_map_key(job[2]).encode("utf-8")) % self.workers
             parts[w].append(job)
             where[w].append(i)
-        pending = [
-            (self._pool.submit(_work, part), idx)
-            for part, idx in zip(parts, where, strict=True)
-            if part
-        ]
+        try:
+            pending = [
+                (self._pool.submit(_work, part), idx)
+                for part, idx in zip(parts, where, strict=True)
+                if part
+            ]
+        except BrokenProcessPool as exc:  # a worker died before these were sent
+            raise ScoreError(f"a scoring worker process stopped ({exc})") from None
         return pending, len(jobs)
 
     def results(self, handle: Any) -> list[tuple[Mapping[str, Any], str | None]]:
