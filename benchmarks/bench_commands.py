@@ -19,8 +19,10 @@ Every command runs in its own process; we report its wall time and peak resident
   time, beside a minimal read-and-write loop over the same rows (the floor any runner
   pays). Target: >= 10,000 samples/s. With ``--reference-src``, the other checkout's code
   runs too, alternating with this one ``--reps`` times (p50 and max of each), and the two
-  runs' predictions must be the same (``latency_s`` aside). (The client against an HTTP
-  server is ``benchmarks/bench_run.py``.)
+  runs' predictions must be the same (``latency_s`` aside). On a machine with more than
+  one CPU the same runs follow with ``--jobs N`` (one worker process per CPU, at most 8),
+  whose predictions must equal one process's. (The client against an HTTP server is
+  ``benchmarks/bench_run.py``.)
 
 The dataset is built once (``--no-render``; ``--maps`` maps per scenario, ``--pairs`` OD
 pairs per scenario, 12 RP queries per pair) into ``--cache`` (default
