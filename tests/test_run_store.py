@@ -121,3 +121,22 @@ def test_row_text_is_json_dumps(tmp_path_factory, strings, latency, tokens, sett
         {f.name: getattr(pred, f.name) for f in fields(Prediction)}, ensure_ascii=False
     )
     assert lines.line(pred) == want
+
+
+def test_row_text_with_empty_and_shared_settings_in_turn():
+    """An empty ``settings`` (each row of a results file has its own) is written ``{}``
+    without touching the cached text of a run's shared settings object."""
+    shared = {"temperature": 0.0, "seed": 3}
+    rows = [
+        Prediction("a", "rp", "A-B", settings=shared),
+        Prediction("b", "rp", "A-B"),
+        Prediction("c", "rp", "A-B", settings=shared),
+        Prediction("d", "rp", "A-B", settings={"temperature": 0}),  # equal, other JSON
+        Prediction("e", "rp", "A-B"),
+    ]
+    lines = PredictionLines()
+    for pred in rows:
+        want = json.dumps(
+            {f.name: getattr(pred, f.name) for f in fields(Prediction)}, ensure_ascii=False
+        )
+        assert lines.line(pred) == want
