@@ -243,3 +243,53 @@ def test_a_worker_that_cannot_start_is_a_one_line_error(tmp_path, capfd):
     )
     assert "Traceback" not in capfd.readouterr().err  # no worker logged one
     assert multiprocessing.active_children() == []
+
+
+def slow_model(request):
+    """A model that takes half a second a sample (a local model called in process)."""
+    time.sleep(0.5)
+    return request.id
+
+
+_SLOW_RUN = """
+import sys
+from maptab.api import run_model
+from test_run_jobs import slow_model
+
+if __name__ == "__main__":
+    try:
+        run_model(sys.argv[1], slow_model, sys.argv[2], jobs=int(sys.argv[3]), uses_images=False)
+    except KeyboardInterrupt:
+        sys.exit(130)
+"""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_stops_a_slow_in_process_model_after_the_samples_in_hand(tmp_path, jobs):
+    """A model that takes seconds a sample is not held to a count of samples before Ctrl-C
+    is seen (the loop returns to the event loop every 50 ms; worker chunks are sized to
+    about 0.2 s by the model's pace)."""
+    n = 200
+    ds = write_dataset(tmp_path / "ds", n_rp=n, n_qa=0, n_reasonmap=0, image=None)
+    out = tmp_path / "run"
+    preds = out / "predictions.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_RUN, str(ds), str(out), jobs],
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env=env,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if preds.exists() and len(preds.read_bytes().splitlines()) >= 2:
+            break
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGINT)
+    t0 = time.monotonic()
+    _, stderr = proc.communicate(timeout=120)
+    waited = time.monotonic() - t0
+    assert proc.returncode == 130, stderr.decode()
+    assert waited < 10, waited  # 64 samples, as before, would be 32 s
+    assert "Traceback" not in stderr.decode()
+    assert 2 <= len(preds.read_bytes().splitlines()) < 40

@@ -9,9 +9,12 @@ needs no event loop: :func:`answer_sync` turns one sample into its
   back itself (:meth:`~maptab.dataset.Dataset.load`, with the parent's ``verify``), builds
   the requests, answers them and encodes each row's ``predictions.jsonl`` line, so the
   parent only writes lines;
-* the samples go out in chunks of :data:`CHUNK` in dataset order and their lines come back
-  in that order, at most :data:`AHEAD` chunks per worker ahead of the writer; the file is
-  the one a single process writes, but for each row's ``latency_s``;
+* the samples go out in chunks in dataset order and their lines come back in that order,
+  at most :data:`AHEAD` chunks per worker ahead of the writer; the file is the one a single
+  process writes, but for each row's ``latency_s``. A chunk is sized to take about
+  :data:`CHUNK_SECONDS` by the last one's pace (from :data:`FIRST_CHUNK` samples, at most
+  :data:`CHUNK`), so a slow model (seconds a sample) is not sent hundreds at once: progress
+  moves and Ctrl-C waits for no more than about that, or one sample;
 * the provider travels to the workers pickled, unused, before the first sample: one that
   cannot be pickled (a lambda as the model) is a one-line error naming it;
 * a malformed dataset stops the run as in one process (the worker's error is raised here);
@@ -24,11 +27,12 @@ parent's, which stops them).
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import pickle
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -47,6 +51,8 @@ from maptab.schema import Prediction, PredictionLines
 __all__ = [
     "AHEAD",
     "CHUNK",
+    "CHUNK_SECONDS",
+    "FIRST_CHUNK",
     "AnswerPool",
     "BuilderSettings",
     "RunWorkerError",
@@ -56,7 +62,11 @@ __all__ = [
 ]
 
 CHUNK = 256
-"""Samples a worker is sent at a time."""
+"""Samples a worker is sent at a time, at most."""
+FIRST_CHUNK = 1
+"""Samples in the first chunks, before the model's pace is known."""
+CHUNK_SECONDS = 0.2
+"""What a chunk should take a worker, by the pace of the last chunk answered."""
 AHEAD = 4
 """Chunks per worker sent ahead of the one being written."""
 
@@ -168,8 +178,10 @@ def _start(how: BuilderSettings, provider: bytes, settings: dict[str, Any]) -> N
         _FAILED = exc
 
 
-def _answer_chunk(refs: list[SampleRef]) -> list[tuple[str, str | None, str]]:
-    """``(id, error, predictions.jsonl line)`` of each sample at ``refs``, in order."""
+def _answer_chunk(refs: list[SampleRef]) -> tuple[list[tuple[str, str | None, str]], float]:
+    """``(id, error, predictions.jsonl line)`` of each sample at ``refs``, in order, and the
+    seconds they took."""
+    t0 = time.perf_counter()
     w = _WORKER
     if w is None:
         if isinstance(_FAILED, MaptabError):
@@ -181,7 +193,7 @@ def _answer_chunk(refs: list[SampleRef]) -> list[tuple[str, str | None, str]]:
     for sample in w.builder.dataset.load(refs):
         pred = answer_sync(sample, w.builder, w.provider, w.complete, w.settings)
         out.append((pred.id, pred.error, w.lines.line(pred)))
-    return out
+    return out, time.perf_counter() - t0
 
 
 # --------------------------------------------------------------------------- parent side
@@ -201,13 +213,15 @@ class AnswerPool:
         self.workers = workers
         self._pool = worker_pool(workers, _start, (how, blob, settings))
 
-    def answer(self, refs: Iterable[SampleRef]) -> Iterator[tuple[str, str | None, str]]:
-        """``(id, error, line)`` of every sample at ``refs``, in their order."""
+    async def answer(self, refs: Iterable[SampleRef]) -> AsyncIterator[tuple[str, str | None, str]]:
+        """``(id, error, line)`` of every sample at ``refs``, in their order; the event loop
+        runs while a chunk is awaited (a cancelled run stops here at once)."""
         it = iter(refs)
-        pending: deque[Future[list[tuple[str, str | None, str]]]] = deque()
+        pending: deque[Future[tuple[list[tuple[str, str | None, str]], float]]] = deque()
+        size = min(FIRST_CHUNK, CHUNK)
 
         def send() -> bool:
-            chunk = [r for _, r in zip(range(CHUNK), it, strict=False)]
+            chunk = [r for _, r in zip(range(size), it, strict=False)]
             if chunk:
                 pending.append(self._pool.submit(_answer_chunk, chunk))
             return bool(chunk)
@@ -216,9 +230,12 @@ class AnswerPool:
             while len(pending) < AHEAD * self.workers and send():
                 pass
             while pending:
-                rows = pending.popleft().result()
+                rows, seconds = await asyncio.wrap_future(pending.popleft())
+                pace = seconds / len(rows)  # seconds a sample
+                size = max(1, min(CHUNK, int(CHUNK_SECONDS / pace) if pace > 0 else CHUNK))
                 send()
-                yield from rows
+                for row in rows:
+                    yield row
         except BrokenProcessPool as exc:  # a worker was killed, ran out of memory, ...
             raise RunWorkerError(
                 f"a run worker process stopped ({exc}); rerun the same command to resume"

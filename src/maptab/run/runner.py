@@ -49,9 +49,9 @@ from maptab.run.store import PredictionStore, StoreError
 from maptab.schema import Prediction
 
 RUN_FILE = "run.json"
-# in-process answers given between two returns to the event loop: Ctrl-C cancels the run's
-# task (asyncio.run), which takes effect only where the task awaits
-_YIELD_EVERY = 64
+# seconds of in-process answers between two returns to the event loop: Ctrl-C cancels the
+# run's task (asyncio.run), which takes effect only where the task awaits
+_YIELD_SECONDS = 0.05
 # settings that may change between resumed runs without changing what is asked
 _OPERATIONAL = ("base_url", "api_key_env", "timeout", "max_retries", "rpm")
 
@@ -229,20 +229,19 @@ async def arun(
 
             with bar:
                 if pool is not None:  # in worker processes (maptab.run.inprocess)
-                    lines = pool.answer(r for r in refs if r.id not in done)
-                    for n, (sid, error, line) in enumerate(lines, 1):
+                    async for sid, error, line in pool.answer(r for r in refs if r.id not in done):
                         store.append_line(sid, error, line, defer=True)
                         bar.tick(error is not None)
-                        if not n % _YIELD_EVERY:
-                            await asyncio.sleep(0)
                     store.flush()
                 elif complete_sync is not None:  # in process: no event loop per sample
-                    for n, sample in enumerate(pending, 1):
+                    due = time.monotonic() + _YIELD_SECONDS
+                    for sample in pending:
                         pred = answer_sync(sample, builder, provider, complete_sync, row_settings)
                         store.append(pred, defer=True)
                         bar.tick(pred.error is not None)
-                        if not n % _YIELD_EVERY:
+                        if time.monotonic() >= due:
                             await asyncio.sleep(0)
+                            due = time.monotonic() + _YIELD_SECONDS
                     store.flush()
                 else:
                     try:
