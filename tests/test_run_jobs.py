@@ -65,7 +65,8 @@ def mini(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture()
 def small_chunks(monkeypatch):
-    """Chunks of 5 samples, 2 ahead per worker: many chunks, the window refilled often."""
+    """Chunks of at most 5 samples (the first of 1), 2 ahead per worker: many chunks of
+    several sizes, the window refilled often."""
     monkeypatch.setattr(inprocess, "CHUNK", 5)
     monkeypatch.setattr(inprocess, "AHEAD", 2)
 
