@@ -243,9 +243,3 @@ class AnswerPool:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
-
-    def __enter__(self) -> AnswerPool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

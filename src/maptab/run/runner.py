@@ -156,21 +156,13 @@ async def arun(
     complete_sync = getattr(provider, "complete_sync", None)
     pool: AnswerPool | None = None
     try:
-        if complete_sync is None and jobs is not None and jobs > 1:
+        counted = jobs if jobs is not None and jobs > 1 else 0  # workers asked for by number
+        if counted and complete_sync is None:
             raise ProviderConfigError(
                 f"--jobs is for models answered in process (baselines, Python functions), "
                 f"not {provider.name!r}: set --concurrency instead"
             )
-        builder = RequestBuilder(
-            dataset_dir,
-            table_format=table_format,
-            image=image,
-            images=provider.uses_images,
-            cache_dir=out / ".cache" / "images",
-            verify=verify,
-            messages=uses_messages(provider),
-        )
-        row_settings = {**provider.settings, "table_format": table_format, "image": image.tag()}
+        # the requests' settings, for this process's builder and any worker's
         how = BuilderSettings(
             str(dataset_dir),
             table_format,
@@ -180,9 +172,10 @@ async def arun(
             verify,
             uses_messages(provider),
         )
-        if complete_sync is not None and jobs is not None and jobs > 1:
-            # a count given: the workers start up while this process chooses the samples
-            pool = AnswerPool(how, provider, row_settings, jobs)
+        builder = how.builder()
+        row_settings = {**provider.settings, "table_format": table_format, "image": image.tag()}
+        if counted:  # the workers start up while this process chooses the samples
+            pool = AnswerPool(how, provider, row_settings, counted)
         # one pass checks every row and keeps where the selected ones lie; the rows are read
         # again by offset as the run takes them, so memory follows the requests in flight,
         # not the dataset (a paper-size row holds its prompt and table orders)

@@ -35,7 +35,7 @@ from maptab.dataset import Dataset, DatasetError, record_decoder
 from maptab.errors import MaptabError
 from maptab.limits import open_regular
 from maptab.network import Network
-from maptab.processes import default_workers, worker_pool
+from maptab.processes import worker_pool
 from maptab.schema import Record
 from maptab.score.rows import RowPacker
 from maptab.tables import derive_mix
@@ -47,7 +47,6 @@ __all__ = [
     "ScoreError",
     "ScorePool",
     "clean_json",
-    "default_workers",
     "row_text",
 ]
 
