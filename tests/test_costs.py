@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -19,9 +21,11 @@ from maptab.costs import (
     round_half_up,
     route_cost,
     route_totals,
+    weigh,
     within,
 )
 from maptab.network import Edge, Network, Vertex
+from maptab.solver import Solver
 
 # The released Cleveland sample, Triskett → West 25th_Ohio City (SPEC 3 worked example).
 ROUTE = (
@@ -87,6 +91,55 @@ def test_worked_example_cost_by_hand():
     assert route_cost(cleveland(), ROUTE, w) == pytest.approx(expected, rel=1e-12)
     mean = w.time * t / 3 + w.price * p / 1.5 + w.comfort * c / 8 + w.reliability * rel / 4
     assert route_cost(cleveland(), ROUTE, w, model="mean") == pytest.approx(mean, rel=1e-12)
+
+
+_unit = st.floats(0, 1, allow_nan=False)
+_feature = st.floats(-1e6, 1e6, allow_nan=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(st.tuples(_feature, _feature, _feature, _feature), min_size=1, max_size=40),
+    raw=st.tuples(_unit, _unit, _unit, _unit).filter(lambda w: sum(w) > 0),
+)
+def test_weigh_rows_and_arrays_give_the_same_floats(rows, raw) -> None:
+    """weigh() is the SPEC 3 sum added left to right: an array of rows and each row as
+    floats give the same bits (a matrix product would depend on the BLAS kernel)."""
+    w = [x / sum(raw) for x in raw]
+    columns = [np.array([r[j] for r in rows]) for j in range(4)]
+    got = weigh(columns, w).tolist()
+    for row, value in zip(rows, got, strict=True):
+        expected = ((row[0] * w[0] + row[1] * w[1]) + row[2] * w[2]) + row[3] * w[3]
+        assert weigh(row, w) == value == expected or math.isnan(value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(raw=st.tuples(_unit, _unit, _unit, _unit).filter(lambda w: sum(w) > 0))
+def test_weighted_costs_and_arc_costs_are_weigh_of_their_rows(raw) -> None:
+    """Every item cost of CostTable.weighted and every arc cost of the solver's state
+    graph is weigh() of its feature row, to the bit."""
+    w = Weights(*(x / sum(raw) for x in raw))
+    base = cleveland()
+    blue = [Edge(e.u, e.v, "Blue Line", e.time + 1, e.price / 2, 0.3, 0.0) for e in base.edges[1:3]]
+    vertices = {k: replace(v, lines=("Red Line", "Blue Line")) for k, v in base.vertices.items()}
+    shared = Network("metromap", vertices, [*base.edges, *blue])  # transfers on shared track
+    for net in (base, cleveland(mix=True), shared):
+        table = CostTable(net)
+        costs = table.weighted(w)
+        for got, feats in (
+            (costs.leave, table.leave),
+            (costs.dest, table.dest),
+            (costs.transfer, table.transfer),
+            (costs.edge, table.edge),
+        ):
+            assert got == [weigh(row[:4].tolist(), w.as_list()) for row in feats]
+        solver = Solver(net)
+        arcs = solver._arcs(w)[0]
+        for x in range(solver.n_states):
+            for (y, c), (y2, i) in zip(arcs[x], solver._fwd_rows[x], strict=True):
+                assert y == y2 and c == weigh(solver.arc_feat[i, :4].tolist(), w.as_list())
+    zero = CostTable(cleveland()).weighted(None)
+    assert set(zero.leave + zero.dest + zero.transfer + zero.edge) == {0.0}
 
 
 def test_scales_match_spec():

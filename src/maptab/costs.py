@@ -39,6 +39,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
 
@@ -59,6 +60,20 @@ _DECIMAL = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 class CostError(MaptabError):
     """Bad input to the cost model: unknown station, non-adjacent hop, bad weights…"""
+
+
+def weigh(columns: Sequence[Any], weights: Sequence[float]) -> Any:
+    """SPEC 3's weighted sum ``wT·T + wP·P + wC·C + wR·R`` of the four deficit columns
+    ``(T, P, C, R)``, added left to right.
+
+    ``columns`` are four float arrays (a weighted sum per row) or four floats (one sum):
+    element-wise products and sums round each step the same way on every machine, so an
+    array row and the same row as floats give the same float. (A matrix product would not:
+    its rounding depends on the BLAS kernel the CPU selects.)
+    """
+    t, p, c, r = columns
+    wt, wp, wc, wr = weights
+    return ((t * wt + p * wp) + c * wc) + r * wr
 
 
 def within(value: float, best: float) -> bool:
@@ -197,6 +212,10 @@ class CostTable:
             sum(float(np.abs(a).sum()) for a in (self.leave, self.dest, self.transfer, self.edge))
             < 1e300
         )
+        # the four deficit columns of every item row (leave, dest, transfer, edge), for
+        # weighted(): one element-wise weighted sum per weight vector
+        rows = np.concatenate((self.leave, self.dest, self.transfer, self.edge))
+        self._columns = [np.ascontiguousarray(rows[:, j]) for j in range(4)]
 
     def single_marks(self, path: Sequence[int]) -> tuple[int, ...] | None:
         """Transfer positions of a route's only line assignment when every hop has one line
@@ -238,16 +257,13 @@ class CostTable:
         return out
 
     def weighted(self, weights: Weights | None) -> WeightedCosts:
-        """Per-item additive costs for ``weights`` (``None``: all zero, transfers decide)."""
-        w = np.zeros(_NF)
-        if weights is not None:
-            w[:4] = weights.as_list()
-        return WeightedCosts(
-            (self.leave @ w).tolist(),
-            (self.dest @ w).tolist(),
-            (self.transfer @ w).tolist(),
-            (self.edge @ w).tolist(),
-        )
+        """Per-item additive costs for ``weights`` (``None``: all zero, transfers decide),
+        each the :func:`weigh` of the item's feature row."""
+        n = len(self.stations)
+        if weights is None:
+            return WeightedCosts([0.0] * n, [0.0] * n, [0.0] * n, [0.0] * len(self.edge))
+        costs = weigh(self._columns, weights.as_list()).tolist()
+        return WeightedCosts(costs[:n], costs[n : 2 * n], costs[2 * n : 3 * n], costs[3 * n :])
 
     # ------------------------------------------------------------------ one fixed assignment
     def feature_sum(self, path: Sequence[int], edges: Sequence[int]) -> np.ndarray:
@@ -336,12 +352,12 @@ def optimal_assignments(
     one = [False] + [len(lines[h - 1]) == 1 and len(lines[h]) == 1 for h in range(1, k)]
     step: list[list[list[float]]] = [[]] * k
     for h in range(1, k):
-        lh, eh, th, before, now = leave[h], ec[h], tr[h], lines[h - 1], lines[h]
+        lh, eh, trh, before, now = leave[h], ec[h], tr[h], lines[h - 1], lines[h]
         if one[h]:
-            step[h] = [[lh + eh[0] + (th if before[0] != now[0] else 0.0)]]
+            step[h] = [[lh + eh[0] + (trh if before[0] != now[0] else 0.0)]]
         else:
             step[h] = [
-                [lh + eh[b] + (th if la != lb else 0.0) for b, lb in enumerate(now)]
+                [lh + eh[b] + (trh if la != lb else 0.0) for b, lb in enumerate(now)]
                 for la in before
             ]
     fwd: list[list[float]]
@@ -592,4 +608,4 @@ def route_cost(
     feats = table.feature_sum(path, table.hop_edges(path, lines))
     if model == "mean":
         return mean_cost(feats, weights)
-    return float(feats[:4] @ np.array(weights.as_list()))
+    return weigh(feats[:4].tolist(), weights.as_list())

@@ -69,6 +69,7 @@ from maptab.costs import (
     mean_assignments,
     mean_cost,
     optimal_assignments,
+    weigh,
     within,
 )
 from maptab.network import Network
@@ -175,7 +176,8 @@ def _topological_order(s: int, succ: dict[int, list[int]]) -> list[int]:
 class _Adjacency:
     """The arcs of every state under one weight vector: ``rows[x]`` lists ``(end, arc)``
     for state ``x`` (fixed per solver) and ``cost[arc]`` is the arc's cost (one list per
-    weight vector), so a new weight vector costs one matrix product and no per-state list.
+    weight vector), so a new weight vector costs one weighted sum of arrays
+    (:func:`~maptab.costs.weigh`) and no per-state list.
     ``adj[x]`` is the ``[(end, cost), …]`` list of ``x``, for the searches off the hot path."""
 
     __slots__ = ("cost", "rows")
@@ -239,6 +241,7 @@ def _check_non_negative(table: CostTable, costs: WeightedCosts, weights: Weights
         for i, c in enumerate(weighted):
             if c >= 0:
                 continue
+            obj: object
             if kind == "edge":
                 e = net.edges[i]
                 item, obj = f"edge {e.name}" + (f" (line {e.line!r})" if e.line else ""), e
@@ -262,7 +265,7 @@ class Solver:
 
     ``items`` is ``"edge_vertex"`` (default) or ``"vertex"`` (the Map+Mix_tab category: pass
     ``network.with_attributes(vertices=derive_mix(network))``). Per weight vector the arc
-    costs are one matrix product, cached, so many queries on one map are cheap; a source
+    costs are one weighted sum of arrays, cached, so many queries on one map are cheap; a source
     queried again under the same weights reuses a cached shortest-path tree
     (``cache_size`` trees, 0 disables it). ``max_expansions`` bounds every exact search of
     one query (:class:`SearchLimit` beyond it); ``candidates`` (attribute) is how many
@@ -331,6 +334,7 @@ class Solver:
         self.arc_tail = np.array(tails, dtype=np.int64)
         self.arc_head = np.array(heads, dtype=np.int64)
         self.arc_feat = feat.reshape(len(tails), table.leave.shape[1])
+        self._arc_columns = [np.ascontiguousarray(self.arc_feat[:, j]) for j in range(4)]
         # per state, its arcs as (other end, arc number); per weight vector only the list
         # of arc costs changes (_build_arcs). Reverse rows list the arcs into a state in
         # arc order.
@@ -340,8 +344,8 @@ class Solver:
             self._fwd_rows[x].append((y, i))
             self._rev_rows[y].append((x, i))
         # with every item feature finite and >= 0, non-negative weights give item costs >= 0
-        items = (table.leave, table.dest, table.transfer, table.edge)
-        self._features_non_negative = all(np.isfinite(a).all() and (a >= 0).all() for a in items)
+        arrays = (table.leave, table.dest, table.transfer, table.edge)
+        self._features_non_negative = all(np.isfinite(a).all() and (a >= 0).all() for a in arrays)
         self._arc_cache: KeyedCache[
             tuple[float, ...], tuple[_Adjacency, _Adjacency, WeightedCosts]
         ] = KeyedCache(16)
@@ -377,11 +381,9 @@ class Solver:
         self, weights: Weights, key: tuple[float, ...]
     ) -> tuple[_Adjacency, _Adjacency, WeightedCosts]:
         costs = self.table.weighted(weights)
-        w = np.zeros(self.arc_feat.shape[1])
-        w[:4] = key
         if not (self._features_non_negative and all(v >= 0 for v in key)):
             _check_non_negative(self.table, costs, weights)  # names a negative item
-        cost = (self.arc_feat @ w).tolist()
+        cost = weigh(self._arc_columns, key).tolist()
         return _Adjacency(self._fwd_rows, cost), _Adjacency(self._rev_rows, cost), costs
 
     def _hops_from(self, t: int, until: int | None = None) -> list[int]:
@@ -1061,9 +1063,10 @@ def brute_force_routes(
     _check_items(items, model)
     table = CostTable(network, items)
     key_s, key_t = network.resolve(source), network.resolve(target)
-    for name, key in ((source, key_s), (target, key_t)):
-        if key is None:
-            raise UnknownStation(name, network)
+    if key_s is None:
+        raise UnknownStation(source, network)
+    if key_t is None:
+        raise UnknownStation(target, network)
     s, t = table.index[key_s], table.index[key_t]
     nbrs = {i: sorted({b for (a, b) in table.hops if a == i}) for i in range(len(table.stations))}
     paths: list[list[int]] = []
@@ -1083,7 +1086,7 @@ def brute_force_routes(
     if weights is None or model == "mean":
         limit = shortest if weights is None else shortest + max_detour
         paths = [p for p in paths if len(p) <= limit]
-    w = None if weights is None else np.array(weights.as_list())
+    w = None if weights is None else weights.as_list()
     net_edges = network.edges
     scored = []  # (route cost, path, assignment cost, transfer positions, lines)
     for p in paths:
@@ -1096,23 +1099,23 @@ def brute_force_routes(
             elif model == "mean":
                 j = mean_cost(feats, weights)
             else:
-                j = float(feats[:4] @ w)
+                j = weigh(feats[:4].tolist(), w)
             lines = tuple(net_edges[k].line for k in edges)
-            marks = tuple(h for h in range(1, len(lines)) if lines[h - 1] != lines[h])
-            scored.append((p, j, marks, lines))
+            changes = tuple(h for h in range(1, len(lines)) if lines[h - 1] != lines[h])
+            scored.append((p, j, changes, lines))
     by_path: dict[tuple[int, ...], list] = {}
-    for p, j, marks, lines in scored:
-        by_path.setdefault(tuple(p), []).append((j, marks, lines))
+    for p, j, changes, lines in scored:
+        by_path.setdefault(tuple(p), []).append((j, changes, lines))
     found = []
-    for p, rows in by_path.items():
+    for key, rows in by_path.items():
         jbest = min(r[0] for r in rows)
         tied = [r for r in rows if within(r[0], jbest)]
         fewest = min(len(r[1]) for r in tied)
-        marks = {}
+        marks: dict[tuple[int, ...], tuple[str | None, ...]] = {}
         for _, m, lines in tied:
             if len(m) == fewest:
                 marks.setdefault(m, lines)
-        cost = float(len(p)) if weights is None else jbest
-        found.append((cost, list(p), [Marking(ls, m) for m, ls in sorted(marks.items())]))
+        cost = float(len(key)) if weights is None else jbest
+        found.append((cost, list(key), [Marking(ls, m) for m, ls in sorted(marks.items())]))
     best = min(c for c, _, _ in found)
     return _routes(table, [f for f in found if within(f[0], best)])

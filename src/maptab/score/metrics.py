@@ -24,11 +24,11 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
+from maptab.score.rows import field_reader
 from maptab.score.stats import bootstrap_ci
 
 __all__ = ["LEVEL", "N_BOOT", "Columns", "Metric", "aggregate", "interval"]
@@ -79,9 +79,11 @@ class Columns:
 
     def __init__(self, rows: Sequence[Mapping[str, Any]]) -> None:
         self.rows = rows
-        self.cluster = _factorize(list(map(itemgetter("map_id"), rows)))[0]
+        self._read = field_reader(rows)
+        self.cluster = _factorize(self._read("map_id"))[0]
         self._cols: dict[str, np.ndarray] = {}
         self._codes: dict[str, tuple[np.ndarray, list[Any]]] = {}
+        self._values: dict[str, list[Any]] = {}
 
     @property
     def every(self) -> np.ndarray:
@@ -90,19 +92,26 @@ class Columns:
     def __getitem__(self, key: str) -> np.ndarray:
         col = self._cols.get(key)
         if col is None:
-            values = list(map(itemgetter(key), self.rows))
+            values = self.values(key)
             if None in values:
                 nan = math.nan
                 values = [nan if v is None else v for v in values]
             col = self._cols[key] = np.array(values, dtype=float)
         return col
 
+    def values(self, field: str) -> list[Any]:
+        """Every row's value of ``field``, as it is (read once per field; do not modify)."""
+        got = self._values.get(field)
+        if got is None:
+            got = self._values[field] = self._read(field)
+        return got
+
     def codes(self, field: str) -> tuple[np.ndarray, list[Any]]:
         """``(codes, values)``: the distinct values of ``field`` in order of first
         appearance and, per row, the index of its value (computed once per field)."""
         got = self._codes.get(field)
         if got is None:
-            got = self._codes[field] = _factorize(list(map(itemgetter(field), self.rows)))
+            got = self._codes[field] = _factorize(self.values(field))
         return got
 
     def groups(

@@ -9,10 +9,11 @@ the dict did.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from operator import attrgetter, itemgetter
 from typing import Any
 
-__all__ = ["RowPacker", "ScoreRow"]
+__all__ = ["RowPacker", "ScoreRow", "field_reader"]
 
 _SHARED_MAX = 64  # string values up to this length are shared between rows (RowPacker)
 
@@ -105,3 +106,19 @@ class RowPacker:
                 v = share((v.hex(),), v)
             values.append(v)
         return ScoreRow(self._index_of(row), tuple(values))
+
+
+_VALUES = attrgetter("_values")
+
+
+def field_reader(rows: Sequence[Mapping[str, Any]]) -> Callable[[str], list[Any]]:
+    """A function ``key -> [row[key] for row in rows]`` (``KeyError`` for a missing field).
+
+    Rows packed with one shared field index (a kind's rows as the scorer and the report keep
+    them) are read from their value tuples by position in one pass in C, about a fifth of
+    the time of calling each row's ``__getitem__``; any other rows are read as mappings."""
+    index = rows[0]._index if rows and type(rows[0]) is ScoreRow else None
+    if index is None or not all(type(r) is ScoreRow and r._index is index for r in rows):
+        return lambda key: list(map(itemgetter(key), rows))
+    values = list(map(_VALUES, rows))
+    return lambda key: list(map(itemgetter(index[key]), values))

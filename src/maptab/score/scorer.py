@@ -26,6 +26,7 @@ import json
 import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import compress
 from json.decoder import scanstring
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -48,7 +49,7 @@ from maptab.schema import (
     read_jsonl_lines,
 )
 from maptab.score.metrics import LEVEL, N_BOOT
-from maptab.score.rows import RowPacker, ScoreRow
+from maptab.score.rows import RowPacker, ScoreRow, field_reader
 from maptab.score.stats import paired_difference
 from maptab.score.workers import (
     InlineScorer,
@@ -79,8 +80,9 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The summary of score rows (module docstring): one block per task kind that has rows,
     in registry order, each the kind's ``summarise``; pure, deterministic."""
     out: dict[str, Any] = {"settings": {"ci_level": LEVEL, "n_boot": N_BOOT, "cluster": "map_id"}}
+    kinds = field_reader(rows)("kind")
     for kind in all_kinds():
-        kind_rows = [r for r in rows if r["kind"] == kind.name]
+        kind_rows = list(compress(rows, [k == kind.name for k in kinds]))
         if kind_rows:
             out[kind.name] = kind.summarise(kind_rows)
     return out

@@ -253,15 +253,16 @@ def _scenario(c: Columns, idx: np.ndarray) -> dict[str, Any]:
         ("by_repetition", "repetition"),
     ):
         out[name] = {k: _block(c, g) for k, g in c.groups(idx, key).items()}
-    asked = np.asarray([i for i in idx.tolist() if c.rows[i]["totals"] is not None], dtype=np.intp)
+    totals, error_type = c.values("totals"), c.values("error_type")
+    asked = np.asarray([i for i in idx.tolist() if totals[i] is not None], dtype=np.intp)
     out["totals"] = {}
     for letter in "TPCR":
-        if any(letter in c.rows[i]["totals"] for i in asked.tolist()):
+        if any(letter in totals[i] for i in asked.tolist()):
             ok = np.zeros(len(c.rows))
             for i in asked.tolist():
-                ok[i] = float(c.rows[i]["totals"].get(letter, False))
+                ok[i] = float(totals[i].get(letter, False))
             out["totals"][letter] = c.ci(asked, ok)
-    wrong = [c.rows[i]["error_type"] for i in idx.tolist() if c.rows[i]["error_type"]]
+    wrong = [error_type[i] for i in idx.tolist() if error_type[i]]
     out["errors"] = {
         t: {"count": wrong.count(t), "share": wrong.count(t) / idx.size}
         for t in ERROR_TYPES
