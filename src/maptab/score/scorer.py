@@ -463,11 +463,13 @@ def _score_items(
     else:
         expected = queries.expected()
     summary = summarise(kept)
+    read = field_reader(kept)
+    kinds = read("kind")
     summary["counts"] = {
         "predictions": len(ids),
-        "scored": {k.name: sum(r["kind"] == k.name for r in kept) for k in queries.kinds},
+        "scored": {k.name: kinds.count(k.name) for k in queries.kinds},
         "api_errors": dict(api_errors),
-        "format_errors": sum(not r["parsed"] for r in kept),
+        "format_errors": sum(not parsed for parsed in read("parsed")),
         "missing": expected - len(seen),
     }
     return summary
