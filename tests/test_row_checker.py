@@ -13,7 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maptab.schema import TOTAL_FIELDS, QAQuery, RecordError, RPQuery, row_checker
+from maptab.schema import (
+    TOTAL_FIELDS,
+    QAQuery,
+    RecordError,
+    RPQuery,
+    decoded_row_checker,
+    row_checker,
+)
 from maptab.tasks.base import get as get_kind
 
 RP_ROW: dict[str, Any] = {
@@ -95,10 +102,22 @@ def fast(cls: type, line: bytes) -> tuple[str, Any]:
     return "ok", (s.id, s.split, getattr(s, "category", None))
 
 
+def decoded(cls: type, line: bytes) -> tuple[str, Any]:
+    """What the check of a row msgspec already decoded gives (the scorer's fast path)."""
+    check = decoded_row_checker(cls)
+    assert check is not None
+    try:
+        row = msgspec.json.decode(line)
+        s = check(row)
+    except (msgspec.DecodeError, ValueError, RecursionError) as exc:
+        return "error", str(exc)
+    return "ok", (s.id, s.split, getattr(s, "category", None))
+
+
 def agree(cls: type, kind: str, line: bytes) -> None:
-    got = fast(cls, line)
-    if got[0] == "ok":  # accepted fast: the full check accepts it, with the same values
-        assert full(kind, line) == got, line
+    for got in (fast(cls, line), decoded(cls, line)):
+        if got[0] == "ok":  # accepted fast: the full check accepts it, with the same values
+            assert full(kind, line) == got, line
     _decoded_both_ways(kind, line)
 
 
@@ -106,6 +125,7 @@ def agree(cls: type, kind: str, line: bytes) -> None:
 def test_well_formed_rows_are_accepted(cls, kind, row):
     line = (json.dumps(row, ensure_ascii=False) + "\n").encode()
     assert fast(cls, line)[0] == "ok" and full(kind, line) == fast(cls, line)
+    assert decoded(cls, line) == fast(cls, line)
     optional = {k: v for k, v in row.items() if k not in ("tables", "weights", "params")}
     line = json.dumps(optional).encode()
     assert fast(cls, line)[0] == "ok" and full(kind, line) == fast(cls, line)
@@ -170,12 +190,14 @@ def test_damaged_bytes_are_accepted_only_if_the_full_check_accepts_them(case, ra
 def test_rp_rows_the_full_check_refuses_are_refused(change):
     line = json.dumps({**RP_ROW, **change}).encode()
     assert fast(RPQuery, line)[0] == "error" and full("rp", line)[0] == "error"
+    assert decoded(RPQuery, line)[0] == "error"
 
 
 @pytest.mark.parametrize("change", [{"type": 0}, {"type": 25}, {"type": 2.0}, {"answer": "1"}])
 def test_qa_rows_the_full_check_refuses_are_refused(change):
     line = json.dumps({**QA_ROW, **change}).encode()
     assert fast(QAQuery, line)[0] == "error" and full("qa", line)[0] == "error"
+    assert decoded(QAQuery, line)[0] == "error"
 
 
 def test_what_msgspec_refuses_goes_the_full_way():

@@ -1,7 +1,8 @@
 """Whole-command scoring paths of issue 16: the fast paths give what the general ones give.
 
-* reading a row's fields without decoding it (:func:`_string_field`, :func:`_row_id`)
-  agrees with ``json.loads`` on any string the builder could write;
+* reading a row's fields without decoding all of it (:func:`_fields_checked`,
+  :func:`_row_id`, the match index) agrees with ``json.loads`` on any string, whatever the
+  key order and nested objects;
 * the results file decoded one sample at a time equals ``json.loads`` of it;
 * the bare-route fast path of :func:`parse_route` equals the general path;
 * scoring decodes only the rows it needs (a broken row nobody answers is not read; a broken
@@ -24,11 +25,11 @@ from maptab.score.parse import parse_route
 from maptab.score.scorer import (
     UNSET,
     ScoreError,
+    _fields_checked,
     _results_samples,
     _results_samples_json,
     _ResultSample,
     _row_id,
-    _string_field,
     load_scores,
     score_predictions,
     score_run,
@@ -45,18 +46,74 @@ TEXT = st.text(
 @settings(max_examples=300, deadline=None)
 @given(sid=TEXT, question=TEXT, source=TEXT)
 def test_fields_read_without_decoding_match_json(sid: str, question: str, source: str) -> None:
+    from maptab.dataset import DatasetError
+    from maptab.tasks.base import get
+
     row = {"id": sid, "map_id": "m", "question": question, "source": source, "n": [1]}
     for ascii_only in (True, False):
         line = json.dumps(row, ensure_ascii=ascii_only) + "\n"
         assert _row_id(line, "x") == sid
-        assert _string_field(line, "question") == question
-        assert _string_field(line, "source") == source
-        assert _string_field(line, "target") is None
+        for text in (line, line.encode()):
+            keys = ("id", "question", "source")
+            assert list(_fields_checked(get("rp"), text, keys, Path("f"), 1)) == [
+                sid,
+                question,
+                source,
+            ]
+            with pytest.raises(DatasetError, match="^f:1: "):
+                _fields_checked(get("rp"), text, ("id", "target"), Path("f"), 1)
+
+
+MATCH_KEYS = ("id", "map_id", "category", "source", "target")
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=st.lists(st.fixed_dictionaries(dict.fromkeys(MATCH_KEYS, TEXT)), min_size=1, max_size=4),
+    nested=st.booleans(),
+    ascii_only=st.booleans(),
+)
+def test_match_index_fields_are_the_rows_top_level_values(
+    tmp_path_factory: pytest.TempPathFactory, rows: list, nested: bool, ascii_only: bool
+) -> None:
+    """The match index reads each row's own fields, as json.loads gives them, whatever the
+    key order and whatever nested objects (with the same keys) come first."""
+    from maptab.score.scorer import _string_fields
+    from maptab.tasks.base import get
+
+    lines = []
+    for r in rows:
+        row = dict(reversed(r.items()))
+        if nested:
+            row = {"tables": {"source": "elsewhere", "id": "elsewhere"}, **row}
+        lines.append(json.dumps(row, ensure_ascii=ascii_only))
+    path = tmp_path_factory.mktemp("rows") / "rp.jsonl"
+    path.write_text("\n\n".join(lines) + "\n", encoding="utf-8")
+    got = [tuple(values) for *_, values in _string_fields(get("rp"), path, MATCH_KEYS, path)]
+    assert got == [tuple(json.loads(line)[k] for k in MATCH_KEYS) for line in lines]
+
+
+def test_match_index_names_a_row_whose_field_is_not_a_string(tmp_path: Path) -> None:
+    from maptab.dataset import DatasetError
+    from maptab.score.scorer import _string_fields
+    from maptab.tasks.base import get
+
+    good = dict.fromkeys(MATCH_KEYS, "x")
+    path = tmp_path / "rp.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps(good | {"source": 3}) + "\n")
+    with pytest.raises(DatasetError, match=r"rp\.jsonl:2: "):
+        list(_string_fields(get("rp"), path, MATCH_KEYS, path))
+    path.write_bytes(json.dumps(good).encode() + b"\n" + b'{"id": "\xff"}\n')
+    with pytest.raises(DatasetError, match=r"rp\.jsonl:2: not UTF-8"):
+        list(_string_fields(get("rp"), path, MATCH_KEYS, path))
 
 
 def test_row_id_falls_back_to_decoding_other_layouts() -> None:
     assert _row_id('{"map_id": "m", "id": "a\\"b"}', "x") == 'a"b'
     assert _row_id('{ "id" : "c" }', "x") == "c"
+    assert _row_id('{"tables": {"id": "nested"}, "id": "top"}', "x") == "top"
 
 
 def _as_read(sample: object) -> object:

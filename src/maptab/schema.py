@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import MISSING, dataclass, field, fields
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -549,6 +549,37 @@ def row_checker(cls: type) -> Callable[[bytes], Any] | None:
     line the full way, which names its problem, or accepts it. A 2.6 KB RP row is checked
     in about 10 µs this way, instead of 36 (decode, field checks and record;
     :meth:`maptab.dataset.Dataset.select`)."""
+    struct = _check_struct(cls)
+    if struct is None:
+        return None
+    decode = msgspec.json.Decoder(struct).decode
+
+    def check(line: bytes) -> Any:
+        if not line.isascii():  # msgspec skips unknown keys without checking their UTF-8
+            line.decode("utf-8")
+        return decode(line)
+
+    return check
+
+
+@cache
+def decoded_row_checker(cls: type) -> Callable[[dict[str, Any]], Any] | None:
+    """:func:`row_checker` for a row that msgspec has already decoded (untyped, to a dict):
+    ``check(row)`` converts the dict into the same struct, raising
+    ``msgspec.ValidationError`` where the full check would refuse the row. Only for a dict
+    msgspec decoded (it holds no ``NaN`` or ``1e400``; ``json.loads``' values), and about a
+    fifth of the time of decoding the line again (6 against 28 µs a 2.7 KB RP row). It may
+    accept a little more than :func:`row_checker`: a row that repeats a key is checked as
+    ``json.loads`` reads it (the last value), as the full check does."""
+    struct = _check_struct(cls)
+    if struct is None:
+        return None
+    return partial(msgspec.convert, type=struct)
+
+
+@cache
+def _check_struct(cls: type) -> type[msgspec.Struct] | None:
+    """The struct of :func:`row_checker` (``None`` for a class without a fast check)."""
     if cls is RPQuery:
         cats = Literal[tuple(RP_BY_NAME)]  # type: ignore[valid-type]
         weights = Annotated[list[float], msgspec.Meta(min_length=4, max_length=4)]
@@ -568,14 +599,7 @@ def row_checker(cls: type) -> Callable[[bytes], Any] | None:
         struct = _row_struct(QAQuery, {"id": _NON_EMPTY, "map_id": _NON_EMPTY, "type": qa_type}, {})
     else:
         return None
-    decode = msgspec.json.Decoder(struct).decode
-
-    def check(line: bytes) -> Any:
-        if not line.isascii():  # msgspec skips unknown keys without checking their UTF-8
-            line.decode("utf-8")
-        return decode(line)
-
-    return check
+    return struct
 
 
 _CHECKED: ContextVar[bool] = ContextVar("maptab_rows_checked", default=False)

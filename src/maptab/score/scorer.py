@@ -43,7 +43,9 @@ from maptab.schema import (
     Prediction,
     PredictionLines,
     RecordError,
+    jsonl_byte_lines,
     jsonl_text_lines,
+    line_text,
     parse_prediction,
     read_jsonl,
     read_jsonl_lines,
@@ -137,48 +139,25 @@ def load_scores(run_dir: str | Path) -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------- dataset rows
-def _string_field(line: str, key: str) -> str | None:
-    """The value of the top-level string field ``key`` of a dataset JSONL row as the builder
-    writes it (``"key": "value"``), or ``None`` when the row is written otherwise.
-
-    A JSON string cannot hold a bare ``"``, so ``"key": "`` only occurs as a key; the value
-    is decoded by the standard library's JSON string scanner (escapes included). Our query
-    rows have no nested object with the keys read here.
-    """
-    pattern = f'"{key}": "'
-    at = line.find(pattern)
-    if at == -1:
-        return None
-    try:
-        return scanstring(line, at + len(pattern))[0]
-    except ValueError:
-        return None
-
-
-def _row_fields(line: str, keys: Sequence[str], where: str) -> dict[str, Any]:
-    """The fields ``keys`` of one row, read with :func:`_string_field` (the fast path), or
-    by decoding the whole row when one is not written as a plain string."""
-    out: dict[str, Any] = {}
-    for key in keys:
-        value = _string_field(line, key)
-        if value is None:
-            row = loads_json(line, where, error=DatasetError)
-            if not isinstance(row, dict):
-                raise DatasetError(f"{where}: expected a JSON object, found {type(row).__name__}")
-            return {k: row.get(k) for k in keys}
-        out[key] = value
-    return out
-
-
 def _row_id(line: str, where: str) -> str | None:
-    """The ``id`` of one row (fast path: the builder writes it first)."""
+    """The ``id`` of one row, ``None`` when it is not a string (fast path: the builder
+    writes it first; a row written otherwise is decoded)."""
     if line.startswith('{"id": "'):
         try:
             return scanstring(line, 8)[0]
         except ValueError:
             pass
-    sid = _row_fields(line, ("id",), where)["id"]
+    sid = _json_object(line, where).get("id")
     return sid if isinstance(sid, str) else None
+
+
+def _json_object(line: str | bytes, where: str) -> dict[str, Any]:
+    """One row decoded as ``json.loads`` decodes it; a row that is not a JSON object is an
+    error naming ``where``."""
+    row = loads_json(line, where, error=DatasetError)
+    if not isinstance(row, dict):
+        raise DatasetError(f"{where}: expected a JSON object, found {type(row).__name__}")
+    return row
 
 
 def _scan_offsets(ds: Dataset, name: str) -> Iterator[tuple[int, int, int, str]]:
@@ -825,8 +804,7 @@ class _MatchIndex:
             path = ds.file(kind.query_file)
             version = _file_version(path)
             locations: dict[str, tuple[int, int, int]] = {}
-            for n, at, size, line in jsonl_text_lines(path, error=DatasetError, shown=shown):
-                f = _fields_checked(kind, line, keys, shown, n)
+            for n, at, size, f in _string_fields(kind, path, keys, shown):
                 sid = f[0]
                 locations[sid] = (at, size, n)
                 if single:
@@ -869,40 +847,50 @@ class _MatchIndex:
         return self._question_of[key.id]
 
 
-_PATTERNS: dict[str, str] = {}  # key -> the text that opens its string value
+def _string_fields(
+    kind: TaskKind, path: Path, keys: tuple[str, ...], shown: Path
+) -> Iterator[tuple[int, int, int, Sequence[str]]]:
+    """``(line number, byte offset, byte length, values)`` of each non-blank row of
+    ``kind``'s query file ``path`` (``shown`` in errors): the string values of ``keys``.
+
+    Read by :func:`_fields_checked`, which names a row's problem; blank lines are
+    skipped."""
+    for n, at, line in jsonl_byte_lines(path, error=DatasetError):
+        if not line.strip():
+            continue
+        if not line.isascii():  # msgspec does not check the UTF-8 of the fields it skips
+            line_text(line, shown, n, error=DatasetError)  # names the line if it is not
+        yield n, at, len(line), _fields_checked(kind, line, keys, shown, n)
+
+
+_FIELDS: dict[tuple[str, ...], Callable[[str | bytes], Any]] = {}  # keys -> msgspec decode
 
 
 def _fields_checked(
-    kind: TaskKind, line: str, keys: Sequence[str], shown: Path, n: int
-) -> list[str]:
-    """The string values of ``keys`` in one row of ``kind``'s query file (``shown``, line
-    ``n``): read with :func:`_string_field`'s fast path, else from the decoded row; a value
-    that is not a string is an error naming the row and, when the kind's decoder finds one,
-    the bad field."""
-    out = []
-    for key in keys:
-        pattern = _PATTERNS.get(key)
-        if pattern is None:
-            pattern = _PATTERNS[key] = f'"{key}": "'
-        at = line.find(pattern)
-        if at == -1:
-            break
-        try:
-            out.append(scanstring(line, at + len(pattern))[0])
-        except ValueError:
-            break
-    else:
-        return out
+    kind: TaskKind, line: str | bytes, keys: tuple[str, ...], shown: Path, n: int
+) -> Sequence[str]:
+    """The string values of the top-level fields ``keys`` in one row of ``kind``'s query
+    file (``shown``, line ``n``), as ``json.loads`` gives them: read by msgspec (only these
+    fields), else from the decoded row; a value that is not a string is an error naming the
+    row and, when the kind's decoder finds one, the bad field."""
+    decode = _FIELDS.get(keys)
+    if decode is None:
+        struct = msgspec.defstruct("Fields", [(k, str) for k in keys])
+        decode = _FIELDS[keys] = msgspec.json.Decoder(struct).decode
+    try:
+        return msgspec.structs.astuple(decode(line))
+    except (msgspec.DecodeError, ValueError, RecursionError):
+        pass
     where = f"{shown}:{n}"
-    f = _row_fields(line, keys, where)
-    if any(not isinstance(f[k], str) for k in keys):
-        row = loads_json(line, where, error=DatasetError)
+    row = _json_object(line, where)
+    values = [row.get(k) for k in keys]
+    if any(not isinstance(v, str) for v in values):
         try:
             kind.decode(row)  # names the bad field
         except RecordError as exc:
             raise DatasetError(f"{where}: {exc}") from None
         raise DatasetError(f"{where}: a field of {', '.join(keys)} is not a string")
-    return [f[k] for k in keys]
+    return values
 
 
 def _question(sample: _ResultSample) -> str:
