@@ -92,7 +92,9 @@ class Columns:
     def __getitem__(self, key: str) -> np.ndarray:
         col = self._cols.get(key)
         if col is None:
-            values = self.values(key)
+            values = self._values.get(key)
+            if values is None:  # read, not kept: the float column is
+                values = self._read(key)
             if None in values:
                 nan = math.nan
                 values = [nan if v is None else v for v in values]
