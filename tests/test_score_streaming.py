@@ -90,7 +90,7 @@ def test_match_index_fields_are_the_rows_top_level_values(
             row = {"tables": {"source": "elsewhere", "id": "elsewhere"}, **row}
         lines.append(json.dumps(row, ensure_ascii=ascii_only))
     path = tmp_path_factory.mktemp("rows") / "rp.jsonl"
-    path.write_text("\n\n".join(lines) + "\n", encoding="utf-8")
+    path.write_text("\n \n\u3000\n".join(lines) + "\n", encoding="utf-8")  # blank lines
     got = [tuple(values) for *_, values in _string_fields(get("rp"), path, MATCH_KEYS, path)]
     assert got == [tuple(json.loads(line)[k] for k in MATCH_KEYS) for line in lines]
 

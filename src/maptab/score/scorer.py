@@ -856,10 +856,13 @@ def _string_fields(
     Read by :func:`_fields_checked`, which names a row's problem; blank lines are
     skipped."""
     for n, at, line in jsonl_byte_lines(path, error=DatasetError):
-        if not line.strip():
+        if line.isascii():
+            if not line.strip():
+                continue
+        # msgspec does not check the UTF-8 of the fields it skips: line_text does (naming
+        # the line), and says whether the line is blank as text (other readers skip it)
+        elif line_text(line, shown, n, error=DatasetError) is None:
             continue
-        if not line.isascii():  # msgspec does not check the UTF-8 of the fields it skips
-            line_text(line, shown, n, error=DatasetError)  # names the line if it is not
         yield n, at, len(line), _fields_checked(kind, line, keys, shown, n)
 
 
