@@ -821,12 +821,11 @@ class _MatchIndex:
         """The second pass: the digest of every question of the kinds matched by question."""
         by_question: dict[bytes, list[str]] = defaultdict(list)
         for kind in all_kinds():
-            if not kind.match_question:
+            if not kind.match_question or not self.ds.has(kind.query_file):
                 continue
-            keys = ("id", "question")
             shown = self.ds.root / kind.query_file
-            for _, _, n, line in _scan_offsets(self.ds, kind.query_file):
-                sid, text = _fields_checked(kind, line, keys, shown, n)
+            path = self.ds.file(kind.query_file)
+            for *_, (sid, text) in _string_fields(kind, path, ("id", "question"), shown):
                 question = _digest(text)
                 by_question[question].append(sid)
                 if kind.match_pair:
