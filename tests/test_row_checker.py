@@ -20,6 +20,7 @@ from maptab.schema import (
     RPQuery,
     decoded_row_checker,
     row_checker,
+    strict_row_decoder,
 )
 from maptab.tasks.base import get as get_kind
 
@@ -114,10 +115,31 @@ def decoded(cls: type, line: bytes) -> tuple[str, Any]:
     return "ok", (s.id, s.split, getattr(s, "category", None))
 
 
+def strict(cls: type, line: bytes) -> tuple[str, Any]:
+    """What decoding straight into the record gives: ``("ok", repr(record))`` or an error."""
+    decode = strict_row_decoder(cls)
+    assert decode is not None
+    try:
+        return "ok", repr(decode(line))
+    except (msgspec.DecodeError, ValueError, RecursionError) as exc:
+        return "error", str(exc)
+
+
+def full_record(kind: str, line: bytes) -> tuple[str, Any]:
+    """The full path's record, by ``repr`` (an int stays an int; NaN totals compare)."""
+    try:
+        return "ok", repr(get_kind(kind).decode(json.loads(line)))
+    except (ValueError, RecordError, RecursionError) as exc:
+        return "error", str(exc)
+
+
 def agree(cls: type, kind: str, line: bytes) -> None:
     for got in (fast(cls, line), decoded(cls, line)):
         if got[0] == "ok":  # accepted fast: the full check accepts it, with the same values
             assert full(kind, line) == got, line
+    got = strict(cls, line)
+    if got[0] == "ok":  # accepted: the same record as the full path's, to the type
+        assert full_record(kind, line) == got, line
     _decoded_both_ways(kind, line)
 
 
@@ -126,13 +148,26 @@ def test_well_formed_rows_are_accepted(cls, kind, row):
     line = (json.dumps(row, ensure_ascii=False) + "\n").encode()
     assert fast(cls, line)[0] == "ok" and full(kind, line) == fast(cls, line)
     assert decoded(cls, line) == fast(cls, line)
+    assert strict(cls, line) == full_record(kind, line) and strict(cls, line)[0] == "ok"
     optional = {k: v for k, v in row.items() if k not in ("tables", "weights", "params")}
     line = json.dumps(optional).encode()
     assert fast(cls, line)[0] == "ok" and full(kind, line) == fast(cls, line)
+    assert strict(cls, line) == full_record(kind, line) and strict(cls, line)[0] == "ok"
+    # a key the record does not read: the row goes the other ways
+    assert strict(cls, json.dumps({**row, "extra": 1}).encode())[0] == "error"
 
 
 def test_only_the_built_in_record_classes_have_a_fast_check():
     assert row_checker(dict) is None
+    assert strict_row_decoder(dict) is None
+
+
+def test_numbers_keep_their_json_type():
+    line = json.dumps({**RP_ROW, "weights": [1, 0, 0.0, -0], "Total_Time": 3, "Total_Price": 2.0})
+    got = strict_row_decoder(RPQuery)(line.encode())
+    assert repr(got.weights) == "[1, 0, 0.0, 0]"
+    assert repr(got.totals) == repr({"Total_Time": 3, "Total_Price": 2.0, "Average_Reliability": 0.9})
+    assert strict(RPQuery, line.encode()) == full_record("rp", line.encode())
 
 
 @settings(max_examples=400, deadline=None)

@@ -1,7 +1,7 @@
 """Whole-command scoring paths of issue 16: the fast paths give what the general ones give.
 
-* reading a row's fields without decoding all of it (:func:`_fields_checked`,
-  :func:`_row_id`, the match index) agrees with ``json.loads`` on any string, whatever the
+* reading a row's fields without decoding all of it (:func:`_row_id`, the match index;
+  :func:`_fields_checked`, its full path) agrees with ``json.loads`` on any string, whatever the
   key order and nested objects;
 * the results file decoded one sample at a time equals ``json.loads`` of it;
 * the bare-route fast path of :func:`parse_route` equals the general path;
@@ -108,6 +108,12 @@ def test_match_index_names_a_row_whose_field_is_not_a_string(tmp_path: Path) -> 
     path.write_bytes(json.dumps(good).encode() + b"\n" + b'{"id": "\xff"}\n')
     with pytest.raises(DatasetError, match=r"rp\.jsonl:2: not UTF-8"):
         list(_string_fields(get("rp"), path, MATCH_KEYS, path))
+    # a field the index reads is checked; one it skips is checked when the row is scored
+    skipped = json.dumps({**good, "question": "Q"}).encode().replace(b'"Q"', b'"\xff"')
+    path.write_bytes(json.dumps(good).encode() + b"\n" + skipped + b"\n")
+    assert [v for *_, v in _string_fields(get("rp"), path, MATCH_KEYS, path)] == [
+        tuple(good.values())
+    ] * 2
 
 
 def test_row_id_falls_back_to_decoding_other_layouts() -> None:
@@ -314,6 +320,29 @@ def test_only_the_answered_rows_are_decoded(tmp_path: Path, dataset: Path) -> No
     with pytest.raises(ScoreError, match=r"rp\.jsonl:4: field 'routes'"):
         score_predictions(dataset, predictions(), verify=False)
     assert manifest  # the dataset was a verified build before the edit
+
+
+def test_an_answered_row_is_checked_in_full(tmp_path: Path, dataset: Path) -> None:  # noqa: F811
+    """A byte that is not UTF-8 in a field the match index skips (the question) is found
+    when the row is scored, naming file and line; unanswered, the row is not decoded."""
+    from maptab.score.scorer import load_external_results
+
+    rp = dataset / "rp.jsonl"
+    lines = rp.read_bytes().split(b"\n")
+    lines[3] = lines[3].replace(b'"question": "', b'"question": "\xff', 1)  # trav1
+    rp.write_bytes(b"\n".join(lines))
+    results = tmp_path / "results.json"
+    answered = [p for p in predictions() if p.kind == "rp" and not p.error]
+    for preds in ([p for p in answered if p.id != "trav1"], answered):
+        samples = [{"id": p.id, "response": p.response} for p in preds]
+        results.write_text(json.dumps(samples), encoding="utf-8")
+        matched = load_external_results(results, dataset, verify=False)
+        assert [p.id for p in matched] == [p.id for p in preds]
+        if len(preds) < len(answered):
+            rows, _ = score_predictions(dataset, matched, verify=False)
+            assert [r["id"] for r in rows] == [p.id for p in preds]
+    with pytest.raises(ScoreError, match=r"rp\.jsonl:4: not valid JSON \('utf-8' codec"):
+        score_predictions(dataset, matched, verify=False)
 
 
 def test_repeated_answers_give_equal_separate_rows(dataset: Path) -> None:  # noqa: F811

@@ -60,6 +60,7 @@ from maptab.schema import (
     read_jsonl_lines,
     read_jsonl_offsets,
     row_checker,
+    strict_row_decoder,
     rows_checked,
 )
 from maptab.tasks.base import TaskKind, all_kinds
@@ -774,16 +775,26 @@ def _fast_paths(kind: TaskKind) -> tuple[Callable[[bytes], Any], Callable[[Any],
 def record_decoder(kind: TaskKind) -> Callable[[bytes, str], Any]:
     """``decode(line, where)``: the record of one JSONL row (bytes) of ``kind``'s query
     file, as ``kind.decode(json.loads(line))`` gives it, every failure a
-    :class:`DatasetError` naming ``where``. For a built-in kind a row that the fast check
-    accepts is built without the full field check (:meth:`Dataset.load`'s trusted path): a
-    line msgspec decodes is checked as a dict (:func:`maptab.schema.decoded_row_checker`;
-    about 30 instead of 50 µs a 2.7 KB RP row, decoding included, where the line was
-    decoded twice); a line it does not (``NaN``, ``1e400``…) takes ``json.loads`` and the
-    full check. Used by the scorer, which reads rows nobody checked before."""
+    :class:`DatasetError` naming ``where``. Used by the scorer, which reads rows nobody
+    checked before. For a built-in kind, a row is tried in this order:
+
+    * decoded straight into its record (:func:`maptab.schema.strict_row_decoder`: about 12
+      µs a 2.7 KB RP row), unless it has a key the record does not read, or a value that
+      check refuses;
+    * decoded by msgspec, then checked as a dict (:func:`maptab.schema.decoded_row_checker`)
+      and built from it (about 30 µs);
+    * a line msgspec does not decode (``NaN``, ``1e400``…), or a row either check refuses:
+      ``json.loads`` and the full check, which names the problem or accepts the row."""
     fast = _fast_paths(kind)
+    strict = strict_row_decoder(kind.record) if fast is not None else None
     checked = decoded_row_checker(kind.record) if fast is not None else None
 
     def decode(line: bytes, where: str) -> Any:
+        if strict is not None:
+            try:
+                return strict(line)
+            except (msgspec.DecodeError, ValueError, RecursionError):
+                pass  # decoded again below, where a problem is named
         try:
             row = _DECODE_ROW(line)  # every string's UTF-8 checked
         except (msgspec.DecodeError, ValueError, RecursionError):

@@ -513,21 +513,47 @@ def reasonmap_row_problem(row: dict[str, Any]) -> str | None:
 
 
 def _row_struct(
-    cls: type, overrides: dict[str, Any], extra: dict[str, Any]
+    cls: type, overrides: dict[str, Any], extra: dict[str, Any], *, strict: bool
 ) -> type[msgspec.Struct]:
     """A msgspec ``Struct`` whose typed JSON decoding accepts only rows that
-    :func:`check_fields` of ``cls`` accepts too: every field of ``cls`` with its annotation
-    (``overrides`` narrows some, for the row checks beyond the types), plus the ``extra``
-    keys (JSON names of optional fields that are not attributes of ``cls``)."""
+    :func:`check_fields` of ``cls`` accepts too: every field of ``cls``, in order, with its
+    annotation (``overrides`` narrows some, for the row checks beyond the types) and its
+    default, plus the ``extra`` keys (JSON names of optional fields that are not attributes
+    of ``cls``). A number is kept as ``json.loads`` reads it (``int | float``: ``1`` stays
+    an int). ``strict`` refuses a row with any other key (so that every string of a row it
+    accepts was decoded, and its UTF-8 checked)."""
     hints = typing.get_type_hints(cls)
     spec: list[Any] = []
     for f in fields(cls):
-        tp = overrides.get(f.name, hints[f.name])
-        required = f.default is MISSING and f.default_factory is MISSING
-        spec.append((f.name, tp) if required else (f.name, tp, None))
+        tp = _json_numbers(overrides.get(f.name, hints[f.name]))
+        if f.default_factory is not MISSING:
+            spec.append((f.name, tp, msgspec.field(default_factory=f.default_factory)))
+        else:
+            spec.append((f.name, tp) if f.default is MISSING else (f.name, tp, f.default))
     for i, (name, tp) in enumerate(extra.items()):
-        spec.append((f"extra_{i}", tp, msgspec.field(default=None, name=name)))
-    return msgspec.defstruct(f"{cls.__name__}Check", spec, kw_only=True)
+        spec.append((f"extra_{i}", _json_numbers(tp), msgspec.field(default=None, name=name)))
+    return msgspec.defstruct(
+        f"{cls.__name__}Check", spec, kw_only=True, forbid_unknown_fields=strict
+    )
+
+
+def _json_numbers(tp: Any) -> Any:
+    """``tp`` with every ``float`` in it read as ``int | float`` (msgspec would turn a JSON
+    ``1`` into ``1.0``; ``json.loads`` keeps it an int)."""
+    if tp is float:
+        return int | float
+    args = typing.get_args(tp)
+    if not args:
+        return tp
+    origin = typing.get_origin(tp)
+    if origin is Annotated:
+        return Annotated[(_json_numbers(args[0]), *tp.__metadata__)]  # type: ignore[misc]
+    if origin is Literal:
+        return tp
+    new = tuple(_json_numbers(a) for a in args)
+    if origin in (Union, types.UnionType):
+        return Union[new]  # noqa: UP007 (built from a tuple)
+    return origin[new]  # type: ignore[index]
 
 
 _NON_EMPTY = Annotated[str, msgspec.Meta(min_length=1)]
@@ -578,8 +604,38 @@ def decoded_row_checker(cls: type) -> Callable[[dict[str, Any]], Any] | None:
 
 
 @cache
-def _check_struct(cls: type) -> type[msgspec.Struct] | None:
-    """The struct of :func:`row_checker` (``None`` for a class without a fast check)."""
+def strict_row_decoder(cls: type) -> Callable[[bytes], Any] | None:
+    """The record of one JSONL row (bytes) of the record class ``cls`` (:class:`RPQuery`,
+    :class:`QAQuery`; ``None`` for others) decoded straight into it, or an error: the fast
+    check of :func:`row_checker` that also refuses a row with a key ``cls`` does not read
+    (the row then goes the full way). What it returns equals ``cls.from_dict`` of the row
+    ``json.loads`` gives, after the full check (the same values and types). About 12 µs a
+    2.7 KB RP row, where decoding it to a dict, checking the dict and building the record
+    from it took 30."""
+    struct = _check_struct(cls, strict=True)
+    if struct is None:
+        return None
+    decode = msgspec.json.Decoder(struct).decode
+    astuple = msgspec.structs.astuple
+    n = len(fields(cls))
+    if cls is not RPQuery:
+        return lambda line: cls(*astuple(decode(line)))
+    totals_at = [f.name for f in fields(cls)].index("totals")
+
+    def record(line: bytes) -> RPQuery:
+        values = astuple(decode(line))
+        args = list(values[:n])
+        totals = {k: v for k, v in zip(TOTAL_FIELDS, values[n:], strict=True) if v is not None}
+        args[totals_at] = totals or None  # from_dict reads the totals from the extra keys
+        return RPQuery(*args)
+
+    return record
+
+
+@cache
+def _check_struct(cls: type, *, strict: bool = False) -> type[msgspec.Struct] | None:
+    """The struct of :func:`row_checker` (``None`` for a class without a fast check);
+    ``strict`` that of :func:`strict_row_decoder`."""
     if cls is RPQuery:
         cats = Literal[tuple(RP_BY_NAME)]  # type: ignore[valid-type]
         weights = Annotated[list[float], msgspec.Meta(min_length=4, max_length=4)]
@@ -593,10 +649,16 @@ def _check_struct(cls: type) -> type[msgspec.Struct] | None:
                 "weights": weights | None,
             },
             dict.fromkeys(TOTAL_FIELDS, float | None),
+            strict=strict,
         )
     elif cls is QAQuery:
         qa_type = Annotated[int, msgspec.Meta(ge=1, le=QA_TYPE_COUNT)]
-        struct = _row_struct(QAQuery, {"id": _NON_EMPTY, "map_id": _NON_EMPTY, "type": qa_type}, {})
+        struct = _row_struct(
+            QAQuery,
+            {"id": _NON_EMPTY, "map_id": _NON_EMPTY, "type": qa_type},
+            {},
+            strict=strict,
+        )
     else:
         return None
     return struct

@@ -850,19 +850,27 @@ def _string_fields(
     kind: TaskKind, path: Path, keys: tuple[str, ...], shown: Path
 ) -> Iterator[tuple[int, int, int, Sequence[str]]]:
     """``(line number, byte offset, byte length, values)`` of each non-blank row of
-    ``kind``'s query file ``path`` (``shown`` in errors): the string values of ``keys``.
+    ``kind``'s query file ``path`` (``shown`` in errors): the string values of ``keys``,
+    as ``json.loads`` gives them.
 
-    Read by :func:`_fields_checked`, which names a row's problem; blank lines are
-    skipped."""
+    A row is read by msgspec, which decodes only these fields (and checks their UTF-8, not
+    that of the fields it skips: a row that is scored is decoded whole, and checked, when
+    it is scored; the dataset's bytes are checked against its manifest). A line msgspec
+    refuses is a blank line (also as text: other readers skip it) or read the full way,
+    which names the line's problem (not UTF-8, not JSON, a value that is not a string)."""
+    decode = _FIELDS.get(keys)
+    if decode is None:
+        struct = msgspec.defstruct("Fields", [(k, str) for k in keys])
+        decode = _FIELDS[keys] = msgspec.json.Decoder(struct).decode
+    astuple = msgspec.structs.astuple
     for n, at, line in jsonl_byte_lines(path, error=DatasetError):
-        if line.isascii():
-            if not line.strip():
+        try:
+            values = astuple(decode(line))
+        except (msgspec.DecodeError, ValueError, RecursionError):
+            if line_text(line, shown, n, error=DatasetError) is None:
                 continue
-        # msgspec does not check the UTF-8 of the fields it skips: line_text does (naming
-        # the line), and says whether the line is blank as text (other readers skip it)
-        elif line_text(line, shown, n, error=DatasetError) is None:
-            continue
-        yield n, at, len(line), _fields_checked(kind, line, keys, shown, n)
+            values = _fields_checked(kind, line, keys, shown, n)
+        yield n, at, len(line), values
 
 
 _FIELDS: dict[tuple[str, ...], Callable[[str | bytes], Any]] = {}  # keys -> msgspec decode
@@ -872,17 +880,9 @@ def _fields_checked(
     kind: TaskKind, line: str | bytes, keys: tuple[str, ...], shown: Path, n: int
 ) -> Sequence[str]:
     """The string values of the top-level fields ``keys`` in one row of ``kind``'s query
-    file (``shown``, line ``n``), as ``json.loads`` gives them: read by msgspec (only these
-    fields), else from the decoded row; a value that is not a string is an error naming the
-    row and, when the kind's decoder finds one, the bad field."""
-    decode = _FIELDS.get(keys)
-    if decode is None:
-        struct = msgspec.defstruct("Fields", [(k, str) for k in keys])
-        decode = _FIELDS[keys] = msgspec.json.Decoder(struct).decode
-    try:
-        return msgspec.structs.astuple(decode(line))
-    except (msgspec.DecodeError, ValueError, RecursionError):
-        pass
+    file (``shown``, line ``n``) that msgspec did not read, as ``json.loads`` gives them; a
+    value that is not a string is an error naming the row and, when the kind's decoder
+    finds one, the bad field."""
     where = f"{shown}:{n}"
     row = _json_object(line, where)
     values = [row.get(k) for k in keys]
@@ -892,7 +892,7 @@ def _fields_checked(
         except RecordError as exc:
             raise DatasetError(f"{where}: {exc}") from None
         raise DatasetError(f"{where}: a field of {', '.join(keys)} is not a string")
-    return values
+    return values  # type: ignore[return-value]
 
 
 def _question(sample: _ResultSample) -> str:
