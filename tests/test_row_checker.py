@@ -166,7 +166,9 @@ def test_numbers_keep_their_json_type():
     line = json.dumps({**RP_ROW, "weights": [1, 0, 0.0, -0], "Total_Time": 3, "Total_Price": 2.0})
     got = strict_row_decoder(RPQuery)(line.encode())
     assert repr(got.weights) == "[1, 0, 0.0, 0]"
-    assert repr(got.totals) == repr({"Total_Time": 3, "Total_Price": 2.0, "Average_Reliability": 0.9})
+    assert repr(got.totals) == repr(
+        {"Total_Time": 3, "Total_Price": 2.0, "Average_Reliability": 0.9}
+    )
     assert strict(RPQuery, line.encode()) == full_record("rp", line.encode())
 
 

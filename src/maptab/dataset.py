@@ -60,8 +60,8 @@ from maptab.schema import (
     read_jsonl_lines,
     read_jsonl_offsets,
     row_checker,
-    strict_row_decoder,
     rows_checked,
+    strict_row_decoder,
 )
 from maptab.tasks.base import TaskKind, all_kinds
 from maptab.tasks.base import get as get_kind
