@@ -85,13 +85,14 @@ def open_regular(
     binary: bool = False,
     encoding: str = "utf-8",
     error: type[MaptabError] = LimitError,
+    buffering: int = -1,
 ) -> IO[Any]:
     """``path`` opened for reading (text, or bytes with ``binary``), refused unless it is a
-    regular file."""
+    regular file; ``buffering`` as :func:`open` takes it (bytes only)."""
     fd, _ = _open_regular(Path(path), error)
     os.set_blocking(fd, True)
     if binary:
-        return open(fd, "rb")  # noqa: SIM115 (the caller closes it)
+        return open(fd, "rb", buffering=buffering)  # noqa: SIM115 (the caller closes it)
     return open(fd, encoding=encoding)  # noqa: SIM115
 
 
