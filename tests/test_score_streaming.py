@@ -622,3 +622,26 @@ def test_the_fast_path_leaves_questions_undecoded(tmp_path: Path) -> None:
     (sample,) = _results_samples(path)
     assert isinstance(sample.question, msgspec.Raw)
     assert _question(sample) == "Q é"
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats()  # NaN and infinities included: written null
+    | st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(row=st.dictionaries(st.text(max_size=6), _JSON_VALUES, max_size=8))
+def test_score_lines_are_json_dumps(row: dict) -> None:
+    """A scores.jsonl line is ``json.dumps(row, ensure_ascii=False)`` of the row with NaN
+    and infinities as null, whatever the encoder path (workers.row_text)."""
+    from maptab.score.workers import row_text
+
+    assert row_text(row) == json.dumps(clean_json(row), ensure_ascii=False)

@@ -28,6 +28,7 @@ import os
 import zlib
 from collections.abc import Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +55,26 @@ __all__ = [
 #: number) of the record's row, last job of this record)``
 Job = tuple[str, str, str, str, str, tuple[int, int, int], bool]
 
-# json.dumps(row, ensure_ascii=False, allow_nan=False), with the encoder built once
+# json.dumps(row, ensure_ascii=False, allow_nan=False), with the encoder built once; where
+# CPython has its C encoder, that one is called directly, without the per-call set-up of
+# JSONEncoder.encode (the same C call on the same arguments, so the same text: 16 -> 13 µs a
+# row), and without the check for circular references (a score row holds none)
 _ROW_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+_C_ENCODER = (
+    None
+    if c_make_encoder is None
+    else c_make_encoder(
+        None,  # no circular-reference markers
+        _ROW_ENCODER.default,
+        encode_basestring,  # what ensure_ascii=False selects
+        None,  # indent
+        _ROW_ENCODER.key_separator,
+        _ROW_ENCODER.item_separator,
+        False,  # sort_keys
+        False,  # skipkeys
+        False,  # allow_nan
+    )
+)
 _RECORDS_KEPT = 1 << 16  # decoded records a scorer holds at most (cleared when full)
 
 
@@ -77,6 +96,8 @@ def clean_json(obj: Any) -> Any:
 def row_text(row: dict[str, Any]) -> str:
     """The ``scores.jsonl`` line of a score row (no newline); NaN and inf written ``null``."""
     try:  # the common case: nothing to clean
+        if _C_ENCODER is not None:
+            return "".join(_C_ENCODER(row, 0))
         return _ROW_ENCODER.encode(row)
     except ValueError:
         return json.dumps(clean_json(row), ensure_ascii=False)
