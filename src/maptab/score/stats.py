@@ -51,6 +51,11 @@ _DRAWS_KEPT = 16  # draw matrices remembered (a summary asks for a few cluster c
 _DRAWS: dict[tuple[int, int, int], list[tuple[int, np.ndarray]]] = {}
 
 
+def _kept_draws(n_boot: int, c: int) -> bool:
+    """Whether the ``n_boot × c`` draw matrix is small enough to keep."""
+    return n_boot * c <= _CHUNK_CELLS // 4
+
+
 def _draws(seed: int, n_boot: int, c: int) -> Iterator[tuple[int, np.ndarray]]:
     """``(first replicate, cluster draws)`` chunks of the ``n_boot × c`` resampling matrix
     of ``seed``: the same numbers for the same arguments, so the matrices of small cluster
@@ -62,7 +67,7 @@ def _draws(seed: int, n_boot: int, c: int) -> Iterator[tuple[int, np.ndarray]]:
         return
     rng = np.random.default_rng(seed)
     step = max(1, _CHUNK_CELLS // c)
-    keep = n_boot * c <= _CHUNK_CELLS // 4
+    keep = _kept_draws(n_boot, c)
     chunks = []
     for start in range(0, n_boot, step):
         idx = rng.integers(0, c, size=(min(step, n_boot - start), c))
@@ -73,6 +78,28 @@ def _draws(seed: int, n_boot: int, c: int) -> Iterator[tuple[int, np.ndarray]]:
         if len(_DRAWS) >= _DRAWS_KEPT:
             _DRAWS.pop(next(iter(_DRAWS)))
         _DRAWS[key] = chunks
+
+
+_DENS_KEPT = 256  # replicate denominators remembered (one per distinct weight-per-map vector)
+_DENS: dict[tuple[int, int, bytes], np.ndarray] = {}
+
+
+def _denominators(seed: int, n_boot: int, counts: np.ndarray) -> np.ndarray:
+    """``Σ w`` of each replicate of :func:`bootstrap_ci` for the per-cluster weight sums
+    ``counts``: the same sums for the same draws, so they are computed once for every
+    metric of a summary over the same rows (one group's shares all divide by the sizes of
+    its maps), in the same order as before (the same floats). Only for draw matrices that
+    :func:`_draws` keeps (small ones: a summary's map counts), so none is drawn twice."""
+    key = (seed, n_boot, counts.tobytes())
+    dens = _DENS.get(key)
+    if dens is None:
+        dens = np.empty(n_boot)
+        for start, idx in _draws(seed, n_boot, counts.size):
+            dens[start : start + idx.shape[0]] = counts[idx].sum(axis=1)
+        if len(_DENS) >= _DENS_KEPT:
+            _DENS.pop(next(iter(_DENS)))
+        _DENS[key] = dens
+    return dens
 
 
 def bootstrap_ci(
@@ -105,9 +132,11 @@ def bootstrap_ci(
     if c == 1:
         return (mean, mean, mean)
     stats = np.empty(n_boot)
+    dens = _denominators(seed, n_boot, counts) if _kept_draws(n_boot, c) else None
     for start, idx in _draws(seed, n_boot, c):
         m = idx.shape[0]
-        num, den = sums[idx].sum(axis=1), counts[idx].sum(axis=1)
+        num = sums[idx].sum(axis=1)
+        den = counts[idx].sum(axis=1) if dens is None else dens[start : start + m]
         with np.errstate(invalid="ignore", divide="ignore"):
             stats[start : start + m] = num / den
     stats = stats[np.isfinite(stats)]
