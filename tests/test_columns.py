@@ -78,3 +78,33 @@ def test_remembered_draws_equal_fresh_draws() -> None:
     assert first == again == fresh
     # sparse cluster numbers give the interval of the compacted ones
     assert stats.bootstrap_ci(x, clusters=clusters * 5 + 2, n_boot=500) == fresh
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    values=st.lists(st.floats(0, 1), min_size=2, max_size=60),
+    seed=st.integers(0, 3),
+    maps=st.integers(1, 6),
+    weighted=st.booleans(),
+)
+def test_remembered_denominators_give_the_fresh_interval(values, seed, maps, weighted) -> None:
+    """An interval whose replicate denominators were remembered (another metric over the
+    same rows computed them) is the one computed with none remembered, to the bit."""
+    x = np.asarray(values)
+    clusters = np.arange(x.size) % maps
+    w = (np.arange(x.size) % 3 + 1.0) if weighted else None
+    stats._DENS.clear()
+    fresh = stats.bootstrap_ci(x, clusters=clusters, weights=w, n_boot=300, seed=seed)
+    assert stats._DENS or maps == 1 or len(set(clusters.tolist())) == 1
+    other = stats.bootstrap_ci(1 - x, clusters=clusters, weights=w, n_boot=300, seed=seed)
+    again = stats.bootstrap_ci(x, clusters=clusters, weights=w, n_boot=300, seed=seed)
+    stats._DENS.clear()
+    assert again == fresh
+    assert other == stats.bootstrap_ci(1 - x, clusters=clusters, weights=w, n_boot=300, seed=seed)
+    # the per-chunk path (draw matrices too large to keep) gives the same floats
+    kept = stats._kept_draws
+    stats._kept_draws = lambda n_boot, c: False  # type: ignore[assignment]
+    try:
+        assert stats.bootstrap_ci(x, clusters=clusters, weights=w, n_boot=300, seed=seed) == fresh
+    finally:
+        stats._kept_draws = kept  # type: ignore[assignment]
