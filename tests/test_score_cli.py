@@ -250,6 +250,38 @@ def test_cli_writes_scores_and_summary(run_dir: Path) -> None:
     assert summary == score_run(run_dir, progress=False)  # deterministic
 
 
+def test_the_console_script_ends_without_teardown_after_writing_everything(
+    tmp_path: Path, run_dir: Path
+) -> None:
+    """``maptab score`` through the console entry point (``main``) ends with ``os._exit``
+    once scored (maptab.cli.app.skip_teardown): its output still arrives whole through a
+    pipe, its files are complete and the same as an in-process run's; a failing command
+    exits as before."""
+    import subprocess
+    import sys
+
+    script = "from maptab.cli import main; main()"
+    got = subprocess.run(
+        [sys.executable, "-c", script, "score", str(run_dir), "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert got.returncode == 0, got.stderr
+    assert "Route planning" in got.stdout
+    assert got.stdout.rstrip().endswith("summary.json")  # the last line was flushed
+    written = {f: (run_dir / f).read_bytes() for f in ("scores.jsonl", "summary.json")}
+    assert CliRunner().invoke(app, ["score", str(run_dir), "--no-progress"]).exit_code == 0
+    assert written == {f: (run_dir / f).read_bytes() for f in written}
+    bad = subprocess.run(
+        [sys.executable, "-c", script, "score", str(tmp_path / "nothing"), "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert bad.returncode == 1 and "error:" in bad.stderr
+
+
 def test_cli_scores_external_results(tmp_path: Path, dataset: Path) -> None:
     results = tmp_path / "results.json"
     samples = [

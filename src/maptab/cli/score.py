@@ -9,7 +9,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from maptab.cli.app import VerifyOption, app, console, fail
+from maptab.cli.app import VerifyOption, app, console, fail, skip_teardown
 from maptab.cli.progress import track
 from maptab.errors import MaptabError
 
@@ -67,6 +67,7 @@ def score_cmd(
         fail("interrupted; scores.jsonl and summary.json are as they were", code=130)
     _print(summary)
     console.print(f"wrote {run_dir / 'scores.jsonl'} and {run_dir / 'summary.json'}")
+    skip_teardown()  # everything is written; freeing it all would take seconds
 
 
 def _table(title: str, columns: tuple[str, ...], left: int) -> Table:
