@@ -781,7 +781,9 @@ class _RPKey(NamedTuple):
 
 class _MatchIndex:
     """``kinds`` (kind by sample id) and ``by_pair`` (RP queries by (source, target) table
-    names) from one pass over the query files, reading only those fields of each row.
+    names) from one pass over the query files, reading only those fields of each row;
+    ``one_map`` holds the pairs whose queries all lie on one map (the usual case: a
+    results sample's city then selects all of them or none, which keeps all of them).
 
     Question digests (:func:`_digest`) are needed only for a sample that names no station
     pair, or whose pair is ambiguous: they are read in a second pass, the first time one is
@@ -816,6 +818,9 @@ class _MatchIndex:
                     pair = (table_name(f[3]), table_name(f[4]))
                     self.by_pair[pair].append(_RPKey(sid, f[1], f[2], f[1].lower()))
             _LOCATIONS[kind.query_file] = (version, locations)
+        self.one_map: set[tuple[str, str]] = {
+            pair for pair, keys in self.by_pair.items() if len({k.map_lower for k in keys}) == 1
+        }
 
     def _questions(self) -> None:
         """The second pass: the digest of every question of the kinds matched by question."""
@@ -922,13 +927,20 @@ def _match_sample(
     s1, s2, city, category = sample.station_1, sample.station_2, sample.city, sample.category
     if s1 is not UNSET and s2 is not UNSET:
         key: tuple[Any, ...] | None = (s1, s2, city, category)
-        if memo is None or not all(type(v) is str or v is UNSET for v in key):
+        if (
+            memo is None
+            or type(s1) is not str
+            or type(s2) is not str
+            or not (type(city) is str or city is UNSET)
+            or not (type(category) is str or category is UNSET)
+        ):
             key = None
         elif key in memo:
             return memo[key]
-        cands = index.by_pair.get((table_name(str(s1)), table_name(str(s2))), [])
+        pair = (table_name(str(s1)), table_name(str(s2)))
+        cands = index.by_pair.get(pair, [])
         place = "" if city is UNSET else str(city).strip().lower()
-        if place:
+        if place and pair not in index.one_map:  # on one map, the filter keeps them all
             cands = [q for q in cands if place in q.map_lower] or cands
         if category is not UNSET:
             cands = [q for q in cands if q.category == category]
