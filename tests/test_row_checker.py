@@ -93,36 +93,37 @@ def full(kind: str, line: bytes) -> tuple[str, Any]:
     return "ok", (record.id, record.split, getattr(record, "category", None))
 
 
+def _attempt(call: Any, shown: Any) -> tuple[str, Any]:
+    """``("ok", shown(call()))``, or ``("error", message)`` when ``call`` refuses."""
+    try:
+        value = call()
+    except (msgspec.DecodeError, ValueError, RecursionError) as exc:
+        return "error", str(exc)
+    return "ok", shown(value)
+
+
+def _selected(s: Any) -> tuple[Any, ...]:
+    return (s.id, s.split, getattr(s, "category", None))
+
+
 def fast(cls: type, line: bytes) -> tuple[str, Any]:
     check = row_checker(cls)
     assert check is not None
-    try:
-        s = check(line)
-    except (msgspec.DecodeError, ValueError, RecursionError) as exc:
-        return "error", str(exc)
-    return "ok", (s.id, s.split, getattr(s, "category", None))
+    return _attempt(lambda: check(line), _selected)
 
 
 def decoded(cls: type, line: bytes) -> tuple[str, Any]:
     """What the check of a row msgspec already decoded gives (the scorer's fast path)."""
     check = decoded_row_checker(cls)
     assert check is not None
-    try:
-        row = msgspec.json.decode(line)
-        s = check(row)
-    except (msgspec.DecodeError, ValueError, RecursionError) as exc:
-        return "error", str(exc)
-    return "ok", (s.id, s.split, getattr(s, "category", None))
+    return _attempt(lambda: check(msgspec.json.decode(line)), _selected)
 
 
 def strict(cls: type, line: bytes) -> tuple[str, Any]:
     """What decoding straight into the record gives: ``("ok", repr(record))`` or an error."""
     decode = strict_row_decoder(cls)
     assert decode is not None
-    try:
-        return "ok", repr(decode(line))
-    except (msgspec.DecodeError, ValueError, RecursionError) as exc:
-        return "error", str(exc)
+    return _attempt(lambda: decode(line), repr)
 
 
 def full_record(kind: str, line: bytes) -> tuple[str, Any]:
@@ -289,9 +290,8 @@ def _decoded_both_ways(kind: str, line: bytes) -> None:
     the same record (compared by ``repr``: NaN totals) or the same one-line error."""
     from maptab.dataset import DatasetError, record_decoder
 
-    try:
-        want: Any = ("ok", repr(get_kind(kind).decode(json.loads(line))))
-    except (ValueError, RecordError, RecursionError):
+    want: Any = full_record(kind, line)
+    if want[0] == "error":
         want = ("error",)
     try:
         got: Any = ("ok", repr(record_decoder(get_kind(kind))(line, "rows.jsonl:3")))

@@ -598,13 +598,18 @@ def test_remembered_matches_equal_matching_each_sample(
     path = tmp_path_factory.mktemp("m") / "results.json"
     path.write_text(json.dumps(samples), encoding="utf-8")
     index = _MatchIndex(Dataset(dataset))
-    want: list[str] | str = []
-    for n, sample in enumerate(samples):
-        try:
-            want.append(_match_sample(_ResultSample.of(sample), index, (path, n)))
-        except ScoreError as exc:
-            want = str(exc)
-            break
+
+    def each(index: _MatchIndex) -> list[str] | str:
+        """The id of every sample matched afresh, or the first error."""
+        ids = []
+        for n, sample in enumerate(samples):
+            try:
+                ids.append(_match_sample(_ResultSample.of(sample), index, (path, n)))
+            except ScoreError as exc:
+                return str(exc)
+        return ids
+
+    want = each(index)
     try:
         got: list[str] | str = [p.id for p in load_external_results(path, dataset)]
     except ScoreError as exc:
@@ -612,14 +617,7 @@ def test_remembered_matches_equal_matching_each_sample(
     assert got == want
     # the city filter skipped for a pair on one map (index.one_map) keeps what it would keep
     index.one_map = set()
-    plain: list[str] | str = []
-    for n, sample in enumerate(samples):
-        try:
-            plain.append(_match_sample(_ResultSample.of(sample), index, (path, n)))
-        except ScoreError as exc:
-            plain = str(exc)
-            break
-    assert plain == want
+    assert each(index) == want
 
 
 def test_the_fast_path_leaves_questions_undecoded(tmp_path: Path) -> None:
