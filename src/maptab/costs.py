@@ -76,6 +76,12 @@ def weigh(columns: Sequence[Any], weights: Sequence[float]) -> Any:
     return ((t * wt + p * wp) + c * wc) + r * wr
 
 
+def deficit_columns(rows: np.ndarray) -> list[np.ndarray]:
+    """The four deficit columns ``(T, P, C, R)`` of feature rows, each contiguous: what
+    :func:`weigh` takes to weigh every row at once."""
+    return [np.ascontiguousarray(rows[:, j]) for j in range(4)]
+
+
 def within(value: float, best: float) -> bool:
     """``value`` ties with or beats the optimum ``best`` (relative tolerance :data:`REL_TOL`)."""
     return value <= best + REL_TOL * abs(best) + 1e-12
@@ -214,8 +220,9 @@ class CostTable:
         )
         # the four deficit columns of every item row (leave, dest, transfer, edge), for
         # weighted(): one element-wise weighted sum per weight vector
-        rows = np.concatenate((self.leave, self.dest, self.transfer, self.edge))
-        self._columns = [np.ascontiguousarray(rows[:, j]) for j in range(4)]
+        self._columns = deficit_columns(
+            np.concatenate((self.leave, self.dest, self.transfer, self.edge))
+        )
 
     def single_marks(self, path: Sequence[int]) -> tuple[int, ...] | None:
         """Transfer positions of a route's only line assignment when every hop has one line

@@ -66,6 +66,7 @@ from maptab.costs import (
     WeightedCosts,
     Weights,
     _check_items,
+    deficit_columns,
     mean_assignments,
     mean_cost,
     optimal_assignments,
@@ -334,7 +335,7 @@ class Solver:
         self.arc_tail = np.array(tails, dtype=np.int64)
         self.arc_head = np.array(heads, dtype=np.int64)
         self.arc_feat = feat.reshape(len(tails), table.leave.shape[1])
-        self._arc_columns = [np.ascontiguousarray(self.arc_feat[:, j]) for j in range(4)]
+        self._arc_columns = deficit_columns(self.arc_feat)
         # per state, its arcs as (other end, arc number); per weight vector only the list
         # of arc costs changes (_build_arcs). Reverse rows list the arcs into a state in
         # arc order.
