@@ -76,6 +76,11 @@ from maptab.costs import (
 from maptab.network import Network
 from maptab.tables import ATTRIBUTE_OF_COLUMN
 
+try:  # the additive search's two inner loops in C, where the extension is built
+    from maptab import _solvercore
+except ImportError:  # pragma: no cover - an install without a C compiler
+    _solvercore = None  # type: ignore[assignment]
+
 
 class SearchLimit(CostError):
     """An exact route search that would take longer than its expansion limit allows."""
@@ -176,15 +181,24 @@ def _topological_order(s: int, succ: dict[int, list[int]]) -> list[int]:
 
 class _Adjacency:
     """The arcs of every state under one weight vector: ``rows[x]`` lists ``(end, arc)``
-    for state ``x`` (fixed per solver) and ``cost[arc]`` is the arc's cost (one list per
-    weight vector), so a new weight vector costs one weighted sum of arrays
-    (:func:`~maptab.costs.weigh`) and no per-state list.
+    for state ``x`` (fixed per solver) and ``array[arc]`` is the arc's cost (one float64
+    array per weight vector, :func:`~maptab.costs.weigh`), so a new weight vector costs one
+    weighted sum of arrays and no per-state list. ``cost`` is that array as a list of
+    floats (made when the Python searches first ask for it; the C ones read the array).
     ``adj[x]`` is the ``[(end, cost), …]`` list of ``x``, for the searches off the hot path."""
 
-    __slots__ = ("cost", "rows")
+    __slots__ = ("_cost", "array", "rows")
 
-    def __init__(self, rows: list[list[tuple[int, int]]], cost: list[float]) -> None:
-        self.rows, self.cost = rows, cost
+    def __init__(
+        self, rows: list[list[tuple[int, int]]], array: np.ndarray, cost: list[float] | None
+    ) -> None:
+        self.rows, self.array, self._cost = rows, array, cost
+
+    @property
+    def cost(self) -> list[float]:
+        if self._cost is None:
+            self._cost = self.array.tolist()
+        return self._cost
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -347,6 +361,12 @@ class Solver:
         # with every item feature finite and >= 0, non-negative weights give item costs >= 0
         arrays = (table.leave, table.dest, table.transfer, table.edge)
         self._features_non_negative = all(np.isfinite(a).all() and (a >= 0).all() for a in arrays)
+        #: the state graph for maptab._solvercore's searches (None: the Python ones)
+        self._core = (
+            None
+            if _solvercore is None
+            else _solvercore.Graph(station_of, n, len(tails), self._fwd_rows, self._rev_rows)
+        )
         self._arc_cache: KeyedCache[
             tuple[float, ...], tuple[_Adjacency, _Adjacency, WeightedCosts]
         ] = KeyedCache(16)
@@ -384,8 +404,10 @@ class Solver:
         costs = self.table.weighted(weights)
         if not (self._features_non_negative and all(v >= 0 for v in key)):
             _check_non_negative(self.table, costs, weights)  # names a negative item
-        cost = weigh(self._arc_columns, key).tolist()
-        return _Adjacency(self._fwd_rows, cost), _Adjacency(self._rev_rows, cost), costs
+        array = weigh(self._arc_columns, key)
+        cost = None if self._core is not None else array.tolist()  # one list for both
+        fwd = _Adjacency(self._fwd_rows, array, cost)
+        return fwd, _Adjacency(self._rev_rows, array, cost), costs
 
     def _hops_from(self, t: int, until: int | None = None) -> list[int]:
         """Hop distance of every station to ``t`` (``n`` when unreachable); with ``until``,
@@ -576,12 +598,26 @@ class Solver:
             self._seen[key] = None
             if len(self._seen) > 4 * self.cache_size:
                 self._seen.pop(next(iter(self._seen)))
+        stop = -1 if whole else t
+        dist = None
+        if self._core is not None:  # the same search in C (None: a cost is not finite)
+            dist = self._core.distances(fwd.array, s, stop, dest, REL_TOL)
+        if dist is None:
+            dist = self._python_distances(s, stop, fwd, dest)
+        if whole:
+            self._trees[key] = dist
+            if len(self._trees) > self.cache_size:
+                self._trees.pop(next(iter(self._trees)))
+        return dist
+
+    def _python_distances(self, s: int, stop: int, fwd: _Adjacency, dest: float) -> list[float]:
+        """The search of :meth:`_distances` (``stop``: the target station, or -1 for the
+        whole tree)."""
         station_of = self.station_of
         dist = [math.inf] * self.n_states
         dist[s] = 0.0
         heap = [(0.0, s)]
         bound = math.inf
-        stop = -1 if whole else t
         pop, push = heapq.heappop, heapq.heappush
         rows, cost = fwd.rows, fwd.cost
         while heap:
@@ -603,10 +639,6 @@ class Solver:
                     dist[y] = nd
                     if nd <= bound:  # beyond the bound it would never be expanded
                         push(heap, (nd, y))
-        if whole:
-            self._trees[key] = dist
-            if len(self._trees) > self.cache_size:
-                self._trees.pop(next(iter(self._trees)))
         return dist
 
     def _tied_simple_paths(
@@ -620,9 +652,14 @@ class Solver:
         ``x``), so every such simple path is returned; some returned paths may cost more.
         The backtrack stops (incomplete) after ``cap`` paths or :attr:`max_expansions` steps.
         """
-        station_of = self.station_of
         best = min(dist[x] for x in self._states_at[t])
         targets = [x for x in self._states_at[t] if dist[x] <= best + slack]
+        if self._core is not None:  # the same backtrack in C
+            found, complete = self._core.tied_paths(
+                rev.array, dist, s, t, targets, slack, cap, self.max_expansions
+            )
+            return found[:cap], complete
+        station_of = self.station_of
         paths: list[list[int]] = []
         budget = [self.max_expansions]
         rows, cost = rev.rows, rev.cost

@@ -1,0 +1,170 @@
+"""maptab._solvercore (the C search) against the Python search it accelerates.
+
+Each test solves the same query twice, once with the solver's C graph and once with it
+removed (``solver._core = None``: the Python loops), and asks for the same answer to the
+bit: distances, the backtrack's paths in order and its completeness, and whole Solutions
+(routes, markings, costs, counts, method). The networks are test_solver's random ones
+(loop lines, shared tracks, revisiting walks, travelmaps), with few attribute values so
+that ties are common, and search budgets small enough to stop the backtrack part way.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from maptab import solver as solver_module
+from maptab.costs import REL_TOL, Weights
+from maptab.solver import SearchLimit, Solver, _slack
+from samplenets import sample_metro, sample_scenic
+from test_solver import PROPS, any_network, endpoints, weight_vectors
+
+pytestmark = pytest.mark.skipif(
+    solver_module._solvercore is None,
+    reason="maptab._solvercore is not built (no C compiler at install): the Python search runs",
+)
+
+
+def python_twin(solver: Solver) -> Solver:
+    """A solver of the same network and items that searches in Python."""
+    twin = Solver(solver.network, items=solver.items)
+    twin._core = None
+    twin.candidates, twin.max_expansions = solver.candidates, solver.max_expansions
+    return twin
+
+
+def solve_both(solver: Solver, *args, **kwargs):
+    """The solver's answer (or error) and its Python twin's."""
+    out = []
+    for sv in (solver, python_twin(solver)):
+        try:
+            got = sv.solve(*args, **kwargs)
+            out.append(("ok", got.routes, got.count, got.method))
+        except SearchLimit as exc:
+            out.append(("limit", str(exc)))
+    return out
+
+
+@PROPS
+@given(
+    net=any_network,
+    weights=weight_vectors,
+    items=st.sampled_from(["edge_vertex", "vertex"]),
+    whole=st.booleans(),
+    data=st.data(),
+)
+def test_distances_are_the_python_search_to_the_bit(net, weights, items, whole, data):
+    s_name, t_name = endpoints(net, data)
+    solver = Solver(net, items=items)
+    s, t = solver._endpoints(s_name, t_name)
+    fwd, _, costs = solver._arcs(weights)
+    stop = -1 if whole else t
+    dest = float(costs.dest[t])
+    got = solver._core.distances(fwd.array, s, stop, dest, REL_TOL)
+    ref = solver._python_distances(s, stop, fwd, dest)
+    assert [x.hex() for x in got] == [x.hex() for x in ref]
+
+
+@PROPS
+@given(
+    net=any_network,
+    weights=weight_vectors,
+    items=st.sampled_from(["edge_vertex", "vertex"]),
+    cap=st.integers(0, 4),
+    budget=st.one_of(st.integers(0, 12), st.just(10**6)),
+    data=st.data(),
+)
+def test_tied_paths_are_the_python_backtrack(net, weights, items, cap, budget, data):
+    """The same paths in the same order, and the same completeness, also when the cap or
+    the step budget stops the backtrack part way."""
+    s_name, t_name = endpoints(net, data)
+    solver = Solver(net, items=items)
+    solver.max_expansions = budget
+    s, t = solver._endpoints(s_name, t_name)
+    fwd, rev, costs = solver._arcs(weights)
+    dest = float(costs.dest[t])
+    dist = solver._python_distances(s, t, fwd, dest)
+    best = min(dist[x] for x in solver._states_at[t])
+    if best == math.inf:
+        return
+    slack = _slack(best + dest)
+    got = solver._tied_simple_paths(s, t, dist, rev, slack, cap)
+    twin = python_twin(solver)
+    twin_fwd, twin_rev, _ = twin._arcs(weights)
+    ref = twin._tied_simple_paths(s, t, dist, twin_rev, slack, cap)
+    assert got == ref
+
+
+@PROPS
+@given(
+    net=any_network,
+    weights=st.one_of(st.none(), weight_vectors),
+    items=st.sampled_from(["edge_vertex", "vertex"]),
+    max_routes=st.integers(1, 3),
+    candidates=st.sampled_from([None, 0, 1, 2]),
+    budget=st.sampled_from([3, 20, 10**6]),
+    data=st.data(),
+)
+def test_solutions_are_the_python_solutions(
+    net, weights, items, max_routes, candidates, budget, data
+):
+    s, t = endpoints(net, data)
+    items = items if weights is not None else "edge_vertex"
+    solver = Solver(net, items=items)
+    solver.candidates, solver.max_expansions = candidates, budget
+    got, ref = solve_both(solver, s, t, weights, max_routes=max_routes)
+    assert got == ref
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_generated_maps_give_the_python_gold(seed):
+    """Every pair of stations of a generated 40-station metromap and a scenic map, under
+    several weight vectors: the same Solutions (costs compared by their bits)."""
+    weights = [
+        Weights(1, 0, 0, 0),
+        Weights(0.25, 0.25, 0.25, 0.25),
+        Weights(0.1, 0.6, 0.2, 0.1),
+    ]
+    for net in (sample_metro(40, seed=seed), sample_scenic(15, seed=seed)):
+        solver = Solver(net)
+        twin = python_twin(solver)
+        names = sorted(net.stations)[:12]
+        for w in weights:
+            for a in names:
+                for b in names:
+                    if a == b:
+                        continue
+                    got, ref = solver.solve(a, b, w), twin.solve(a, b, w)
+                    assert got.routes == ref.routes and got.count == ref.count
+                    assert [r.cost.hex() for r in got.routes] == [r.cost.hex() for r in ref.routes]
+
+
+def test_a_cost_that_is_not_finite_is_left_to_python():
+    solver = Solver(sample_metro(12, seed=3))
+    fwd, _, _ = solver._arcs(Weights(1, 0, 0, 0))
+    bad = fwd.array.copy()
+    bad[0] = math.inf
+    assert solver._core.distances(bad, 0, -1, 0.0, REL_TOL) is None
+
+
+def test_bad_arguments_are_errors_not_crashes():
+    solver = Solver(sample_metro(12, seed=3))
+    core = solver._core
+    fwd, _, _ = solver._arcs(Weights(1, 0, 0, 0))
+    with pytest.raises(ValueError):
+        core.distances(fwd.array[:-1], 0, -1, 0.0, REL_TOL)  # one cost short
+    with pytest.raises(ValueError):
+        core.distances(fwd.array.astype(np.float32), 0, -1, 0.0, REL_TOL)
+    with pytest.raises(ValueError):
+        core.distances(fwd.array, 10**6, -1, 0.0, REL_TOL)
+    dist = solver._python_distances(0, -1, fwd, 0.0)
+    with pytest.raises(ValueError):
+        core.tied_paths(fwd.array, dist[:-1], 0, 1, [1], 0.0, 4, 100)
+    with pytest.raises(ValueError):
+        core.tied_paths(fwd.array, dist, 0, 1, [10**6], 0.0, 4, 100)
+    with pytest.raises(ValueError):
+        solver_module._solvercore.Graph([0, 5], 2, 0, [[], []], [[], []])  # station 5 of 2
