@@ -2,8 +2,8 @@
 
 Each test solves the same query twice, once with the solver's C graph and once with it
 removed (``solver._core = None``: the Python loops), and asks for the same answer to the
-bit: distances, the backtrack's paths in order and its completeness, and whole Solutions
-(routes, markings, costs, counts, method). The networks are test_solver's random ones
+bit: the weighted sums, distances, the backtrack's paths in order and its completeness, and
+whole Solutions (routes, markings, costs, counts, method). The networks are test_solver's random ones
 (loop lines, shared tracks, revisiting walks, travelmaps), with few attribute values so
 that ties are common, and search budgets small enough to stop the backtrack part way.
 """
@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from maptab import solver as solver_module
-from maptab.costs import REL_TOL, Weights
+from maptab.costs import REL_TOL, Weights, weigh
 from maptab.solver import SearchLimit, Solver, _slack
 from samplenets import sample_metro, sample_scenic
 from test_solver import PROPS, any_network, endpoints, weight_vectors
@@ -64,7 +65,7 @@ def test_distances_are_the_python_search_to_the_bit(net, weights, items, whole, 
     fwd, _, costs = solver._arcs(weights)
     stop = -1 if whole else t
     dest = float(costs.dest[t])
-    got = solver._core.distances(fwd.array, s, stop, dest, REL_TOL)
+    got = solver._core.distances(fwd.cost, s, stop, dest, REL_TOL)
     ref = solver._python_distances(s, stop, fwd, dest)
     assert [x.hex() for x in got] == [x.hex() for x in ref]
 
@@ -146,9 +147,10 @@ def test_generated_maps_give_the_python_gold(seed):
 def test_a_cost_that_is_not_finite_is_left_to_python():
     solver = Solver(sample_metro(12, seed=3))
     fwd, _, _ = solver._arcs(Weights(1, 0, 0, 0))
-    bad = fwd.array.copy()
-    bad[0] = math.inf
-    assert solver._core.distances(bad, 0, -1, 0.0, REL_TOL) is None
+    for bad in (math.inf, math.nan):
+        cost = list(fwd.cost)
+        cost[0] = bad
+        assert solver._core.distances(cost, 0, -1, 0.0, REL_TOL) is None
 
 
 def test_bad_arguments_are_errors_not_crashes():
@@ -156,15 +158,54 @@ def test_bad_arguments_are_errors_not_crashes():
     core = solver._core
     fwd, _, _ = solver._arcs(Weights(1, 0, 0, 0))
     with pytest.raises(ValueError):
-        core.distances(fwd.array[:-1], 0, -1, 0.0, REL_TOL)  # one cost short
+        core.distances(fwd.cost[:-1], 0, -1, 0.0, REL_TOL)  # one cost short
     with pytest.raises(ValueError):
-        core.distances(fwd.array.astype(np.float32), 0, -1, 0.0, REL_TOL)
+        core.distances(tuple(fwd.cost), 0, -1, 0.0, REL_TOL)  # not a list
+    with pytest.raises(TypeError):
+        core.distances(["x", *fwd.cost[1:]], 0, -1, 0.0, REL_TOL)
     with pytest.raises(ValueError):
-        core.distances(fwd.array, 10**6, -1, 0.0, REL_TOL)
+        core.distances(fwd.cost, 10**6, -1, 0.0, REL_TOL)
     dist = solver._python_distances(0, -1, fwd, 0.0)
     with pytest.raises(ValueError):
-        core.tied_paths(fwd.array, dist[:-1], 0, 1, [1], 0.0, 4, 100)
+        core.tied_paths(fwd.cost, dist[:-1], 0, 1, [1], 0.0, 4, 100)
     with pytest.raises(ValueError):
-        core.tied_paths(fwd.array, dist, 0, 1, [10**6], 0.0, 4, 100)
+        core.tied_paths(fwd.cost, dist, 0, 1, [10**6], 0.0, 4, 100)
     with pytest.raises(ValueError):
         solver_module._solvercore.Graph([0, 5], 2, 0, [[], []], [[], []])  # station 5 of 2
+    col = np.zeros(3)
+    with pytest.raises(ValueError):
+        core_weigh([col, col, col], (1, 0, 0, 0))  # three columns
+    with pytest.raises(ValueError):
+        core_weigh([col, col, col, np.zeros(2)], (1, 0, 0, 0))  # lengths differ
+    with pytest.raises(ValueError):
+        core_weigh([col, col, col, col.astype(np.float32)], (1, 0, 0, 0))
+    with pytest.raises(TypeError):
+        core_weigh([col] * 4, (1, 0, 0))  # three weights
+
+
+core_weigh = solver_module._solvercore.weigh if solver_module._solvercore else None
+
+floats = st.floats(allow_nan=False, width=64)
+columns = st.integers(0, 40).flatmap(
+    lambda n: st.lists(hnp.arrays(np.float64, n, elements=floats), min_size=4, max_size=4)
+)
+
+
+@PROPS
+@given(
+    cols=columns,
+    weights=st.one_of(
+        st.lists(st.floats(0, 1), min_size=4, max_size=4),
+        st.lists(floats, min_size=4, max_size=4),
+        st.lists(st.integers(0, 3), min_size=4, max_size=4),
+    ),
+)
+def test_weigh_is_numpys_weighted_sum_to_the_bit(cols, weights):
+    """Every row as numpy's element-wise ``weigh`` gives it (infinities, overflow and NaN
+    from inf * 0 included; NaN compared as NaN)."""
+    got = core_weigh(cols, weights)
+    with np.errstate(all="ignore"):
+        ref = weigh(cols, weights).tolist()
+    assert len(got) == len(ref)
+    for a, b in zip(got, ref, strict=True):
+        assert (math.isnan(a) and math.isnan(b)) or a.hex() == b.hex()

@@ -7,6 +7,7 @@
  * where this module is not built. tests/test_solvercore.py compares the two on random
  * networks and weights.
  *
+ *   weigh               <->  maptab.costs.weigh(columns, weights).tolist()
  *   Graph.distances     <->  Solver._distances's search (Dijkstra over line states)
  *   Graph.tied_paths    <->  Solver._tied_simple_paths's backtrack
  */
@@ -31,6 +32,7 @@ typedef struct {
     int *rev_arc;
     /* scratch, reused by every call (a Graph is used by one thread at a time: the GIL is
        held throughout) */
+    double *cost; /* n_arcs: the arc costs of the call */
     double *dist;
     double *heap_d;
     int *heap_x;
@@ -53,6 +55,7 @@ graph_free_buffers(Graph *g)
     free(g->rev_start);
     free(g->rev_end);
     free(g->rev_arc);
+    free(g->cost);
     free(g->dist);
     free(g->heap_d);
     free(g->heap_x);
@@ -161,6 +164,7 @@ Graph_init(Graph *g, PyObject *args, PyObject *kwds)
         read_rows(rev, n, n_arcs, &g->rev_start, &g->rev_end, &g->rev_arc) < 0)
         return -1;
     Py_ssize_t pushes = g->fwd_start[n] + 1; /* each arc is relaxed at most once */
+    g->cost = malloc(sizeof(double) * (n_arcs ? n_arcs : 1));
     g->dist = malloc(sizeof(double) * (n ? n : 1));
     g->heap_d = malloc(sizeof(double) * pushes);
     g->heap_x = malloc(sizeof(int) * pushes);
@@ -170,7 +174,7 @@ Graph_init(Graph *g, PyObject *args, PyObject *kwds)
     g->gstamp = calloc(n_stations, sizeof(unsigned));
     g->arena_cap = 1024;
     g->arena = malloc(sizeof(int) * g->arena_cap);
-    if (!g->dist || !g->heap_d || !g->heap_x || !g->on_seq || !g->seq || !g->stamp ||
+    if (!g->cost || !g->dist || !g->heap_d || !g->heap_x || !g->on_seq || !g->seq || !g->stamp ||
         !g->gstamp || !g->arena) {
         PyErr_NoMemory();
         return -1;
@@ -178,19 +182,25 @@ Graph_init(Graph *g, PyObject *args, PyObject *kwds)
     return 0;
 }
 
-/* the arc costs: a C-contiguous buffer of n_arcs doubles (a numpy float64 array) */
+/* a list of n floats (the solver's arc costs, its distances) into out; 1 when every value
+   is finite, 0 when one is not, -1 on error */
 static int
-get_costs(Graph *g, PyObject *obj, Py_buffer *view)
+read_floats(PyObject *list, Py_ssize_t n, double *out, const char *what)
 {
-    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
-        return -1;
-    if (view->itemsize != sizeof(double) || !view->format || strcmp(view->format, "d") != 0 ||
-        view->len != (Py_ssize_t)sizeof(double) * g->n_arcs) {
-        PyBuffer_Release(view);
-        PyErr_SetString(PyExc_ValueError, "cost: one float64 per arc");
+    if (!PyList_Check(list) || PyList_GET_SIZE(list) != n) {
+        PyErr_Format(PyExc_ValueError, "%s: a list of %zd floats", what, n);
         return -1;
     }
-    return 0;
+    int finite = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *f = PyList_GET_ITEM(list, i);
+        double v = PyFloat_CheckExact(f) ? PyFloat_AS_DOUBLE(f) : PyFloat_AsDouble(f);
+        if (v == -1.0 && PyErr_Occurred())
+            return -1;
+        out[i] = v;
+        finite &= isfinite(v) != 0;
+    }
+    return finite;
 }
 
 /* ------------------------------------------------------------------ Dijkstra */
@@ -253,8 +263,9 @@ slack_of(double j, double rel_tol)
 
 PyDoc_STRVAR(distances_doc,
              "distances(cost, s, stop, dest, rel_tol) -> list[float] | None\n\n"
-             "Solver._distances's search from state s: stop is the target station, or -1 for\n"
-             "the whole tree. None when a cost is not finite (the caller searches in Python).");
+             "Solver._distances's search from state s over the arc costs `cost` (a list of\n"
+             "floats): stop is the target station, or -1 for the whole tree. None when a cost\n"
+             "is not finite (the caller searches in Python).");
 
 static PyObject *
 Graph_distances(Graph *g, PyObject *args)
@@ -268,16 +279,12 @@ Graph_distances(Graph *g, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "s: not a station");
         return NULL;
     }
-    Py_buffer view;
-    if (get_costs(g, cost_obj, &view) < 0)
+    int finite = read_floats(cost_obj, g->n_arcs, g->cost, "cost");
+    if (finite < 0)
         return NULL;
-    const double *cost = view.buf;
-    for (Py_ssize_t i = 0; i < g->n_arcs; i++) {
-        if (!isfinite(cost[i])) {
-            PyBuffer_Release(&view);
-            Py_RETURN_NONE;
-        }
-    }
+    if (!finite)
+        Py_RETURN_NONE;
+    const double *cost = g->cost;
     Py_ssize_t n = g->n_states;
     double *dist = g->dist;
     for (Py_ssize_t x = 0; x < n; x++)
@@ -312,7 +319,6 @@ Graph_distances(Graph *g, PyObject *args)
             }
         }
     }
-    PyBuffer_Release(&view);
     PyObject *out = PyList_New(n);
     if (!out)
         return NULL;
@@ -579,7 +585,7 @@ PyDoc_STRVAR(tied_paths_doc,
              "tied_paths(cost, dist, s, t, targets, slack, cap, max_expansions)\n"
              "-> (paths, complete)\n\n"
              "Solver._tied_simple_paths's backtrack from the target states `targets` (a\n"
-             "list), over the costs `cost` and state distances `dist` (a list of floats):\n"
+             "list), over the arc costs `cost` and state distances `dist` (lists of floats):\n"
              "every path found (at most cap + 1) and whether the search ran to its end.");
 
 static PyObject *
@@ -596,51 +602,36 @@ Graph_tied_paths(Graph *g, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "s, t: not stations");
         return NULL;
     }
-    if (!PyList_Check(dist_obj) || PyList_GET_SIZE(dist_obj) != g->n_states ||
-        !PyList_Check(targets)) {
-        PyErr_SetString(PyExc_ValueError, "dist: one float per state; targets: a list");
+    if (!PyList_Check(targets)) {
+        PyErr_SetString(PyExc_ValueError, "targets: a list of states");
         return NULL;
     }
-    Py_buffer view;
-    if (get_costs(g, cost_obj, &view) < 0)
+    /* copies of the lists (distances() left its own array in g->dist) */
+    if (read_floats(cost_obj, g->n_arcs, g->cost, "cost") < 0 ||
+        read_floats(dist_obj, g->n_states, g->dist, "dist") < 0)
         return NULL;
-    double *dist = g->dist; /* a copy of the list (distances() left its own there) */
-    for (Py_ssize_t x = 0; x < g->n_states; x++) {
-        PyObject *f = PyList_GET_ITEM(dist_obj, x);
-        dist[x] = PyFloat_CheckExact(f) ? PyFloat_AS_DOUBLE(f) : PyFloat_AsDouble(f);
-        if (dist[x] == -1.0 && PyErr_Occurred()) {
-            PyBuffer_Release(&view);
-            return NULL;
-        }
-    }
-    Back b = {g, dist, view.buf, slack, (int)s, cap, budget, 0, 0, NULL};
+    Back b = {g, g->dist, g->cost, slack, (int)s, cap, budget, 0, 0, NULL};
     Py_ssize_t nt = PyList_GET_SIZE(targets);
-    if (arena_reserve(&b, nt) < 0) {
-        PyBuffer_Release(&view);
+    if (arena_reserve(&b, nt) < 0)
         return NULL;
-    }
     for (Py_ssize_t j = 0; j < nt; j++) {
         long x = PyLong_AsLong(PyList_GET_ITEM(targets, j));
         if (PyErr_Occurred() || x < 0 || x >= g->n_states) {
             if (!PyErr_Occurred())
                 PyErr_SetString(PyExc_ValueError, "targets: states");
-            PyBuffer_Release(&view);
             return NULL;
         }
         g->arena[j] = (int)x;
     }
     b.top = nt;
     b.paths = PyList_New(0);
-    if (!b.paths) {
-        PyBuffer_Release(&view);
+    if (!b.paths)
         return NULL;
-    }
     g->seq[0] = (int)t;
     g->on_seq[t] = 1;
     b.seqlen = 1;
     int rc = back(&b, 0, nt);
     g->on_seq[t] = 0;
-    PyBuffer_Release(&view);
     if (rc < 0) {
         Py_DECREF(b.paths);
         return NULL;
@@ -669,10 +660,80 @@ static PyTypeObject GraphType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* ------------------------------------------------------------------ weigh */
+
+PyDoc_STRVAR(weigh_doc,
+             "weigh(columns, weights) -> list[float]\n\n"
+             "maptab.costs.weigh(columns, weights).tolist(): ((t*wt + p*wp) + c*wc) + r*wr per\n"
+             "row of the four float64 columns (t, p, c, r), each step rounded as numpy's.");
+
+static PyObject *
+solvercore_weigh(PyObject *module, PyObject *args)
+{
+    PyObject *cols;
+    double w[4];
+    if (!PyArg_ParseTuple(args, "O(dddd)", &cols, &w[0], &w[1], &w[2], &w[3]))
+        return NULL;
+    PyObject *seq = PySequence_Fast(cols, "columns: four float64 arrays");
+    if (!seq)
+        return NULL;
+    if (PySequence_Fast_GET_SIZE(seq) != 4) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "columns: four float64 arrays");
+        return NULL;
+    }
+    Py_buffer view[4];
+    int got = 0;
+    PyObject *out = NULL;
+    Py_ssize_t n = -1;
+    for (; got < 4; got++) {
+        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, got), &view[got],
+                               PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+            goto done;
+        Py_ssize_t len = view[got].len / (Py_ssize_t)sizeof(double);
+        if (view[got].itemsize != sizeof(double) || !view[got].format ||
+            strcmp(view[got].format, "d") != 0 || (n >= 0 && len != n)) {
+            PyErr_SetString(PyExc_ValueError, "columns: four float64 arrays of one length");
+            got++;
+            goto done;
+        }
+        n = len;
+    }
+    const double *t = view[0].buf, *p = view[1].buf, *c = view[2].buf, *r = view[3].buf;
+    out = PyList_New(n);
+    if (!out)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double a = t[i] * w[0];
+        double b = p[i] * w[1];
+        double sum = a + b;
+        double cc = c[i] * w[2];
+        sum = sum + cc;
+        double rr = r[i] * w[3];
+        sum = sum + rr;
+        PyObject *f = PyFloat_FromDouble(sum);
+        if (!f) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, i, f);
+    }
+done:
+    while (got > 0)
+        PyBuffer_Release(&view[--got]);
+    Py_DECREF(seq);
+    return out;
+}
+
+static PyMethodDef solvercore_methods[] = {
+    {"weigh", solvercore_weigh, METH_VARARGS, weigh_doc},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef solvercore_module = {
     PyModuleDef_HEAD_INIT, "maptab._solvercore",
     "The additive search's inner loops in C (an optional accelerator of maptab.solver).", -1,
-    NULL,
+    solvercore_methods,
 };
 
 PyMODINIT_FUNC

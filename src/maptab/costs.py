@@ -45,6 +45,7 @@ import numpy as np
 
 from maptab.cache import IdentityCache
 from maptab.errors import MaptabError
+from maptab.native import core as _native
 from maptab.network import Edge, Network
 from maptab.rounding import round_half_up
 
@@ -74,6 +75,15 @@ def weigh(columns: Sequence[Any], weights: Sequence[float]) -> Any:
     t, p, c, r = columns
     wt, wp, wc, wr = weights
     return ((t * wt + p * wp) + c * wc) + r * wr
+
+
+def weigh_rows(columns: Sequence[np.ndarray], weights: Sequence[float]) -> list[float]:
+    """``weigh(columns, weights).tolist()``: the weighted sum of every row as a list of floats,
+    computed in C where :mod:`maptab.native` has its module (the same floats: each product
+    and sum rounded as numpy rounds it, tested)."""
+    if _native is not None:
+        return _native.weigh(columns, weights)
+    return weigh(columns, weights).tolist()
 
 
 def deficit_columns(rows: np.ndarray) -> list[np.ndarray]:
@@ -269,7 +279,7 @@ class CostTable:
         n = len(self.stations)
         if weights is None:
             return WeightedCosts([0.0] * n, [0.0] * n, [0.0] * n, [0.0] * len(self.edge))
-        costs = weigh(self._columns, weights.as_list()).tolist()
+        costs = weigh_rows(self._columns, weights.as_list())
         return WeightedCosts(costs[:n], costs[n : 2 * n], costs[2 * n : 3 * n], costs[3 * n :])
 
     # ------------------------------------------------------------------ one fixed assignment

@@ -71,15 +71,12 @@ from maptab.costs import (
     mean_cost,
     optimal_assignments,
     weigh,
+    weigh_rows,
     within,
 )
+from maptab.native import core as _solvercore
 from maptab.network import Network
 from maptab.tables import ATTRIBUTE_OF_COLUMN
-
-try:  # the additive search's two inner loops in C, where the extension is built
-    from maptab import _solvercore
-except ImportError:  # pragma: no cover - an install without a C compiler
-    _solvercore = None  # type: ignore[assignment]
 
 
 class SearchLimit(CostError):
@@ -181,24 +178,15 @@ def _topological_order(s: int, succ: dict[int, list[int]]) -> list[int]:
 
 class _Adjacency:
     """The arcs of every state under one weight vector: ``rows[x]`` lists ``(end, arc)``
-    for state ``x`` (fixed per solver) and ``array[arc]`` is the arc's cost (one float64
-    array per weight vector, :func:`~maptab.costs.weigh`), so a new weight vector costs one
-    weighted sum of arrays and no per-state list. ``cost`` is that array as a list of
-    floats (made when the Python searches first ask for it; the C ones read the array).
+    for state ``x`` (fixed per solver) and ``cost[arc]`` is the arc's cost (one list per
+    weight vector), so a new weight vector costs one weighted sum of arrays
+    (:func:`~maptab.costs.weigh_rows`) and no per-state list.
     ``adj[x]`` is the ``[(end, cost), …]`` list of ``x``, for the searches off the hot path."""
 
-    __slots__ = ("_cost", "array", "rows")
+    __slots__ = ("cost", "rows")
 
-    def __init__(
-        self, rows: list[list[tuple[int, int]]], array: np.ndarray, cost: list[float] | None
-    ) -> None:
-        self.rows, self.array, self._cost = rows, array, cost
-
-    @property
-    def cost(self) -> list[float]:
-        if self._cost is None:
-            self._cost = self.array.tolist()
-        return self._cost
+    def __init__(self, rows: list[list[tuple[int, int]]], cost: list[float]) -> None:
+        self.rows, self.cost = rows, cost
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -404,10 +392,8 @@ class Solver:
         costs = self.table.weighted(weights)
         if not (self._features_non_negative and all(v >= 0 for v in key)):
             _check_non_negative(self.table, costs, weights)  # names a negative item
-        array = weigh(self._arc_columns, key)
-        cost = None if self._core is not None else array.tolist()  # one list for both
-        fwd = _Adjacency(self._fwd_rows, array, cost)
-        return fwd, _Adjacency(self._rev_rows, array, cost), costs
+        cost = weigh_rows(self._arc_columns, key)
+        return _Adjacency(self._fwd_rows, cost), _Adjacency(self._rev_rows, cost), costs
 
     def _hops_from(self, t: int, until: int | None = None) -> list[int]:
         """Hop distance of every station to ``t`` (``n`` when unreachable); with ``until``,
@@ -601,7 +587,7 @@ class Solver:
         stop = -1 if whole else t
         dist = None
         if self._core is not None:  # the same search in C (None: a cost is not finite)
-            dist = self._core.distances(fwd.array, s, stop, dest, REL_TOL)
+            dist = self._core.distances(fwd.cost, s, stop, dest, REL_TOL)
         if dist is None:
             dist = self._python_distances(s, stop, fwd, dest)
         if whole:
@@ -656,7 +642,7 @@ class Solver:
         targets = [x for x in self._states_at[t] if dist[x] <= best + slack]
         if self._core is not None:  # the same backtrack in C
             found, complete = self._core.tied_paths(
-                rev.array, dist, s, t, targets, slack, cap, self.max_expansions
+                rev.cost, dist, s, t, targets, slack, cap, self.max_expansions
             )
             return found[:cap], complete
         station_of = self.station_of
