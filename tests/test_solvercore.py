@@ -209,3 +209,26 @@ def test_weigh_is_numpys_weighted_sum_to_the_bit(cols, weights):
     assert len(got) == len(ref)
     for a, b in zip(got, ref, strict=True):
         assert (math.isnan(a) and math.isnan(b)) or a.hex() == b.hex()
+
+
+def test_without_the_extension_the_python_code_gives_the_same_answers(monkeypatch):
+    """An install that could not compile the module (``maptab.native.core`` is None): the
+    solver and the weighted sums take their Python paths, with the same results."""
+    from maptab import costs
+
+    net = sample_metro(30, seed=5)
+    names = sorted(net.stations)[:8]
+    weights = Weights(0.1, 0.6, 0.2, 0.1)
+    with_c = Solver(net)
+    cols = costs.CostTable(net)._columns
+    fast = costs.weigh_rows(cols, weights.as_list())
+    monkeypatch.setattr(solver_module, "_solvercore", None)
+    monkeypatch.setattr(costs, "_native", None)
+    plain = Solver(net)
+    assert plain._core is None
+    assert [x.hex() for x in costs.weigh_rows(cols, weights.as_list())] == [x.hex() for x in fast]
+    for a in names:
+        for b in names:
+            if a != b:
+                got, ref = with_c.solve(a, b, weights), plain.solve(a, b, weights)
+                assert (got.routes, got.count, got.method) == (ref.routes, ref.count, ref.method)
