@@ -144,10 +144,12 @@ def test_generated_maps_give_the_python_gold(seed):
                     assert [r.cost.hex() for r in got.routes] == [r.cost.hex() for r in ref.routes]
 
 
-def test_a_cost_that_is_not_finite_is_left_to_python():
+def test_a_cost_that_is_not_finite_or_is_negative_is_left_to_python():
+    """The solver never hands such costs to the search (it raises CostError first); the C
+    search refuses them all the same rather than search with them."""
     solver = Solver(sample_metro(12, seed=3))
     fwd, _, _ = solver._arcs(Weights(1, 0, 0, 0))
-    for bad in (math.inf, math.nan):
+    for bad in (math.inf, math.nan, -1.0):
         cost = list(fwd.cost)
         cost[0] = bad
         assert solver._core.distances(cost, 0, -1, 0.0, REL_TOL) is None

@@ -36,6 +36,7 @@ typedef struct {
     double *dist;
     double *heap_d;
     int *heap_x;
+    Py_ssize_t heap_cap;
     char *on_seq;     /* n_stations: the station is on the path being built */
     int *seq;         /* n_stations + 1 */
     unsigned *stamp;  /* n_states: de-duplication marks */
@@ -163,7 +164,9 @@ Graph_init(Graph *g, PyObject *args, PyObject *kwds)
     if (read_rows(fwd, n, n_arcs, &g->fwd_start, &g->fwd_end, &g->fwd_arc) < 0 ||
         read_rows(rev, n, n_arcs, &g->rev_start, &g->rev_end, &g->rev_arc) < 0)
         return -1;
-    Py_ssize_t pushes = g->fwd_start[n] + 1; /* each arc is relaxed at most once */
+    /* with costs >= 0 each arc is relaxed at most once; heap_push grows it all the same */
+    Py_ssize_t pushes = g->fwd_start[n] + 1;
+    g->heap_cap = pushes;
     g->cost = malloc(sizeof(double) * (n_arcs ? n_arcs : 1));
     g->dist = malloc(sizeof(double) * (n ? n : 1));
     g->heap_d = malloc(sizeof(double) * pushes);
@@ -183,7 +186,8 @@ Graph_init(Graph *g, PyObject *args, PyObject *kwds)
 }
 
 /* a list of n floats (the solver's arc costs, its distances) into out; 1 when every value
-   is finite, 0 when one is not, -1 on error */
+   is finite and >= 0 (what the search needs; the solver has checked its costs so), 0 when
+   one is not, -1 on error */
 static int
 read_floats(PyObject *list, Py_ssize_t n, double *out, const char *what)
 {
@@ -191,16 +195,16 @@ read_floats(PyObject *list, Py_ssize_t n, double *out, const char *what)
         PyErr_Format(PyExc_ValueError, "%s: a list of %zd floats", what, n);
         return -1;
     }
-    int finite = 1;
+    int usable = 1;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *f = PyList_GET_ITEM(list, i);
         double v = PyFloat_CheckExact(f) ? PyFloat_AS_DOUBLE(f) : PyFloat_AsDouble(f);
         if (v == -1.0 && PyErr_Occurred())
             return -1;
         out[i] = v;
-        finite &= isfinite(v) != 0;
+        usable &= isfinite(v) && v >= 0;
     }
-    return finite;
+    return usable;
 }
 
 /* ------------------------------------------------------------------ Dijkstra */
@@ -212,9 +216,22 @@ before(double d1, int x1, double d2, int x2)
     return d1 < d2 || (d1 == d2 && x1 < x2);
 }
 
-static inline void
+static inline int
 heap_push(Graph *g, Py_ssize_t *size, double d, int x)
 {
+    if (*size >= g->heap_cap) {
+        Py_ssize_t cap = 2 * g->heap_cap;
+        double *hd = realloc(g->heap_d, sizeof(double) * cap);
+        if (hd)
+            g->heap_d = hd;
+        int *hx = hd ? realloc(g->heap_x, sizeof(int) * cap) : NULL;
+        if (!hx) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        g->heap_x = hx;
+        g->heap_cap = cap;
+    }
     Py_ssize_t i = (*size)++;
     while (i > 0) {
         Py_ssize_t p = (i - 1) / 2;
@@ -226,6 +243,7 @@ heap_push(Graph *g, Py_ssize_t *size, double d, int x)
     }
     g->heap_d[i] = d;
     g->heap_x[i] = x;
+    return 0;
 }
 
 static inline void
@@ -265,7 +283,7 @@ PyDoc_STRVAR(distances_doc,
              "distances(cost, s, stop, dest, rel_tol) -> list[float] | None\n\n"
              "Solver._distances's search from state s over the arc costs `cost` (a list of\n"
              "floats): stop is the target station, or -1 for the whole tree. None when a cost\n"
-             "is not finite (the caller searches in Python).");
+             "is not finite or is negative (the caller searches in Python).");
 
 static PyObject *
 Graph_distances(Graph *g, PyObject *args)
@@ -279,10 +297,10 @@ Graph_distances(Graph *g, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "s: not a station");
         return NULL;
     }
-    int finite = read_floats(cost_obj, g->n_arcs, g->cost, "cost");
-    if (finite < 0)
+    int usable = read_floats(cost_obj, g->n_arcs, g->cost, "cost");
+    if (usable < 0)
         return NULL;
-    if (!finite)
+    if (!usable)
         Py_RETURN_NONE;
     const double *cost = g->cost;
     Py_ssize_t n = g->n_states;
@@ -291,7 +309,8 @@ Graph_distances(Graph *g, PyObject *args)
         dist[x] = INFINITY;
     dist[s] = 0.0;
     Py_ssize_t size = 0;
-    heap_push(g, &size, 0.0, (int)s);
+    if (heap_push(g, &size, 0.0, (int)s) < 0)
+        return NULL;
     double bound = INFINITY;
     while (size) {
         double d;
@@ -314,8 +333,8 @@ Graph_distances(Graph *g, PyObject *args)
             double nd = d + cost[g->fwd_arc[a]];
             if (nd < dist[y]) {
                 dist[y] = nd;
-                if (nd <= bound)
-                    heap_push(g, &size, nd, y);
+                if (nd <= bound && heap_push(g, &size, nd, y) < 0)
+                    return NULL;
             }
         }
     }

@@ -586,7 +586,7 @@ class Solver:
                 self._seen.pop(next(iter(self._seen)))
         stop = -1 if whole else t
         dist = None
-        if self._core is not None:  # the same search in C (None: a cost is not finite)
+        if self._core is not None:  # the same search in C (None: a cost not finite or < 0)
             dist = self._core.distances(fwd.cost, s, stop, dest, REL_TOL)
         if dist is None:
             dist = self._python_distances(s, stop, fwd, dest)
