@@ -525,15 +525,19 @@ def test_best_first_search_matches_brute_force(net, weights, items, data):
     assert best_first_reference(net, s, t, weights, items) == formats(ref)
 
 
+# a query with the solver's listing settings: few routes listed, few candidates (0-2 force
+# the counting programme)
+LISTING = {
+    "net": any_network,
+    "weights": st.one_of(st.none(), weight_vectors),
+    "items": st.sampled_from(["edge_vertex", "vertex"]),
+    "max_routes": st.integers(1, 3),
+    "candidates": st.sampled_from([None, 0, 1, 2]),
+}
+
+
 @PROPS
-@given(
-    net=any_network,
-    weights=st.one_of(st.none(), weight_vectors),
-    items=st.sampled_from(["edge_vertex", "vertex"]),
-    max_routes=st.integers(1, 3),
-    candidates=st.sampled_from([None, 0, 1, 2]),
-    data=st.data(),
-)
+@given(**LISTING, data=st.data())
 def test_counts_match_brute_force(net, weights, items, max_routes, candidates, data):
     """Counted ties equal the brute-force number of routes, also when the solver lists only a
     few candidates and counts the rest (``candidates`` 0-2 forces the counting programme)."""

@@ -22,7 +22,7 @@ from maptab import solver as solver_module
 from maptab.costs import REL_TOL, Weights, weigh
 from maptab.solver import SearchLimit, Solver, _slack
 from samplenets import sample_metro, sample_scenic
-from test_solver import PROPS, any_network, endpoints, weight_vectors
+from test_solver import LISTING, PROPS, any_network, endpoints, weight_vectors
 
 pytestmark = pytest.mark.skipif(
     solver_module._solvercore is None,
@@ -95,21 +95,13 @@ def test_tied_paths_are_the_python_backtrack(net, weights, items, cap, budget, d
     slack = _slack(best + dest)
     got = solver._tied_simple_paths(s, t, dist, rev, slack, cap)
     twin = python_twin(solver)
-    twin_fwd, twin_rev, _ = twin._arcs(weights)
+    _, twin_rev, _ = twin._arcs(weights)
     ref = twin._tied_simple_paths(s, t, dist, twin_rev, slack, cap)
     assert got == ref
 
 
 @PROPS
-@given(
-    net=any_network,
-    weights=st.one_of(st.none(), weight_vectors),
-    items=st.sampled_from(["edge_vertex", "vertex"]),
-    max_routes=st.integers(1, 3),
-    candidates=st.sampled_from([None, 0, 1, 2]),
-    budget=st.sampled_from([3, 20, 10**6]),
-    data=st.data(),
-)
+@given(**LISTING, budget=st.sampled_from([3, 20, 10**6]), data=st.data())
 def test_solutions_are_the_python_solutions(
     net, weights, items, max_routes, candidates, budget, data
 ):
