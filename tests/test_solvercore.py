@@ -166,6 +166,13 @@ def test_bad_arguments_are_errors_not_crashes():
         core.tied_paths(fwd.cost, dist, 0, 1, [10**6], 0.0, 4, 100)
     with pytest.raises(ValueError):
         solver_module._solvercore.Graph([0, 5], 2, 0, [[], []], [[], []])  # station 5 of 2
+    empty = solver_module._solvercore.Graph([], 0, 0, [], [])  # no station: no source
+    with pytest.raises(ValueError):
+        empty.distances([], 0, -1, 0.0, REL_TOL)
+    with pytest.raises(ValueError):
+        solver_module._solvercore.Graph.__new__(solver_module._solvercore.Graph).tied_paths(
+            [], [], 0, 0, [], 0.0, 1, 1
+        )  # never initialised
     col = np.zeros(3)
     with pytest.raises(ValueError):
         core_weigh([col, col, col], (1, 0, 0, 0))  # three columns

@@ -137,7 +137,7 @@ Graph_init(Graph *g, PyObject *args, PyObject *kwds)
         return -1;
     graph_free_buffers(g);
     memset(&g->n_states, 0, sizeof(Graph) - offsetof(Graph, n_states));
-    if (!PyList_Check(station_of) || n_stations < 1 || n_arcs < 0 ||
+    if (!PyList_Check(station_of) || n_stations < 0 || n_arcs < 0 ||
         PyList_GET_SIZE(station_of) > INT_MAX / 4 || n_arcs > INT_MAX / 4) {
         PyErr_SetString(PyExc_ValueError, "station_of: a list of station numbers");
         return -1;
@@ -171,10 +171,10 @@ Graph_init(Graph *g, PyObject *args, PyObject *kwds)
     g->dist = malloc(sizeof(double) * (n ? n : 1));
     g->heap_d = malloc(sizeof(double) * pushes);
     g->heap_x = malloc(sizeof(int) * pushes);
-    g->on_seq = calloc(n_stations, 1);
+    g->on_seq = calloc(n_stations ? n_stations : 1, 1);
     g->seq = malloc(sizeof(int) * (n_stations + 1));
     g->stamp = calloc(n ? n : 1, sizeof(unsigned));
-    g->gstamp = calloc(n_stations, sizeof(unsigned));
+    g->gstamp = calloc(n_stations ? n_stations : 1, sizeof(unsigned));
     g->arena_cap = 1024;
     g->arena = malloc(sizeof(int) * g->arena_cap);
     if (!g->cost || !g->dist || !g->heap_d || !g->heap_x || !g->on_seq || !g->seq || !g->stamp ||
