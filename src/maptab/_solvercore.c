@@ -386,6 +386,19 @@ arena_reserve(Back *b, Py_ssize_t more)
     return 0;
 }
 
+/* a fresh mark for stamp[] and gstamp[]: a value no entry holds (both cleared when the
+   counter wraps) */
+static unsigned
+next_gen(Graph *g)
+{
+    if (++g->gen == 0) {
+        memset(g->stamp, 0, sizeof(unsigned) * g->n_states);
+        memset(g->gstamp, 0, sizeof(unsigned) * g->n_stations);
+        g->gen = 1;
+    }
+    return g->gen;
+}
+
 /* copy arena[from .. from+len) to the top, without repeats (first occurrences, in order);
    returns the new list's length (its start is the old top) or -1 */
 static Py_ssize_t
@@ -394,12 +407,7 @@ push_unique(Back *b, Py_ssize_t from, Py_ssize_t len)
     if (arena_reserve(b, len) < 0)
         return -1;
     Graph *g = b->g;
-    unsigned gen = ++g->gen;
-    if (gen == 0) { /* wrapped: clear the marks */
-        memset(g->stamp, 0, sizeof(unsigned) * g->n_states);
-        memset(g->gstamp, 0, sizeof(unsigned) * g->n_stations);
-        gen = g->gen = 1;
-    }
+    unsigned gen = next_gen(g);
     Py_ssize_t k = 0, start = b->top;
     for (Py_ssize_t j = 0; j < len; j++) {
         int y = g->arena[from + j];
@@ -510,12 +518,7 @@ back(Back *b, Py_ssize_t st, Py_ssize_t n)
             ngroups = 1;
         }
         else {
-            unsigned gen = ++g->gen;
-            if (gen == 0) {
-                memset(g->stamp, 0, sizeof(unsigned) * g->n_states);
-                memset(g->gstamp, 0, sizeof(unsigned) * g->n_stations);
-                gen = g->gen = 1;
-            }
+            unsigned gen = next_gen(g);
             /* distinct stations in order, then each group's states */
             Py_ssize_t stations = b->top, ns = 0;
             if (arena_reserve(b, nt) < 0) {
