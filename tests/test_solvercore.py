@@ -233,3 +233,88 @@ def test_without_the_extension_the_python_code_gives_the_same_answers(monkeypatc
             if a != b:
                 got, ref = with_c.solve(a, b, weights), plain.solve(a, b, weights)
                 assert (got.routes, got.count, got.method) == (ref.routes, ref.count, ref.method)
+
+
+# --------------------------------------------------------------------------- assignments
+@st.composite
+def walks(draw, table):
+    """A hop sequence on ``table``'s network: a random walk of 1-12 hops (stations may
+    repeat, as in the walks the solver and the verifier hand to the assignments)."""
+    nbrs: dict[int, list[int]] = {}
+    for a, b in table.hops:
+        nbrs.setdefault(a, []).append(b)
+    path = [draw(st.sampled_from(sorted(nbrs)))]
+    for _ in range(draw(st.integers(1, 12))):
+        path.append(draw(st.sampled_from(sorted(nbrs[path[-1]]))))
+    return path
+
+
+def assignments_both(table, costs, path):
+    """``optimal_assignments`` through the C module and the Python twin, as comparable
+    values (the cost by its bits, the markings' lines and transfers in order)."""
+    from maptab.costs import _optimal_assignments, optimal_assignments
+
+    out = []
+    for fn in (optimal_assignments, _optimal_assignments):
+        j, marks = fn(table, costs, path)
+        out.append((j.hex(), [(m.lines, m.transfers) for m in marks]))
+    return out
+
+
+tie_prone = st.sampled_from([0.0, 0.0, 0.1, 0.2, 1 / 3, 0.30000000000000004, 1e-13, 5.0])
+# (and costs that tie only by the absolute 1e-12 of within(): 0.0, 1e-13, 2e-13)
+
+
+@PROPS
+@given(
+    net=any_network,
+    weights=st.one_of(st.none(), weight_vectors),
+    items=st.sampled_from(["edge_vertex", "vertex"]),
+    data=st.data(),
+)
+def test_assignments_are_the_python_assignments(net, weights, items, data):
+    """J* to the bit and the same markings in the same order, on random walks of random
+    networks (shared tracks and loops: several line options per hop) under the solver's
+    weight vectors, all-zero costs (criteria-free) and hand-drawn tie-prone costs."""
+    from maptab.costs import CostTable, WeightedCosts
+
+    table = CostTable(net, items)
+    path = data.draw(walks(table))
+    costs = table.weighted(weights)
+    got, ref = assignments_both(table, costs, path)
+    assert got == ref
+    if data.draw(st.booleans()):  # costs near one another: ties within REL_TOL or not
+        n, m = len(table.stations), len(table.edge)
+        values = data.draw(st.sampled_from([tie_prone, st.sampled_from([0.0, 1e-13, 2e-13])]))
+        lists = [data.draw(st.lists(values, min_size=x, max_size=x)) for x in (n, n, n, m)]
+        got, ref = assignments_both(table, WeightedCosts(*lists), path)
+        assert got == ref
+
+
+def test_assignments_left_to_python_where_the_c_code_cannot_read_them():
+    """Values the C code does not take (a negative station number, which Python indexes
+    from the end; a cost that is not a float; a hop that is not in the table; a route of
+    one station) return None from the module, and the public function gives Python's
+    answer or error."""
+    from maptab.costs import CostTable, WeightedCosts, _optimal_assignments, optimal_assignments
+
+    core = solver_module._solvercore
+    table = CostTable(sample_metro(30, seed=5))
+    path = [0]
+    nbrs = sorted(b for a, b in table.hops if a == 0)
+    path.append(nbrs[0])
+    costs = table.weighted(Weights(0.1, 0.6, 0.2, 0.1))
+    args = (costs.leave, costs.dest, costs.transfer, costs.edge, REL_TOL)
+    assert core.assignments(table.hops, path, *args) is not None
+    assert core.assignments(table.hops, path[:1], *args) is None
+    n = len(table.stations)
+    wrapped = [path[0] - n, path[1]]
+    assert (path[0] - n, path[1]) not in table.hops
+    assert core.assignments(table.hops, wrapped, *args) is None
+    with pytest.raises(KeyError):
+        optimal_assignments(table, costs, wrapped)
+    ints = WeightedCosts([1] * n, costs.dest, costs.transfer, costs.edge)
+    assert core.assignments(table.hops, path, ints.leave, *args[1:]) is None
+    assert optimal_assignments(table, ints, path) == _optimal_assignments(table, ints, path)
+    with pytest.raises(TypeError):
+        core.assignments([], path, *args)

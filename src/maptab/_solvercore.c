@@ -1,4 +1,4 @@
-/* maptab._solvercore: the two inner loops of maptab.solver's additive search, in C.
+/* maptab._solvercore: the inner loops of maptab.solver's additive search, in C.
  *
  * An optional accelerator, like the C parts of the standard library's heapq or json: every
  * function here computes exactly what the Python method named beside it computes, the
@@ -10,6 +10,7 @@
  *   weigh               <->  maptab.costs.weigh(columns, weights).tolist()
  *   Graph.distances     <->  Solver._distances's search (Dijkstra over line states)
  *   Graph.tied_paths    <->  Solver._tied_simple_paths's backtrack
+ *   assignments         <->  maptab.costs.optimal_assignments (line assignments of a route)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -682,6 +683,469 @@ static PyTypeObject GraphType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* ------------------------------------------------------------------ assignments */
+
+/* builtins.sum of floats as this Python computes it (start: the int 0, so the first step
+   is 0 + x): left to right, with Neumaier's compensation from 3.12 on */
+typedef struct {
+    double hi, lo;
+    Py_ssize_t n;
+} PySum;
+
+static inline void
+pysum_add(PySum *s, double x)
+{
+    if (s->n++ == 0) {
+        s->hi = 0.0 + x;
+        return;
+    }
+#if PY_VERSION_HEX >= 0x030C0000
+    double t = s->hi + x;
+    if (fabs(s->hi) >= fabs(x))
+        s->lo += (s->hi - t) + x;
+    else
+        s->lo += (x - t) + s->hi;
+    s->hi = t;
+#else
+    s->hi += x;
+#endif
+}
+
+static inline double
+pysum_value(const PySum *s)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    if (s->lo != 0.0 && isfinite(s->lo))
+        return s->hi + s->lo;
+#endif
+    return s->hi; /* an empty sum is the int 0, which adds to a float as 0.0 */
+}
+
+/* item i of a list of exact floats; 0 (and nothing set) when it is not one */
+static inline int
+float_at(PyObject *list, Py_ssize_t i, double *out)
+{
+    if (i < 0 || i >= PyList_GET_SIZE(list))
+        return 0;
+    PyObject *f = PyList_GET_ITEM(list, i);
+    if (!PyFloat_CheckExact(f))
+        return 0;
+    *out = PyFloat_AS_DOUBLE(f);
+    return 1;
+}
+
+/* (t + (x,)) as a new tuple */
+static PyObject *
+tuple_plus(PyObject *t, PyObject *x)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(t);
+    PyObject *out = PyTuple_New(n + 1);
+    if (!out)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyTuple_GET_ITEM(t, i);
+        Py_INCREF(v);
+        PyTuple_SET_ITEM(out, i, v);
+    }
+    Py_INCREF(x);
+    PyTuple_SET_ITEM(out, n, x);
+    return out;
+}
+
+PyDoc_STRVAR(assignments_doc,
+             "assignments(hops, path, leave, dest, transfer, edge, rel_tol)\n"
+             "-> (J*, [(lines, transfers), ...]) | None\n\n"
+             "maptab.costs.optimal_assignments over the CostTable's hops and one\n"
+             "WeightedCosts' lists (the markings as (lines, transfers) pairs, sorted by\n"
+             "transfers). None where the Python function is to run instead: a route of one\n"
+             "station, a hop that is not in `hops`, a value that is not of the types a\n"
+             "CostTable holds (it raises what it raises there).");
+
+static PyObject *
+solvercore_assignments(PyObject *module, PyObject *args)
+{
+    PyObject *hops, *path_obj, *leave_l, *dest_l, *tr_l, *edge_l;
+    double rel_tol;
+    if (!PyArg_ParseTuple(args, "O!OO!O!O!O!d", &PyDict_Type, &hops, &path_obj, &PyList_Type,
+                          &leave_l, &PyList_Type, &dest_l, &PyList_Type, &tr_l, &PyList_Type,
+                          &edge_l, &rel_tol))
+        return NULL;
+    PyObject *pseq = PySequence_Fast(path_obj, "path: a sequence of station numbers");
+    if (!pseq)
+        return NULL;
+    PyObject *result = NULL, **opt = NULL, **line = NULL, **layer = NULL, **next = NULL;
+    Py_ssize_t *cnt = NULL, *off = NULL, *soff = NULL, *st = NULL;
+    double *buf = NULL;
+    char *tight = NULL, *chg = NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(pseq), k = n - 1, n_opts = 0, n_steps = 0;
+    Py_ssize_t widest = 1;
+    if (k < 1)
+        goto fallback;
+    opt = PyMem_Calloc((size_t)k, sizeof(PyObject *));
+    cnt = PyMem_Calloc((size_t)k, sizeof(Py_ssize_t));
+    off = PyMem_Calloc((size_t)k + 1, sizeof(Py_ssize_t));
+    soff = PyMem_Calloc((size_t)k + 1, sizeof(Py_ssize_t));
+    st = PyMem_Calloc((size_t)n, sizeof(Py_ssize_t));
+    if (!opt || !cnt || !off || !soff || !st) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(pseq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyLong_CheckExact(items[i]))
+            goto fallback;
+        st[i] = PyLong_AsSsize_t(items[i]);
+        if (st[i] == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            goto fallback;
+        }
+    }
+    for (Py_ssize_t h = 0; h < k; h++) { /* the hop options, hops[(path[h], path[h + 1])] */
+        PyObject *key = PyTuple_Pack(2, items[h], items[h + 1]);
+        if (!key)
+            goto done;
+        PyObject *o = PyDict_GetItemWithError(hops, key); /* borrowed */
+        Py_DECREF(key);
+        if (!o) {
+            if (PyErr_Occurred())
+                goto done;
+            goto fallback;
+        }
+        if (!PyList_CheckExact(o) || PyList_GET_SIZE(o) < 1)
+            goto fallback;
+        opt[h] = o;
+        cnt[h] = PyList_GET_SIZE(o);
+        if (cnt[h] > widest)
+            widest = cnt[h];
+        off[h] = n_opts;
+        n_opts += cnt[h];
+        soff[h] = n_steps;
+        if (h)
+            n_steps += cnt[h - 1] * cnt[h];
+    }
+    off[k] = n_opts;
+    soff[k] = n_steps;
+    /* per option: its line (borrowed) and edge cost; per station of the path: leave, transfer */
+    line = PyMem_Calloc((size_t)n_opts, sizeof(PyObject *));
+    buf = PyMem_Calloc((size_t)(6 * n_opts + 2 * n + n_steps + 1), sizeof(double));
+    tight = PyMem_Calloc((size_t)n_steps + 1, 1);
+    chg = PyMem_Calloc((size_t)n_steps + 1, 1);
+    if (!line || !buf || !tight || !chg) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    double *ec = buf, *fwd = ec + n_opts, *bwd = fwd + n_opts, *tf = bwd + n_opts;
+    double *tb = tf + n_opts, *lv = tb + n_opts, *tr = lv + n, *step = tr + n;
+    for (Py_ssize_t h = 0; h < k; h++) {
+        for (Py_ssize_t b = 0; b < cnt[h]; b++) {
+            PyObject *pair = PyList_GET_ITEM(opt[h], b);
+            if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2)
+                goto fallback;
+            PyObject *ln = PyTuple_GET_ITEM(pair, 0), *e = PyTuple_GET_ITEM(pair, 1);
+            if ((ln != Py_None && !PyUnicode_CheckExact(ln)) || !PyLong_CheckExact(e))
+                goto fallback;
+            Py_ssize_t ei = PyLong_AsSsize_t(e);
+            if (ei == -1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                goto fallback;
+            }
+            if (!float_at(edge_l, ei, &ec[off[h] + b]))
+                goto fallback;
+            line[off[h] + b] = ln;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!float_at(leave_l, st[i], &lv[i]) || !float_at(tr_l, st[i], &tr[i]))
+            goto fallback;
+    double dest;
+    if (!float_at(dest_l, st[k], &dest))
+        goto fallback;
+
+    if (widest == 1) { /* one assignment: the sums of the plain loops, in their order */
+        PySum a = {0.0, 0.0, 0}, es = {0.0, 0.0, 0}, ts = {0.0, 0.0, 0};
+        for (Py_ssize_t i = 0; i < k; i++)
+            pysum_add(&a, lv[i]);
+        double total = pysum_value(&a) + dest;
+        for (Py_ssize_t h = 0; h < k; h++)
+            pysum_add(&es, ec[h]);
+        PyObject *lines_t = PyTuple_New(k), *marks = PyList_New(0);
+        if (!lines_t || !marks) {
+            Py_XDECREF(lines_t);
+            Py_XDECREF(marks);
+            goto done;
+        }
+        for (Py_ssize_t h = 0; h < k; h++) {
+            Py_INCREF(line[h]);
+            PyTuple_SET_ITEM(lines_t, h, line[h]);
+            if (!h)
+                continue;
+            int ne = PyObject_RichCompareBool(line[h - 1], line[h], Py_NE);
+            PyObject *pos = ne > 0 ? PyLong_FromSsize_t(h) : NULL;
+            if (ne < 0 || (ne > 0 && (!pos || PyList_Append(marks, pos) < 0))) {
+                Py_XDECREF(pos);
+                Py_DECREF(lines_t);
+                Py_DECREF(marks);
+                goto done;
+            }
+            Py_XDECREF(pos);
+            if (ne)
+                pysum_add(&ts, tr[h]);
+        }
+        total += pysum_value(&es) + pysum_value(&ts);
+        PyObject *transfers = PyList_AsTuple(marks);
+        Py_DECREF(marks);
+        if (!transfers) {
+            Py_DECREF(lines_t);
+            goto done;
+        }
+        result = Py_BuildValue("(d[(NN)])", total, lines_t, transfers);
+        goto done;
+    }
+
+    /* step[h][a][b]: entering hop h by its option b from option a of hop h-1; chg: a line
+       change there */
+    int all_zero = 1;
+    for (Py_ssize_t i = 0; i < n; i++)
+        all_zero &= lv[i] == 0.0 && tr[i] == 0.0; /* (NaN is not zero, as for any()) */
+    for (Py_ssize_t o = 0; o < n_opts; o++)
+        all_zero &= ec[o] == 0.0;
+    for (Py_ssize_t h = 1; h < k; h++) {
+        for (Py_ssize_t a = 0; a < cnt[h - 1]; a++) {
+            for (Py_ssize_t b = 0; b < cnt[h]; b++) {
+                Py_ssize_t s = soff[h] + a * cnt[h] + b;
+                int ne = PyObject_RichCompareBool(line[off[h - 1] + a], line[off[h] + b], Py_NE);
+                if (ne < 0)
+                    goto done;
+                chg[s] = (char)ne;
+                step[s] = (lv[h] + ec[off[h] + b]) + (ne ? tr[h] : 0.0);
+            }
+        }
+    }
+    double best, limit;
+    if (all_zero) { /* every assignment J-optimal, every step tight */
+        memset(fwd, 0, sizeof(double) * (size_t)n_opts);
+        memset(bwd, 0, sizeof(double) * (size_t)n_opts);
+        memset(tight, 1, (size_t)n_steps + 1);
+    } else {
+        for (Py_ssize_t b = 0; b < cnt[0]; b++)
+            fwd[b] = lv[0] + ec[b];
+        for (Py_ssize_t h = 1; h < k; h++) {
+            for (Py_ssize_t b = 0; b < cnt[h]; b++) {
+                double m = 0.0;
+                for (Py_ssize_t a = 0; a < cnt[h - 1]; a++) {
+                    double x = fwd[off[h - 1] + a] + step[soff[h] + a * cnt[h] + b];
+                    if (!a || x < m)
+                        m = x;
+                }
+                fwd[off[h] + b] = m;
+            }
+        }
+        for (Py_ssize_t b = 0; b < cnt[k - 1]; b++)
+            bwd[off[k - 1] + b] = 0.0;
+        for (Py_ssize_t h = k - 1; h > 0; h--) {
+            for (Py_ssize_t a = 0; a < cnt[h - 1]; a++) {
+                double m = 0.0;
+                for (Py_ssize_t b = 0; b < cnt[h]; b++) {
+                    double x = step[soff[h] + a * cnt[h] + b] + bwd[off[h] + b];
+                    if (!b || x < m)
+                        m = x;
+                }
+                bwd[off[h - 1] + a] = m;
+            }
+        }
+    }
+    best = fwd[off[k - 1]];
+    for (Py_ssize_t b = 1; b < cnt[k - 1]; b++)
+        if (fwd[off[k - 1] + b] < best)
+            best = fwd[off[k - 1] + b];
+    limit = (best + rel_tol * fabs(best)) + 1e-12; /* within(x, best) is x <= limit */
+    if (!all_zero)
+        for (Py_ssize_t h = 1; h < k; h++)
+            for (Py_ssize_t a = 0; a < cnt[h - 1]; a++)
+                for (Py_ssize_t b = 0; b < cnt[h]; b++) {
+                    Py_ssize_t s = soff[h] + a * cnt[h] + b;
+                    tight[s] = (fwd[off[h - 1] + a] + step[s]) + bwd[off[h] + b] <= limit;
+                }
+    /* fewest transfers over the tight steps, forward (tf) and backward (tb) */
+    const double inf = INFINITY;
+    for (Py_ssize_t b = 0; b < cnt[0]; b++)
+        tf[b] = fwd[b] + bwd[b] <= limit ? 0.0 : inf;
+    for (Py_ssize_t h = 1; h < k; h++)
+        for (Py_ssize_t b = 0; b < cnt[h]; b++) {
+            double m = inf;
+            int any = 0;
+            for (Py_ssize_t a = 0; a < cnt[h - 1]; a++) {
+                Py_ssize_t s = soff[h] + a * cnt[h] + b;
+                double p = tf[off[h - 1] + a];
+                if (p < inf && tight[s]) {
+                    double x = p + chg[s];
+                    if (!any || x < m)
+                        m = x;
+                    any = 1;
+                }
+            }
+            tf[off[h] + b] = m;
+        }
+    double fewest = tf[off[k - 1]];
+    for (Py_ssize_t b = 1; b < cnt[k - 1]; b++)
+        if (tf[off[k - 1] + b] < fewest)
+            fewest = tf[off[k - 1] + b];
+    for (Py_ssize_t b = 0; b < cnt[k - 1]; b++)
+        tb[off[k - 1] + b] = tf[off[k - 1] + b] < inf ? 0.0 : inf;
+    for (Py_ssize_t h = k - 1; h > 0; h--)
+        for (Py_ssize_t a = 0; a < cnt[h - 1]; a++) {
+            double m = inf;
+            int any = 0;
+            for (Py_ssize_t b = 0; b < cnt[h]; b++) {
+                Py_ssize_t s = soff[h] + a * cnt[h] + b;
+                double x = tb[off[h] + b];
+                if (x < inf && tight[s]) {
+                    x = chg[s] + x;
+                    if (!any || x < m)
+                        m = x;
+                    any = 1;
+                }
+            }
+            tb[off[h - 1] + a] = m;
+        }
+    /* markings: forward over the steps that keep both conditions, a dict of transfer
+       positions -> lines per option, as the Python loop builds them */
+    layer = PyMem_Calloc((size_t)widest, sizeof(PyObject *));
+    next = PyMem_Calloc((size_t)widest, sizeof(PyObject *));
+    if (!layer || !next) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    PyObject *empty = PyTuple_New(0);
+    if (!empty)
+        goto done;
+    for (Py_ssize_t b = 0; b < cnt[0]; b++) {
+        layer[b] = PyDict_New();
+        if (!layer[b]) {
+            Py_DECREF(empty);
+            goto done;
+        }
+        if (tf[b] + tb[b] == fewest) {
+            PyObject *ls = PyTuple_Pack(1, line[b]);
+            int bad = !ls || PyDict_SetItem(layer[b], empty, ls) < 0;
+            Py_XDECREF(ls);
+            if (bad) {
+                Py_DECREF(empty);
+                goto done;
+            }
+        }
+    }
+    Py_DECREF(empty);
+    for (Py_ssize_t h = 1; h < k; h++) {
+        PyObject *pos = PyLong_FromSsize_t(h);
+        if (!pos)
+            goto done;
+        for (Py_ssize_t b = 0; b < cnt[h]; b++) {
+            next[b] = PyDict_New();
+            if (!next[b]) {
+                Py_DECREF(pos);
+                goto done;
+            }
+            PyObject *now = line[off[h] + b];
+            for (Py_ssize_t a = 0; a < cnt[h - 1]; a++) {
+                Py_ssize_t s = soff[h] + a * cnt[h] + b;
+                if (!PyDict_GET_SIZE(layer[a]) || !tight[s])
+                    continue;
+                int change = chg[s];
+                if ((tf[off[h - 1] + a] + change) + tb[off[h] + b] != fewest)
+                    continue;
+                Py_ssize_t it = 0;
+                PyObject *m, *ls;
+                while (PyDict_Next(layer[a], &it, &m, &ls)) {
+                    PyObject *key = change ? tuple_plus(m, pos) : (Py_INCREF(m), m);
+                    if (!key) {
+                        Py_DECREF(pos);
+                        goto done;
+                    }
+                    int has = PyDict_Contains(next[b], key);
+                    PyObject *val = has ? NULL : tuple_plus(ls, now);
+                    int bad = has < 0 || (!has && (!val || PyDict_SetItem(next[b], key, val) < 0));
+                    Py_DECREF(key);
+                    Py_XDECREF(val);
+                    if (bad) {
+                        Py_DECREF(pos);
+                        goto done;
+                    }
+                }
+            }
+        }
+        Py_DECREF(pos);
+        for (Py_ssize_t a = 0; a < cnt[h - 1]; a++)
+            Py_CLEAR(layer[a]);
+        for (Py_ssize_t b = 0; b < cnt[h]; b++) {
+            layer[b] = next[b];
+            next[b] = NULL;
+        }
+    }
+    {
+        PyObject *found = PyDict_New();
+        if (!found)
+            goto done;
+        for (Py_ssize_t b = 0; b < cnt[k - 1]; b++) {
+            Py_ssize_t it = 0;
+            PyObject *m, *ls;
+            while (PyDict_Next(layer[b], &it, &m, &ls))
+                if (!PyDict_SetDefault(found, m, ls)) {
+                    Py_DECREF(found);
+                    goto done;
+                }
+        }
+        PyObject *pairs = PyDict_Items(found); /* (transfers, lines), sorted by transfers */
+        Py_DECREF(found);
+        if (!pairs || PyList_Sort(pairs) < 0) {
+            Py_XDECREF(pairs);
+            goto done;
+        }
+        Py_ssize_t np = PyList_GET_SIZE(pairs);
+        PyObject *marks = PyList_New(np);
+        if (!marks) {
+            Py_DECREF(pairs);
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < np; i++) {
+            PyObject *p = PyList_GET_ITEM(pairs, i);
+            PyObject *q = PyTuple_Pack(2, PyTuple_GET_ITEM(p, 1), PyTuple_GET_ITEM(p, 0));
+            if (!q) {
+                Py_DECREF(pairs);
+                Py_DECREF(marks);
+                goto done;
+            }
+            PyList_SET_ITEM(marks, i, q);
+        }
+        Py_DECREF(pairs);
+        result = Py_BuildValue("(dN)", best + dest, marks);
+    }
+    goto done;
+fallback:
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    if (layer)
+        for (Py_ssize_t i = 0; i < widest; i++)
+            Py_XDECREF(layer[i]);
+    if (next)
+        for (Py_ssize_t i = 0; i < widest; i++)
+            Py_XDECREF(next[i]);
+    PyMem_Free(layer);
+    PyMem_Free(next);
+    PyMem_Free(opt);
+    PyMem_Free(cnt);
+    PyMem_Free(off);
+    PyMem_Free(soff);
+    PyMem_Free(st);
+    PyMem_Free(line);
+    PyMem_Free(buf);
+    PyMem_Free(tight);
+    PyMem_Free(chg);
+    Py_DECREF(pseq);
+    return result;
+}
+
 /* ------------------------------------------------------------------ weigh */
 
 PyDoc_STRVAR(weigh_doc,
@@ -749,6 +1213,7 @@ done:
 
 static PyMethodDef solvercore_methods[] = {
     {"weigh", solvercore_weigh, METH_VARARGS, weigh_doc},
+    {"assignments", solvercore_assignments, METH_VARARGS, assignments_doc},
     {NULL, NULL, 0, NULL},
 };
 

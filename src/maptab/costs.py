@@ -343,8 +343,23 @@ def optimal_assignments(
 
     Layered dynamic programme over hop options: forward/backward optimal costs select the
     J-tight transitions; forward/backward transfer counts on those select the fewest-transfer
-    transitions; markings are collected over what remains.
+    transitions; markings are collected over what remains. Computed in C where
+    :mod:`maptab.native` has its module (the same floats and markings, tested), else by
+    :func:`_optimal_assignments`.
     """
+    if _native is not None:
+        got = _native.assignments(
+            table.hops, path, costs.leave, costs.dest, costs.transfer, costs.edge, REL_TOL
+        )
+        if got is not None:
+            return got[0], [Marking(ls, m) for ls, m in got[1]]
+    return _optimal_assignments(table, costs, path)
+
+
+def _optimal_assignments(
+    table: CostTable, costs: WeightedCosts, path: Sequence[int]
+) -> tuple[float, list[Marking]]:
+    """:func:`optimal_assignments` in Python (the C module's twin)."""
     k = len(path) - 1
     opts = list(map(table.hops.__getitem__, itertools.pairwise(path)))
     edges = table.network.edges
