@@ -318,3 +318,55 @@ def test_assignments_left_to_python_where_the_c_code_cannot_read_them():
     assert optimal_assignments(table, ints, path) == _optimal_assignments(table, ints, path)
     with pytest.raises(TypeError):
         core.assignments([], path, *args)
+
+
+# --------------------------------------------------------------------------- Floats
+any_float = st.floats(allow_nan=True, allow_infinity=True)
+
+
+def bits(xs) -> list[str]:
+    return [x.hex() if not math.isnan(x) else "nan" for x in xs]
+
+
+@PROPS
+@given(
+    xs=st.lists(any_float, max_size=12),
+    start=st.one_of(st.none(), st.integers(-15, 15)),
+    stop=st.one_of(st.none(), st.integers(-15, 15)),
+    step=st.one_of(st.none(), st.integers(-4, 4).filter(bool)),
+    i=st.integers(-15, 15),
+)
+def test_floats_index_slice_and_compare_as_a_list(xs, start, stop, step, i):
+    """``Floats`` (what ``weigh`` returns) reads as the list of its floats: indexing (from
+    the end too, IndexError past either end), slicing with any step, iteration, length,
+    ``tolist``, pickling, and equality with lists, tuples and other Floats."""
+    import pickle
+
+    Floats = solver_module._solvercore.Floats
+    f = Floats(xs)
+    assert len(f) == len(xs) and bits(f) == bits(xs) and bits(f.tolist()) == bits(xs)
+    assert bits(f[start:stop:step]) == bits(xs[start:stop:step])
+    assert isinstance(f[start:stop:step], Floats)
+    if -len(xs) <= i < len(xs):
+        assert bits([f[i]]) == bits([xs[i]])
+    else:
+        with pytest.raises(IndexError):
+            f[i]
+    assert bits(pickle.loads(pickle.dumps(f))) == bits(xs)
+    plain = not any(math.isnan(x) for x in xs)  # NaN equals nothing, not even itself
+    assert (f == xs) is plain and (f == tuple(xs)) is plain and (f == Floats(xs)) is plain
+    assert f != [*xs, 0.0] and f != xs[:-1] or not xs
+    assert f.__eq__({}) is NotImplemented
+
+
+def test_floats_refuse_what_is_not_a_float_sequence():
+    Floats = solver_module._solvercore.Floats
+    with pytest.raises(TypeError):
+        Floats(["a"])
+    with pytest.raises(TypeError):
+        Floats(3)
+    with pytest.raises(TypeError):
+        Floats([1.0])["x"]
+    with pytest.raises(TypeError):
+        hash(Floats([1.0]))
+    assert Floats([1, 2]).tolist() == [1.0, 2.0] and repr(Floats([0.5])) == "Floats([0.5])"

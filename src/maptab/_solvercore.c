@@ -7,7 +7,7 @@
  * where this module is not built. tests/test_solvercore.py compares the two on random
  * networks and weights.
  *
- *   weigh               <->  maptab.costs.weigh(columns, weights).tolist()
+ *   weigh               <->  maptab.costs.weigh(columns, weights).tolist() (as Floats)
  *   Graph.distances     <->  Solver._distances's search (Dijkstra over line states)
  *   Graph.tied_paths    <->  Solver._tied_simple_paths's backtrack
  *   assignments         <->  maptab.costs.optimal_assignments (line assignments of a route)
@@ -18,6 +18,214 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ------------------------------------------------------------------ Floats */
+
+/* An immutable sequence of doubles: what weigh() returns, so that a weight vector's item
+   and arc costs are one array, not a Python float object per item (the searches here read
+   the array; Python code indexes it like a list, each item a float) */
+typedef struct {
+    PyObject_VAR_HEAD double v[1];
+} Floats;
+
+static PyTypeObject FloatsType;
+
+#define Floats_Check(o) (Py_TYPE(o) == &FloatsType)
+
+static Floats *
+floats_new(Py_ssize_t n)
+{
+    Floats *f = PyObject_NewVar(Floats, &FloatsType, n);
+    return f;
+}
+
+static PyObject *
+Floats_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *items = NULL;
+    if (kwds && PyDict_GET_SIZE(kwds)) {
+        PyErr_SetString(PyExc_TypeError, "Floats() takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "|O:Floats", &items))
+        return NULL;
+    if (!items)
+        return (PyObject *)floats_new(0);
+    PyObject *seq = PySequence_Fast(items, "Floats(): an iterable of floats");
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    Floats *f = floats_new(n);
+    if (!f) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double x = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+        if (x == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            Py_DECREF(f);
+            return NULL;
+        }
+        f->v[i] = x;
+    }
+    Py_DECREF(seq);
+    return (PyObject *)f;
+}
+
+static Py_ssize_t
+Floats_len(Floats *f)
+{
+    return Py_SIZE(f);
+}
+
+static PyObject *
+Floats_item(Floats *f, Py_ssize_t i)
+{
+    if (i < 0 || i >= Py_SIZE(f)) {
+        PyErr_SetString(PyExc_IndexError, "Floats index out of range");
+        return NULL;
+    }
+    return PyFloat_FromDouble(f->v[i]);
+}
+
+static PyObject *
+Floats_subscript(Floats *f, PyObject *key)
+{
+    if (PyIndex_Check(key)) {
+        Py_ssize_t i = PyNumber_AsSsize_t(key, PyExc_IndexError);
+        if (i == -1 && PyErr_Occurred())
+            return NULL;
+        if (i < 0)
+            i += Py_SIZE(f);
+        return Floats_item(f, i);
+    }
+    if (PySlice_Check(key)) {
+        Py_ssize_t start, stop, step;
+        if (PySlice_Unpack(key, &start, &stop, &step) < 0)
+            return NULL;
+        Py_ssize_t n = PySlice_AdjustIndices(Py_SIZE(f), &start, &stop, step);
+        Floats *out = floats_new(n);
+        if (!out)
+            return NULL;
+        for (Py_ssize_t i = 0, j = start; i < n; i++, j += step)
+            out->v[i] = f->v[j];
+        return (PyObject *)out;
+    }
+    PyErr_Format(PyExc_TypeError, "Floats indices must be integers or slices, not %.200s",
+                 Py_TYPE(key)->tp_name);
+    return NULL;
+}
+
+static PyObject *
+Floats_tolist(Floats *f, PyObject *unused)
+{
+    PyObject *out = PyList_New(Py_SIZE(f));
+    if (!out)
+        return NULL;
+    for (Py_ssize_t i = 0; i < Py_SIZE(f); i++) {
+        PyObject *x = PyFloat_FromDouble(f->v[i]);
+        if (!x) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, x);
+    }
+    return out;
+}
+
+/* equal to another Floats, a list or a tuple with the same length and equal items (each
+   compared as Python compares a float with it) */
+static PyObject *
+Floats_richcompare(Floats *f, PyObject *other, int op)
+{
+    if ((op != Py_EQ && op != Py_NE) ||
+        !(Floats_Check(other) || PyList_Check(other) || PyTuple_Check(other)))
+        Py_RETURN_NOTIMPLEMENTED;
+    int same = 1;
+    if (Floats_Check(other)) {
+        Floats *g = (Floats *)other;
+        same = Py_SIZE(f) == Py_SIZE(g);
+        for (Py_ssize_t i = 0; same && i < Py_SIZE(f); i++)
+            same = f->v[i] == g->v[i];
+    } else {
+        PyObject *seq = PySequence_Fast(other, "");
+        if (!seq)
+            return NULL;
+        same = PySequence_Fast_GET_SIZE(seq) == Py_SIZE(f);
+        for (Py_ssize_t i = 0; same && i < Py_SIZE(f); i++) {
+            PyObject *x = PyFloat_FromDouble(f->v[i]);
+            if (!x) {
+                Py_DECREF(seq);
+                return NULL;
+            }
+            same = PyObject_RichCompareBool(x, PySequence_Fast_GET_ITEM(seq, i), Py_EQ);
+            Py_DECREF(x);
+            if (same < 0) {
+                Py_DECREF(seq);
+                return NULL;
+            }
+        }
+        Py_DECREF(seq);
+    }
+    return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
+static PyObject *
+Floats_repr(Floats *f)
+{
+    PyObject *list = Floats_tolist(f, NULL);
+    if (!list)
+        return NULL;
+    PyObject *out = PyUnicode_FromFormat("Floats(%R)", list);
+    Py_DECREF(list);
+    return out;
+}
+
+static PyObject *
+Floats_reduce(Floats *f, PyObject *unused)
+{
+    PyObject *list = Floats_tolist(f, NULL);
+    if (!list)
+        return NULL;
+    return Py_BuildValue("(O(N))", (PyObject *)&FloatsType, list);
+}
+
+static PyMethodDef Floats_methods[] = {
+    {"tolist", (PyCFunction)Floats_tolist, METH_NOARGS, "The items as a list of floats."},
+    {"__reduce__", (PyCFunction)Floats_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods Floats_as_sequence = {
+    .sq_length = (lenfunc)Floats_len,
+    .sq_item = (ssizeargfunc)Floats_item,
+};
+
+static PyMappingMethods Floats_as_mapping = {
+    .mp_length = (lenfunc)Floats_len,
+    .mp_subscript = (binaryfunc)Floats_subscript,
+};
+
+PyDoc_STRVAR(Floats_doc,
+             "Floats(iterable=()): an immutable sequence of floats stored as one C array\n"
+             "(what weigh() returns); compares equal to a list or tuple of equal floats.");
+
+static PyTypeObject FloatsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "maptab._solvercore.Floats",
+    .tp_basicsize = offsetof(Floats, v),
+    .tp_itemsize = sizeof(double),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = Floats_doc,
+    .tp_new = Floats_tp_new,
+    .tp_repr = (reprfunc)Floats_repr,
+    .tp_as_sequence = &Floats_as_sequence,
+    .tp_as_mapping = &Floats_as_mapping,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_richcompare = (richcmpfunc)Floats_richcompare,
+    .tp_iter = PySeqIter_New,
+    .tp_methods = Floats_methods,
+};
 
 typedef struct {
     PyObject_HEAD
@@ -192,11 +400,19 @@ Graph_init(Graph *g, PyObject *args, PyObject *kwds)
 static int
 read_floats(PyObject *list, Py_ssize_t n, double *out, const char *what)
 {
+    int usable = 1;
+    if (Floats_Check(list) && Py_SIZE(list) == n) {
+        const double *v = ((Floats *)list)->v;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            out[i] = v[i];
+            usable &= isfinite(v[i]) && v[i] >= 0;
+        }
+        return usable;
+    }
     if (!PyList_Check(list) || PyList_GET_SIZE(list) != n) {
-        PyErr_Format(PyExc_ValueError, "%s: a list of %zd floats", what, n);
+        PyErr_Format(PyExc_ValueError, "%s: a list (or Floats) of %zd floats", what, n);
         return -1;
     }
-    int usable = 1;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *f = PyList_GET_ITEM(list, i);
         double v = PyFloat_CheckExact(f) ? PyFloat_AS_DOUBLE(f) : PyFloat_AsDouble(f);
@@ -281,10 +497,11 @@ slack_of(double j, double rel_tol)
 }
 
 PyDoc_STRVAR(distances_doc,
-             "distances(cost, s, stop, dest, rel_tol) -> list[float] | None\n\n"
-             "Solver._distances's search from state s over the arc costs `cost` (a list of\n"
-             "floats): stop is the target station, or -1 for the whole tree. None when a cost\n"
-             "is not finite or is negative (the caller searches in Python).");
+             "distances(cost, s, stop, dest, rel_tol) -> Floats | None\n\n"
+             "Solver._distances's search from state s over the arc costs `cost` (Floats or a\n"
+             "list of floats): the distance of every state, stop is the target station, or -1\n"
+             "for the whole tree. None when a cost is not finite or is negative (the caller\n"
+             "searches in Python).");
 
 static PyObject *
 Graph_distances(Graph *g, PyObject *args)
@@ -339,18 +556,11 @@ Graph_distances(Graph *g, PyObject *args)
             }
         }
     }
-    PyObject *out = PyList_New(n);
+    Floats *out = floats_new(n);
     if (!out)
         return NULL;
-    for (Py_ssize_t x = 0; x < n; x++) {
-        PyObject *f = PyFloat_FromDouble(dist[x]);
-        if (!f) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        PyList_SET_ITEM(out, x, f);
-    }
-    return out;
+    memcpy(out->v, dist, sizeof(double) * (size_t)n);
+    return (PyObject *)out;
 }
 
 /* ------------------------------------------------------------------ tied paths */
@@ -608,7 +818,7 @@ PyDoc_STRVAR(tied_paths_doc,
              "tied_paths(cost, dist, s, t, targets, slack, cap, max_expansions)\n"
              "-> (paths, complete)\n\n"
              "Solver._tied_simple_paths's backtrack from the target states `targets` (a\n"
-             "list), over the arc costs `cost` and state distances `dist` (lists of floats):\n"
+             "list), over the arc costs `cost` and state distances `dist` (Floats or lists):\n"
              "every path found (at most cap + 1) and whether the search ran to its end.");
 
 static PyObject *
@@ -725,7 +935,13 @@ pysum_value(const PySum *s)
 static inline int
 float_at(PyObject *list, Py_ssize_t i, double *out)
 {
-    if (i < 0 || i >= PyList_GET_SIZE(list))
+    if (Floats_Check(list)) {
+        if (i < 0 || i >= Py_SIZE(list))
+            return 0;
+        *out = ((Floats *)list)->v[i];
+        return 1;
+    }
+    if (!PyList_Check(list) || i < 0 || i >= PyList_GET_SIZE(list))
         return 0;
     PyObject *f = PyList_GET_ITEM(list, i);
     if (!PyFloat_CheckExact(f))
@@ -766,9 +982,8 @@ solvercore_assignments(PyObject *module, PyObject *args)
 {
     PyObject *hops, *path_obj, *leave_l, *dest_l, *tr_l, *edge_l;
     double rel_tol;
-    if (!PyArg_ParseTuple(args, "O!OO!O!O!O!d", &PyDict_Type, &hops, &path_obj, &PyList_Type,
-                          &leave_l, &PyList_Type, &dest_l, &PyList_Type, &tr_l, &PyList_Type,
-                          &edge_l, &rel_tol))
+    if (!PyArg_ParseTuple(args, "O!OOOOOd", &PyDict_Type, &hops, &path_obj, &leave_l, &dest_l,
+                          &tr_l, &edge_l, &rel_tol))
         return NULL;
     PyObject *pseq = PySequence_Fast(path_obj, "path: a sequence of station numbers");
     if (!pseq)
@@ -1149,9 +1364,10 @@ done:
 /* ------------------------------------------------------------------ weigh */
 
 PyDoc_STRVAR(weigh_doc,
-             "weigh(columns, weights) -> list[float]\n\n"
-             "maptab.costs.weigh(columns, weights).tolist(): ((t*wt + p*wp) + c*wc) + r*wr per\n"
-             "row of the four float64 columns (t, p, c, r), each step rounded as numpy's.");
+             "weigh(columns, weights) -> Floats\n\n"
+             "maptab.costs.weigh(columns, weights).tolist() as Floats: ((t*wt + p*wp) + c*wc)\n"
+             "+ r*wr per row of the four float64 columns (t, p, c, r), each step rounded as\n"
+             "numpy's.");
 
 static PyObject *
 solvercore_weigh(PyObject *module, PyObject *args)
@@ -1186,8 +1402,8 @@ solvercore_weigh(PyObject *module, PyObject *args)
         n = len;
     }
     const double *t = view[0].buf, *p = view[1].buf, *c = view[2].buf, *r = view[3].buf;
-    out = PyList_New(n);
-    if (!out)
+    Floats *f = floats_new(n);
+    if (!f)
         goto done;
     for (Py_ssize_t i = 0; i < n; i++) {
         double a = t[i] * w[0];
@@ -1197,13 +1413,9 @@ solvercore_weigh(PyObject *module, PyObject *args)
         sum = sum + cc;
         double rr = r[i] * w[3];
         sum = sum + rr;
-        PyObject *f = PyFloat_FromDouble(sum);
-        if (!f) {
-            Py_CLEAR(out);
-            goto done;
-        }
-        PyList_SET_ITEM(out, i, f);
+        f->v[i] = sum;
     }
+    out = (PyObject *)f;
 done:
     while (got > 0)
         PyBuffer_Release(&view[--got]);
@@ -1226,7 +1438,7 @@ static struct PyModuleDef solvercore_module = {
 PyMODINIT_FUNC
 PyInit__solvercore(void)
 {
-    if (PyType_Ready(&GraphType) < 0)
+    if (PyType_Ready(&GraphType) < 0 || PyType_Ready(&FloatsType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&solvercore_module);
     if (!m)
@@ -1234,6 +1446,12 @@ PyInit__solvercore(void)
     Py_INCREF(&GraphType);
     if (PyModule_AddObject(m, "Graph", (PyObject *)&GraphType) < 0) {
         Py_DECREF(&GraphType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&FloatsType);
+    if (PyModule_AddObject(m, "Floats", (PyObject *)&FloatsType) < 0) {
+        Py_DECREF(&FloatsType);
         Py_DECREF(m);
         return NULL;
     }

@@ -77,10 +77,13 @@ def weigh(columns: Sequence[Any], weights: Sequence[float]) -> Any:
     return ((t * wt + p * wp) + c * wc) + r * wr
 
 
-def weigh_rows(columns: Sequence[np.ndarray], weights: Sequence[float]) -> list[float]:
-    """``weigh(columns, weights).tolist()``: the weighted sum of every row as a list of floats,
-    computed in C where :mod:`maptab.native` has its module (the same floats: each product
-    and sum rounded as numpy rounds it, tested)."""
+def weigh_rows(columns: Sequence[np.ndarray], weights: Sequence[float]) -> Sequence[float]:
+    """``weigh(columns, weights).tolist()``: the weighted sum of every row as a sequence of
+    floats. Where :mod:`maptab.native` has its module it is computed in C (the same floats:
+    each product and sum rounded as numpy rounds it, tested) and returned as that module's
+    ``Floats``, one C array that the C searches read as it is and Python indexes, slices and
+    compares like a list (a weight vector then costs no float object per item or arc);
+    elsewhere it is the list."""
     if _native is not None:
         return _native.weigh(columns, weights)
     return weigh(columns, weights).tolist()
@@ -296,12 +299,13 @@ class CostTable:
 
 @dataclass(frozen=True, slots=True)
 class WeightedCosts:
-    """Additive costs of one weight vector: per station (leave / dest / transfer), per edge."""
+    """Additive costs of one weight vector: per station (leave / dest / transfer), per edge;
+    each a sequence of floats (:func:`weigh_rows`)."""
 
-    leave: list[float]
-    dest: list[float]
-    transfer: list[float]
-    edge: list[float]
+    leave: Sequence[float]
+    dest: Sequence[float]
+    transfer: Sequence[float]
+    edge: Sequence[float]
 
 
 def mean_cost(features: np.ndarray, weights: Weights) -> float:

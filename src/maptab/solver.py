@@ -52,6 +52,7 @@ import difflib
 import heapq
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -178,14 +179,14 @@ def _topological_order(s: int, succ: dict[int, list[int]]) -> list[int]:
 
 class _Adjacency:
     """The arcs of every state under one weight vector: ``rows[x]`` lists ``(end, arc)``
-    for state ``x`` (fixed per solver) and ``cost[arc]`` is the arc's cost (one list per
-    weight vector), so a new weight vector costs one weighted sum of arrays
+    for state ``x`` (fixed per solver) and ``cost[arc]`` is the arc's cost (one sequence per
+    weight vector, :func:`~maptab.costs.weigh_rows`), so a new weight vector costs one weighted sum of arrays
     (:func:`~maptab.costs.weigh_rows`) and no per-state list.
     ``adj[x]`` is the ``[(end, cost), …]`` list of ``x``, for the searches off the hot path."""
 
     __slots__ = ("cost", "rows")
 
-    def __init__(self, rows: list[list[tuple[int, int]]], cost: list[float]) -> None:
+    def __init__(self, rows: list[list[tuple[int, int]]], cost: Sequence[float]) -> None:
         self.rows, self.cost = rows, cost
 
     def __len__(self) -> int:
@@ -287,7 +288,7 @@ class Solver:
         self.cache_size = cache_size
         self.max_expansions = max_expansions
         self.candidates: int | None = None
-        self._trees: dict[tuple[float, ...], list[float]] = {}
+        self._trees: dict[tuple[float, ...], Sequence[float]] = {}
         self._seen: dict[tuple[float, ...], None] = {}
         self.network = network
         self.items = items
@@ -566,7 +567,7 @@ class Solver:
 
     def _distances(
         self, s: int, t: int, weights: Weights, fwd: _Adjacency, dest: float = 0.0
-    ) -> list[float]:
+    ) -> Sequence[float]:
         """State distances from ``s``: exact for every state within :func:`_slack` of the
         optimum to ``t`` (``dest``: the target's destination item cost, part of ``J``).
 
@@ -628,7 +629,7 @@ class Solver:
         return dist
 
     def _tied_simple_paths(
-        self, s: int, t: int, dist: list[float], rev: _Adjacency, slack: float, cap: int
+        self, s: int, t: int, dist: Sequence[float], rev: _Adjacency, slack: float, cap: int
     ) -> tuple[list[list[int]], bool]:
         """Simple station paths of the state walks to ``t`` whose every arc is tight within
         ``slack`` (``dist[y] + c <= dist[x] + slack``), and whether that list is complete.
@@ -704,7 +705,7 @@ class Solver:
         return paths[:cap], complete
 
     def _tight_dag(
-        self, s: int, t: int, fwd: _Adjacency, dist: list[float], h: list[float], bound: float
+        self, s: int, t: int, fwd: _Adjacency, dist: Sequence[float], h: list[float], bound: float
     ) -> dict[int, list[int]] | None:
         """The station graph of the arcs on near-optimal walks, or ``None`` if it has a cycle.
 
