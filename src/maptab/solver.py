@@ -179,8 +179,8 @@ def _topological_order(s: int, succ: dict[int, list[int]]) -> list[int]:
 
 class _Adjacency:
     """The arcs of every state under one weight vector: ``rows[x]`` lists ``(end, arc)``
-    for state ``x`` (fixed per solver) and ``cost[arc]`` is the arc's cost (one sequence per
-    weight vector, :func:`~maptab.costs.weigh_rows`), so a new weight vector costs one weighted sum of arrays
+    for state ``x`` (fixed per solver) and ``cost[arc]`` is the arc's cost (one sequence of
+    floats per weight vector), so a new weight vector costs one weighted sum of arrays
     (:func:`~maptab.costs.weigh_rows`) and no per-state list.
     ``adj[x]`` is the ``[(end, cost), …]`` list of ``x``, for the searches off the hot path."""
 
