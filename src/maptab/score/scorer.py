@@ -36,6 +36,7 @@ import msgspec
 from maptab.cache import no_collections
 from maptab.dataset import Dataset, DatasetError
 from maptab.limits import MAX_RESULTS_BYTES, loads_json, open_regular, read_bytes, read_json
+from maptab.native import scorecore as _scorecore
 from maptab.network import table_name
 from maptab.processes import workers_for
 from maptab.progress import Progress, or_silent
@@ -703,7 +704,11 @@ def _results_samples(path: Path) -> Iterator[Any]:
 
 
 def _is_utf8(data: bytes, chunk: int = 1 << 22) -> bool:
-    """Whether ``data`` is UTF-8 (checked a few MB at a time, so no copy of it is held)."""
+    """Whether ``data`` is UTF-8: checked in place by :mod:`maptab.native`'s
+    ``scorecore.utf8_valid`` where it is built, else decoded a few MB at a time (so no copy
+    of it is held)."""
+    if _scorecore is not None:
+        return bool(_scorecore.utf8_valid(data))
     if data.isascii():
         return True
     check = codecs.getincrementaldecoder("utf-8")().decode

@@ -35,6 +35,7 @@ from typing import Any
 from maptab.dataset import Dataset, DatasetError, record_decoder
 from maptab.errors import MaptabError
 from maptab.limits import open_regular
+from maptab.native import scorecore as _scorecore
 from maptab.network import Network
 from maptab.processes import worker_pool
 from maptab.schema import Record
@@ -94,7 +95,14 @@ def clean_json(obj: Any) -> Any:
 
 
 def row_text(row: dict[str, Any]) -> str:
-    """The ``scores.jsonl`` line of a score row (no newline); NaN and inf written ``null``."""
+    """The ``scores.jsonl`` line of a score row (no newline); NaN and inf written ``null``.
+    Encoded by :mod:`maptab.native`'s ``scorecore.score_line`` where it is built (the same
+    text as ``json.dumps``, tested; it leaves NaN, other types and lone surrogates to the
+    code below)."""
+    if _scorecore is not None:
+        line = _scorecore.score_line(row)
+        if line is not None:
+            return line
     try:  # the common case: nothing to clean
         if _C_ENCODER is not None:
             return "".join(_C_ENCODER(row, 0))
