@@ -202,8 +202,7 @@ put_str(Out *o, PyObject *str)
     return 0;
 }
 
-/* the repr of an exact int or float, as json writes them (json uses int.__repr__ and
-   float.__repr__ for exact ones) */
+/* int.__repr__ of an exact int too large for a long long, as json writes it */
 static int
 put_repr(Out *o, PyObject *obj)
 {

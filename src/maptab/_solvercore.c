@@ -35,8 +35,7 @@ static PyTypeObject FloatsType;
 static Floats *
 floats_new(Py_ssize_t n)
 {
-    Floats *f = PyObject_NewVar(Floats, &FloatsType, n);
-    return f;
+    return PyObject_NewVar(Floats, &FloatsType, n);
 }
 
 static PyObject *
