@@ -142,10 +142,10 @@ class _RMDataset:
     def __init__(self, question: ReasonMapQuestion) -> None:
         self.question = question
 
-    def records(self, kind: str):
-        """``(line, row, record)`` of the one question for its kind, nothing for the others."""
-        if kind == "reasonmap":
-            yield 1, self.question.to_dict(), self.question
+    def records_of(self, kind: str, ids):
+        """The one question for its kind when it is asked for, nothing for the others."""
+        if kind == "reasonmap" and self.question.id in ids:
+            yield self.question
 
 
 def test_reasonmap_samples_show_prompt_gold_and_parsed_answer(tmp_path):

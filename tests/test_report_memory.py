@@ -164,6 +164,42 @@ def test_pictures_are_drawn_map_by_map_and_listed_in_selection_order(tmp_path, m
         assert all((tmp_path / "out" / p).is_file() for p in paths.values())
 
 
+def test_a_picture_the_writer_thread_cannot_write_drops_its_map(tmp_path, monkeypatch):
+    """A write that fails in the background thread is reported as drawing fails: the map is
+    listed once as a problem and none of its pictures are listed; the other maps' are."""
+    import maptab.render as render
+    import maptab.report.overlays as overlays
+
+    _, run_dirs = make_runs(tmp_path)
+    runs = load_runs(run_dirs)
+    of_map: dict[int, str] = {}
+    real_draw, real_write = render.draw_route, overlays._write
+
+    def fake_draw(net, base, *a, **kw):
+        img = real_draw(net, base, *a, **kw)
+        of_map[id(img)] = net.map_id  # RGB: scaled in place, so the same object is written
+        return img
+
+    def fake_write(img, path):
+        if of_map[id(img)] == "travel-1":
+            raise OSError("disk full")
+        real_write(img, path)
+
+    monkeypatch.setattr(render, "draw_route", fake_draw)
+    monkeypatch.setattr(overlays, "_write", fake_write)
+    result = overlays.render_overlays(runs, tmp_path / "out", per_group=2)
+    jobs = [(i, row) for i, run in enumerate(runs) for row in overlays.select_samples(run, 2)]
+    expected = [(i, str(row["id"])) for i, row in jobs if row["map_id"] == "metro-1"]
+    assert expected and list(result.images) == expected
+    assert result.problems == ["map 'travel-1': cannot draw routes (disk full)"]
+    for paths in result.images.values():
+        assert all((tmp_path / "out" / p).is_file() for p in paths.values())
+    # anything else a write raises is not taken for a drawing problem
+    monkeypatch.setattr(overlays, "_write", lambda img, path: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        overlays.render_overlays(runs, tmp_path / "out2", per_group=2)
+
+
 # --------------------------------------------------------------------------- render steps
 _sizes = st.tuples(st.integers(1, 40), st.integers(1, 40))
 

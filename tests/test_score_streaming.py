@@ -653,3 +653,36 @@ def test_score_lines_are_json_dumps(row: dict) -> None:
     from maptab.score.workers import row_text
 
     assert row_text(row) == json.dumps(clean_json(row), ensure_ascii=False)
+
+
+def test_records_of_equals_the_filtered_records(dataset: Path) -> None:  # noqa: F811
+    """``Dataset.records_of`` (the report's read of the listed samples) gives the records
+    :meth:`Dataset.records` gives for those ids, in file order, whatever the ids asked."""
+    from maptab.dataset import Dataset
+
+    ds = Dataset(dataset)
+    for kind in ("rp", "qa", "reasonmap"):
+        every = [rec for _, _, rec in ds.records(kind)]
+        ids = [r.id for r in every]
+        for wanted in ({*ids}, set(ids[::2]), {ids[-1], "nobody"} if ids else set(), set()):
+            assert list(ds.records_of(kind, wanted)) == [r for r in every if r.id in wanted]
+
+
+def test_records_of_reads_only_the_wanted_rows(dataset: Path) -> None:  # noqa: F811
+    """A broken row nobody asked for is not decoded; a broken wanted row, a row whose id
+    is not a string, or a line that is not JSON is an error naming file and line."""
+    from maptab.dataset import Dataset, DatasetError
+
+    path = dataset / "rp.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    first, second = json.loads(lines[0]), json.loads(lines[1])
+    broken = {**second, "routes": 7}
+    path.write_text("\n".join([lines[0], "", json.dumps(broken), *lines[2:]]) + "\n", "utf-8")
+    ds = Dataset(dataset, verify=False)
+    assert [r.id for r in ds.records_of("rp", {first["id"]})] == [first["id"]]
+    with pytest.raises(DatasetError, match=r"rp\.jsonl:3"):
+        list(ds.records_of("rp", {second["id"]}))
+    for bad in (json.dumps({**first, "id": 5}), "{not json"):
+        path.write_text("\n".join([lines[0], bad, *lines[2:]]) + "\n", "utf-8")
+        with pytest.raises(DatasetError, match=r"rp\.jsonl:2"):
+            list(Dataset(dataset, verify=False).records_of("rp", {first["id"]}))

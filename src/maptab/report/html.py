@@ -108,7 +108,7 @@ def _queries(run: Run, wanted: Collection[str]) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {}
     for kind in all_kinds():
-        out.update({rec.id: rec for _, _, rec in ds.records(kind.name) if rec.id in wanted})
+        out.update({rec.id: rec for rec in ds.records_of(kind.name, wanted)})
     return out
 
 
