@@ -39,7 +39,8 @@ checked against the code before them).
 
 * **paper memory** (``--paper``): peak memory of ``maptab run --model random``, ``maptab
   score`` and ``maptab report`` over the paper preset (built once into ``CACHE/paper-1``).
-  Target: <= 1 GB each. Unless ``--skip-score``, then the score comparison above on
+  Target: <= 1 GB each. With ``--reference-src``, the other checkout's report of the same
+  run is timed as well, and every report file but the route pictures must be identical. Unless ``--skip-score``, then the score comparison above on
   ``--answers`` answers drawn from the paper dataset (196,800 RP queries, so most answers
   are to distinct queries; the issue's second case, slower per answer than the default
   dataset's).
@@ -405,10 +406,13 @@ def bench_run(
     return figures
 
 
-def bench_paper_memory(paper: Path, work: Path) -> None:
+def bench_paper_memory(paper: Path, work: Path, reference: Path | None = None) -> None:
     """Peak memory of ``maptab run --model random``, ``maptab score`` and ``maptab report``
     over a paper-size dataset (issue 16 target: <= 1 GB each). ``paper`` is built with
-    ``maptab build --preset paper --seed 1 --no-render`` when it has no manifest."""
+    ``maptab build --preset paper --seed 1 --no-render`` when it has no manifest. With
+    ``reference`` (another checkout's ``src``), that code's report of the same run is timed
+    too, and every file but the route pictures must be the same to the byte (the pictures'
+    count and size are shown)."""
     maptab = str(BIN / "maptab")
     if not (paper / "manifest.json").is_file():
         b_s, b_mb, _, _ = timed(
@@ -439,6 +443,30 @@ def bench_paper_memory(paper: Path, work: Path) -> None:
         print(
             f"  maptab {name:6s} {secs:7.1f} s wall  peak {mb:6.0f} MB (target <= 1 GB {verdict})"
         )
+    if reference is not None:
+        other = work / "paper-report-reference"
+        cmd = [sys.executable, "-c", "from maptab.cli import main; main()", *report[1:3]]
+        os.environ["PYTHONPATH"] = str(reference)
+        try:
+            o_s, o_mb, _, _ = timed([*cmd, "--out", str(other), "--no-progress"])
+        finally:
+            del os.environ["PYTHONPATH"]
+        print(f"  reference code's report {o_s:7.1f} s wall  peak {o_mb:6.0f} MB ({reference})")
+        mine, theirs = _files(work / "paper-report"), _files(other)
+        same = {k: v for k, v in mine.items() if not k.startswith("images/")} == {
+            k: v for k, v in theirs.items() if not k.startswith("images/")
+        }
+        for who, files in (("this code", mine), ("reference", theirs)):
+            pics = [len(v) for k, v in files.items() if k.startswith("images/")]
+            print(f"  {who}: {len(pics)} pictures, {sum(pics) / 1e6:,.0f} MB")
+        print(f"  every other report file identical to the byte: {same}")
+        if not same:
+            raise SystemExit("the report differs from the reference code's")
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` by relative path."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
 def main() -> None:
@@ -488,7 +516,7 @@ def main() -> None:
             print(f"  {name:28s} {lo:10,.2f} {mid:10,.2f} {hi:10,.2f}")
     if args.paper:
         with tempfile.TemporaryDirectory() as tmp:
-            bench_paper_memory(args.cache / "paper-1", Path(tmp))
+            bench_paper_memory(args.cache / "paper-1", Path(tmp), args.reference_src)
             if not args.skip_score:  # the issue's second case: answers to the paper dataset
                 results = Path(tmp) / "paper-results.json"
                 write_results(args.cache / "paper-1", n, results, seed=1)
