@@ -255,3 +255,9 @@ def test_samples_without_route_pictures_show_their_map(tmp_path):
     assert not [r for r in records if r["map"] != first and r["img"].get("map")]
     with Image.open(out / pictured[0]["img"]["map"]) as pic:
         assert max(pic.size) <= 1100 and pic.size[0] == 2 * pic.size[1]
+    # a picture the writer thread cannot write stops the report, as a failed read does
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "images").write_text("a file where the folder goes", "utf-8")
+    with pytest.raises(OSError):
+        attach_map_pictures(runs, sample_records(runs, Overlays()), blocked)

@@ -104,11 +104,6 @@ def _write(img: Image.Image, path: Path) -> None:
     img.save(path, optimize=False, compress_level=PNG_LEVEL)
 
 
-def _save(img: Image.Image, path: Path) -> None:
-    """Write ``img`` scaled to at most :data:`MAX_SIDE`."""
-    _write(_scaled(img), path)
-
-
 class _Writer:
     """Pictures written as PNG by one background thread, in the order handed over: Pillow
     lets go of the GIL while it encodes, so the next route is drawn meanwhile. At most
@@ -274,23 +269,34 @@ def attach_map_pictures(runs: Sequence[Run], records: list[dict[str, Any]], out_
     """Give every listed sample without a route picture (QA, ReasonMap, RP beyond the drawn
     selection) its map, as the model saw it: the dataset's ``image.png`` scaled to at most
     :data:`MAX_SIDE`, written once per map as ``images/map-<hash>.png`` and set as the
-    record's ``img["map"]``. Returns the number of map pictures written."""
+    record's ``img["map"]``. Returns the number of map pictures written. Each picture is
+    read and scaled here and written by a background thread (:class:`_Writer`) while the
+    next map is read; a picture that cannot be read or written stops the report, as
+    before."""
     datasets = {run.name: run.dataset for run in runs}
     made: dict[tuple[str, str], str | None] = {}
-    for rec in records:
-        img = rec.setdefault("img", {})
-        ds = datasets.get(rec["run"])
-        if img.get("gold") or img.get("pred") or ds is None or not rec.get("map"):
-            continue
-        key = (str(ds.root.resolve()), str(rec["map"]))
-        if key not in made:
-            src = ds.image_path(key[1]) if key[1] in ds.maps else None
-            made[key] = None
-            if src is not None:
-                rel = f"images/map-{_hash('|'.join(key))}.png"
-                with open_image(src, error=DatasetError) as picture:
-                    _save(picture, out_dir / rel)
-                made[key] = rel
-        if made[key]:
-            img["map"] = made[key]
+    writer = _Writer()
+    try:
+        for rec in records:
+            img = rec.setdefault("img", {})
+            ds = datasets.get(rec["run"])
+            if img.get("gold") or img.get("pred") or ds is None or not rec.get("map"):
+                continue
+            key = (str(ds.root.resolve()), str(rec["map"]))
+            if key not in made:
+                src = ds.image_path(key[1]) if key[1] in ds.maps else None
+                made[key] = None
+                if src is not None:
+                    rel = f"images/map-{_hash('|'.join(key))}.png"
+                    with open_image(src, error=DatasetError) as picture:
+                        scaled = _scaled(picture)
+                    for _, exc in writer.submit(scaled, out_dir / rel, rel):
+                        raise exc
+                    made[key] = rel
+            if made[key]:
+                img["map"] = made[key]
+        for _, exc in writer.settle():
+            raise exc
+    finally:
+        writer.close()
     return sum(1 for rel in made.values() if rel)
