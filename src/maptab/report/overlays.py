@@ -288,6 +288,7 @@ def attach_map_pictures(runs: Sequence[Run], records: list[dict[str, Any]], out_
                 made[key] = None
                 if src is not None:
                     rel = f"images/map-{_hash('|'.join(key))}.png"
+                    # scaling loads the picture; leaving the block closes only its file
                     with open_image(src, error=DatasetError) as picture:
                         scaled = _scaled(picture)
                     for _, exc in writer.submit(scaled, out_dir / rel, rel):
