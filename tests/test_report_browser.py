@@ -255,6 +255,14 @@ def test_samples_without_route_pictures_show_their_map(tmp_path):
     assert not [r for r in records if r["map"] != first and r["img"].get("map")]
     with Image.open(out / pictured[0]["img"]["map"]) as pic:
         assert max(pic.size) <= 1100 and pic.size[0] == 2 * pic.size[1]
+    # a map smaller than the pictures' size is written as it is (read before its file closes)
+    Image.new("RGB", (400, 300), "white").save(ds.map_dir(first) / "image.png")
+    rehash(ds_dir)
+    small = tmp_path / "small"
+    records = sample_records(runs, Overlays())
+    assert attach_map_pictures(runs, records, small) == 1
+    with Image.open(small / next(r for r in records if r["img"].get("map"))["img"]["map"]) as pic:
+        assert pic.size == (400, 300)
     # a picture the writer thread cannot write stops the report, as a failed read does
     blocked = tmp_path / "blocked"
     blocked.mkdir()

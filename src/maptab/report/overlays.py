@@ -288,8 +288,10 @@ def attach_map_pictures(runs: Sequence[Run], records: list[dict[str, Any]], out_
                 made[key] = None
                 if src is not None:
                     rel = f"images/map-{_hash('|'.join(key))}.png"
-                    # scaling loads the picture; leaving the block closes only its file
+                    # read whole here (a picture small enough is not scaled, which would
+                    # load it): leaving the block closes its file, the thread writes it
                     with open_image(src, error=DatasetError) as picture:
+                        picture.load()
                         scaled = _scaled(picture)
                     for _, exc in writer.submit(scaled, out_dir / rel, rel):
                         raise exc
