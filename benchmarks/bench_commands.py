@@ -40,10 +40,10 @@ checked against the code before them).
 * **paper memory** (``--paper``): peak memory of ``maptab run --model random``, ``maptab
   score`` and ``maptab report`` over the paper preset (built once into ``CACHE/paper-1``).
   Target: <= 1 GB each. With ``--reference-src``, the other checkout's report of the same
-  run is timed as well, and every report file but the route pictures must be identical. Unless ``--skip-score``, then the score comparison above on
-  ``--answers`` answers drawn from the paper dataset (196,800 RP queries, so most answers
-  are to distinct queries; the issue's second case, slower per answer than the default
-  dataset's).
+  run is timed as well, and every report file but the route pictures must be identical.
+  Unless ``--skip-score``, then the score comparison above on ``--answers`` answers drawn
+  from the paper dataset (196,800 RP queries, so most answers are to distinct queries; the
+  issue's second case, slower per answer than the default dataset's).
 
 ``--seeds 1,2,3`` repeats the score and run parts on the dataset of each seed (built with
 that seed, answers drawn with it; seed 1's dataset is ``CACHE/ds-M-P``, another's
@@ -56,6 +56,7 @@ Usage: ``python benchmarks/bench_commands.py [--quick] [--answers N] [--released
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -65,6 +66,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -281,18 +283,28 @@ _LOOP = (
 )
 
 
+# maptab's command line run by this interpreter, with whatever code PYTHONPATH points at
+_CLI = [sys.executable, "-c", "from maptab.cli import main; main()"]
+
+
+@contextlib.contextmanager
+def _code_of(src: Path) -> Iterator[None]:
+    """Commands started meanwhile import maptab from ``src`` (another checkout's ``src/``)."""
+    os.environ["PYTHONPATH"] = str(src)
+    try:
+        yield
+    finally:
+        del os.environ["PYTHONPATH"]
+
+
 def same_as_reference(ds: Path, results: Path, work: Path, src: Path) -> None:
     """Score the same file with another checkout's ``src`` folder (e.g. the code before an
     optimisation: ``git archive REV src | tar -x -C /tmp/old``) and compare the outputs byte for byte."""
-    env_cmd = [sys.executable, "-c", "from maptab.cli import main; main()"]
     out = work / "reference"
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [*env_cmd, "score", str(out), "--results", str(results), "--dataset", str(ds)]
-    os.environ["PYTHONPATH"] = str(src)
-    try:
+    cmd = [*_CLI, "score", str(out), "--results", str(results), "--dataset", str(ds)]
+    with _code_of(src):
         r_s, r_mb, r_cpu, _ = timed([*cmd, "--no-progress"])
-    finally:
-        del os.environ["PYTHONPATH"]
     names = ("scores.jsonl", "summary.json", "predictions.jsonl", "run.json")
     same = all((out / n).read_bytes() == (work / "scored" / n).read_bytes() for n in names)
     print(f"reference code {src}: {r_s:7.2f} s wall  {r_cpu:7.2f} s CPU  peak {r_mb:6.0f} MB")
@@ -309,18 +321,15 @@ def _run_rate(
     start-up is a ``--limit 1`` run's, subtracted. ``jobs`` > 1 adds ``--jobs`` (the
     ``--limit 1`` run then starts one worker, the full run ``jobs`` at once); CPU time and
     peak memory are then those of all its processes (:func:`timed`)."""
-    base = [sys.executable, "-c", "from maptab.cli import main; main()", "run", str(ds)]
+    base = [*_CLI, "run", str(ds)]
     base += ["--model", "oracle", "--no-progress"]
     if jobs > 1:
         base += ["--jobs", str(jobs)]
-    os.environ["PYTHONPATH"] = str(src)
-    try:
+    with _code_of(src):
         shutil.rmtree(out.with_name(out.name + "-one"), ignore_errors=True)
         one_s, _, one_cpu, _ = timed([*base, "--out", f"{out}-one", "--limit", "1"])
         shutil.rmtree(out, ignore_errors=True)
         all_s, all_mb, all_cpu, _ = timed([*base, "--out", str(out), "--limit", str(rows)])
-    finally:
-        del os.environ["PYTHONPATH"]
     return (
         (rows - 1) / max(1e-9, all_s - one_s),
         (rows - 1) / max(1e-9, all_cpu - one_cpu),
@@ -445,12 +454,8 @@ def bench_paper_memory(paper: Path, work: Path, reference: Path | None = None) -
         )
     if reference is not None:
         other = work / "paper-report-reference"
-        cmd = [sys.executable, "-c", "from maptab.cli import main; main()", *report[1:3]]
-        os.environ["PYTHONPATH"] = str(reference)
-        try:
-            o_s, o_mb, _, _ = timed([*cmd, "--out", str(other), "--no-progress"])
-        finally:
-            del os.environ["PYTHONPATH"]
+        with _code_of(reference):
+            o_s, o_mb, _, _ = timed([*_CLI, *report[1:3], "--out", str(other), "--no-progress"])
         print(f"  reference code's report {o_s:7.1f} s wall  peak {o_mb:6.0f} MB ({reference})")
         mine, theirs = _files(work / "paper-report"), _files(other)
         same = {k: v for k, v in mine.items() if not k.startswith("images/")} == {
