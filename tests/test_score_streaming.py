@@ -1,7 +1,8 @@
 """Whole-command scoring paths of issue 16: the fast paths give what the general ones give.
 
-* reading a row's fields without decoding all of it (:func:`_row_id`, the match index;
-  :func:`_fields_checked`, its full path) agrees with ``json.loads`` on any string, whatever the
+* reading a row's fields without decoding all of it (:func:`_row_id`, the match index and
+  :meth:`Dataset.records_of`: :func:`maptab.dataset.string_fields`; ``_fields_checked``, its
+  full path) agrees with ``json.loads`` on any string, whatever the
   key order and nested objects;
 * the results file decoded one sample at a time equals ``json.loads`` of it;
 * the bare-route fast path of :func:`parse_route` equals the general path;
@@ -20,12 +21,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from maptab.dataset import _fields_checked, string_fields
 from maptab.schema import Prediction
 from maptab.score.parse import parse_route
 from maptab.score.scorer import (
     UNSET,
     ScoreError,
-    _fields_checked,
     _results_samples,
     _results_samples_json,
     _ResultSample,
@@ -55,13 +56,13 @@ def test_fields_read_without_decoding_match_json(sid: str, question: str, source
         assert _row_id(line, "x") == sid
         for text in (line, line.encode()):
             keys = ("id", "question", "source")
-            assert list(_fields_checked(get("rp"), text, keys, Path("f"), 1)) == [
+            assert list(_fields_checked(get("rp"), text, keys, "f:1")) == [
                 sid,
                 question,
                 source,
             ]
             with pytest.raises(DatasetError, match="^f:1: "):
-                _fields_checked(get("rp"), text, ("id", "target"), Path("f"), 1)
+                _fields_checked(get("rp"), text, ("id", "target"), "f:1")
 
 
 MATCH_KEYS = ("id", "map_id", "category", "source", "target")
@@ -80,7 +81,6 @@ def test_match_index_fields_are_the_rows_top_level_values(
 ) -> None:
     """The match index reads each row's own fields, as json.loads gives them, whatever the
     key order and whatever nested objects (with the same keys) come first."""
-    from maptab.score.scorer import _string_fields
     from maptab.tasks.base import get
 
     lines = []
@@ -91,27 +91,26 @@ def test_match_index_fields_are_the_rows_top_level_values(
         lines.append(json.dumps(row, ensure_ascii=ascii_only))
     path = tmp_path_factory.mktemp("rows") / "rp.jsonl"
     path.write_text("\n \n\u3000\n".join(lines) + "\n", encoding="utf-8")  # blank lines
-    got = [tuple(values) for *_, values in _string_fields(get("rp"), path, MATCH_KEYS, path)]
+    got = [tuple(values) for *_, values in string_fields(get("rp"), path, MATCH_KEYS, path)]
     assert got == [tuple(json.loads(line)[k] for k in MATCH_KEYS) for line in lines]
 
 
 def test_match_index_names_a_row_whose_field_is_not_a_string(tmp_path: Path) -> None:
     from maptab.dataset import DatasetError
-    from maptab.score.scorer import _string_fields
     from maptab.tasks.base import get
 
     good = dict.fromkeys(MATCH_KEYS, "x")
     path = tmp_path / "rp.jsonl"
     path.write_text(json.dumps(good) + "\n" + json.dumps(good | {"source": 3}) + "\n")
     with pytest.raises(DatasetError, match=r"rp\.jsonl:2: "):
-        list(_string_fields(get("rp"), path, MATCH_KEYS, path))
+        list(string_fields(get("rp"), path, MATCH_KEYS, path))
     path.write_bytes(json.dumps(good).encode() + b"\n" + b'{"id": "\xff"}\n')
     with pytest.raises(DatasetError, match=r"rp\.jsonl:2: not UTF-8"):
-        list(_string_fields(get("rp"), path, MATCH_KEYS, path))
+        list(string_fields(get("rp"), path, MATCH_KEYS, path))
     # a field the index reads is checked; one it skips is checked when the row is scored
     skipped = json.dumps({**good, "question": "Q"}).encode().replace(b'"Q"', b'"\xff"')
     path.write_bytes(json.dumps(good).encode() + b"\n" + skipped + b"\n")
-    assert [v for *_, v in _string_fields(get("rp"), path, MATCH_KEYS, path)] == [
+    assert [v for *_, v in string_fields(get("rp"), path, MATCH_KEYS, path)] == [
         tuple(good.values())
     ] * 2
 
@@ -657,7 +656,8 @@ def test_score_lines_are_json_dumps(row: dict) -> None:
 
 def test_records_of_equals_the_filtered_records(dataset: Path) -> None:  # noqa: F811
     """``Dataset.records_of`` (the report's read of the listed samples) gives the records
-    :meth:`Dataset.records` gives for those ids, in file order, whatever the ids asked."""
+    :meth:`Dataset.records` gives for those ids, in file order, whatever the ids asked and
+    whatever collection holds them."""
     from maptab.dataset import Dataset
 
     ds = Dataset(dataset)
@@ -666,6 +666,9 @@ def test_records_of_equals_the_filtered_records(dataset: Path) -> None:  # noqa:
         ids = [r.id for r in every]
         for wanted in ({*ids}, set(ids[::2]), {ids[-1], "nobody"} if ids else set(), set()):
             assert list(ds.records_of(kind, wanted)) == [r for r in every if r.id in wanted]
+            # any collection of ids: a list (made a set, not searched per row), a tuple
+            for other in (sorted(wanted), tuple(wanted)):
+                assert list(ds.records_of(kind, other)) == [r for r in every if r.id in wanted]
 
 
 def test_records_of_reads_only_the_wanted_rows(dataset: Path) -> None:  # noqa: F811

@@ -580,26 +580,21 @@ class Dataset:
         is read: a report that shows a few hundred samples of a 200,000-row dataset decodes
         those, not every row (:meth:`records` decodes and checks them all). A wanted row is
         decoded and checked as the scorer does (:func:`record_decoder`: a bad row names file
-        and line); a row whose ``id`` the fast read cannot take is decoded the same way."""
+        and line); a row whose ``id`` the fast read cannot take is read as ``json.loads``
+        reads it (:func:`string_fields`: a line that is not JSON, or an ``id`` that is not a
+        string, names file and line). ``ids`` that are not a set are made one first."""
         if not ids:
             return
         task = get_kind(kind)
         name = task.query_file
         if not self.has(name):
             return
+        wanted = ids if isinstance(ids, set | frozenset | dict) else set(ids)
         shown = str(self.root / name)
         decode = record_decoder(task)
-        read_id = _ID_DECODER.decode
-        for n, _, line in jsonl_byte_lines(self.file(name), error=DatasetError):
-            try:
-                if read_id(line).id not in ids:
-                    continue
-            except (msgspec.DecodeError, ValueError, RecursionError):
-                if line_text(line, shown, n, error=DatasetError) is None:
-                    continue  # a blank line, as the other readers skip it
-            record = decode(line, f"{shown}:{n}")  # a bad row names its problem
-            if record.id in ids:
-                yield record
+        for n, _, line, (sid,) in string_fields(task, self.file(name), ("id",), shown):
+            if sid in wanted:
+                yield decode(line, f"{shown}:{n}")  # a bad row names its problem
 
     def samples(
         self,
@@ -783,13 +778,62 @@ class Dataset:
 _DECODE_ROW = msgspec.json.Decoder().decode
 
 
-class _RowId(msgspec.Struct):
-    """The ``id`` of a row, every other field skipped (:meth:`Dataset.records_of`)."""
+def json_object(line: str | bytes, where: str) -> dict[str, Any]:
+    """One row decoded as ``json.loads`` decodes it; a row that is not a JSON object is an
+    error naming ``where``."""
+    row = loads_json(line, where, error=DatasetError)
+    if not isinstance(row, dict):
+        raise DatasetError(f"{where}: expected a JSON object, found {type(row).__name__}")
+    return row
 
-    id: str
+
+def string_fields(
+    kind: TaskKind, path: Path, keys: tuple[str, ...], shown: Path | str
+) -> Iterator[tuple[int, int, bytes, tuple[str, ...]]]:
+    """``(line number, byte offset, line, values)`` of each non-blank row of ``kind``'s
+    query file ``path`` (``shown`` in errors): the string values of the top-level fields
+    ``keys``, as ``json.loads`` gives them (the scorer's match index, the report's
+    :meth:`Dataset.records_of`).
+
+    A row is read by msgspec, which decodes only these fields (and checks their UTF-8, not
+    that of the fields it skips: a row that is used is decoded whole, and checked, when it
+    is used; the dataset's bytes are checked against its manifest). A line msgspec refuses
+    is a blank line (also as text: other readers skip it) or read the full way, which names
+    the line's problem (not UTF-8, not JSON, a value that is not a string)."""
+    decode = _FIELDS.get(keys)
+    if decode is None:
+        struct = msgspec.defstruct("Fields", [(k, str) for k in keys])
+        decode = _FIELDS[keys] = msgspec.json.Decoder(struct).decode
+    astuple = msgspec.structs.astuple
+    for n, at, line in jsonl_byte_lines(path, error=DatasetError):
+        try:
+            values = astuple(decode(line))
+        except (msgspec.DecodeError, ValueError, RecursionError):
+            if line_text(line, shown, n, error=DatasetError) is None:
+                continue
+            values = _fields_checked(kind, line, keys, f"{shown}:{n}")
+        yield n, at, line, values
 
 
-_ID_DECODER = msgspec.json.Decoder(_RowId)
+_FIELDS: dict[tuple[str, ...], Callable[[str | bytes], Any]] = {}  # keys -> msgspec decode
+
+
+def _fields_checked(
+    kind: TaskKind, line: str | bytes, keys: tuple[str, ...], where: str
+) -> tuple[str, ...]:
+    """The string values of the top-level fields ``keys`` in one row of ``kind``'s query
+    file (at ``where``) that msgspec did not read, as ``json.loads`` gives them; a value
+    that is not a string is an error naming the row and, when the kind's decoder finds
+    one, the bad field."""
+    row = json_object(line, where)
+    values = tuple(row.get(k) for k in keys)
+    if any(not isinstance(v, str) for v in values):
+        try:
+            kind.decode(row)  # names the bad field
+        except RecordError as exc:
+            raise DatasetError(f"{where}: {exc}") from None
+        raise DatasetError(f"{where}: a field of {', '.join(keys)} is not a string")
+    return values  # type: ignore[return-value]
 
 
 def _fast_paths(kind: TaskKind) -> tuple[Callable[[bytes], Any], Callable[[Any], Any]] | None:

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from maptab.cache import no_collections
-from maptab.dataset import Dataset, DatasetError
+from maptab.dataset import Dataset, DatasetError, json_object, string_fields
 from maptab.limits import MAX_RESULTS_BYTES, loads_json, open_regular, read_bytes, read_json
 from maptab.native import scorecore as _scorecore
 from maptab.network import table_name
@@ -44,9 +44,7 @@ from maptab.schema import (
     Prediction,
     PredictionLines,
     RecordError,
-    jsonl_byte_lines,
     jsonl_text_lines,
-    line_text,
     parse_prediction,
     read_jsonl,
     read_jsonl_lines,
@@ -148,17 +146,8 @@ def _row_id(line: str, where: str) -> str | None:
             return scanstring(line, 8)[0]
         except ValueError:
             pass
-    sid = _json_object(line, where).get("id")
+    sid = json_object(line, where).get("id")
     return sid if isinstance(sid, str) else None
-
-
-def _json_object(line: str | bytes, where: str) -> dict[str, Any]:
-    """One row decoded as ``json.loads`` decodes it; a row that is not a JSON object is an
-    error naming ``where``."""
-    row = loads_json(line, where, error=DatasetError)
-    if not isinstance(row, dict):
-        raise DatasetError(f"{where}: expected a JSON object, found {type(row).__name__}")
-    return row
 
 
 def _scan_offsets(ds: Dataset, name: str) -> Iterator[tuple[int, int, int, str]]:
@@ -811,9 +800,9 @@ class _MatchIndex:
             path = ds.file(kind.query_file)
             version = _file_version(path)
             locations: dict[str, tuple[int, int, int]] = {}
-            for n, at, size, f in _string_fields(kind, path, keys, shown):
+            for n, at, line, f in string_fields(kind, path, keys, shown):
                 sid = f[0]
-                locations[sid] = (at, size, n)
+                locations[sid] = (at, len(line), n)
                 if single:
                     self.kinds[sid] = name
                 else:
@@ -835,7 +824,7 @@ class _MatchIndex:
                 continue
             shown = self.ds.root / kind.query_file
             path = self.ds.file(kind.query_file)
-            for *_, (sid, text) in _string_fields(kind, path, ("id", "question"), shown):
+            for *_, (sid, text) in string_fields(kind, path, ("id", "question"), shown):
                 question = _digest(text)
                 by_question[question].append(sid)
                 if kind.match_pair:
@@ -854,55 +843,6 @@ class _MatchIndex:
         if self._by_question is None:
             self._questions()
         return self._question_of[key.id]
-
-
-def _string_fields(
-    kind: TaskKind, path: Path, keys: tuple[str, ...], shown: Path
-) -> Iterator[tuple[int, int, int, Sequence[str]]]:
-    """``(line number, byte offset, byte length, values)`` of each non-blank row of
-    ``kind``'s query file ``path`` (``shown`` in errors): the string values of ``keys``,
-    as ``json.loads`` gives them.
-
-    A row is read by msgspec, which decodes only these fields (and checks their UTF-8, not
-    that of the fields it skips: a row that is scored is decoded whole, and checked, when
-    it is scored; the dataset's bytes are checked against its manifest). A line msgspec
-    refuses is a blank line (also as text: other readers skip it) or read the full way,
-    which names the line's problem (not UTF-8, not JSON, a value that is not a string)."""
-    decode = _FIELDS.get(keys)
-    if decode is None:
-        struct = msgspec.defstruct("Fields", [(k, str) for k in keys])
-        decode = _FIELDS[keys] = msgspec.json.Decoder(struct).decode
-    astuple = msgspec.structs.astuple
-    for n, at, line in jsonl_byte_lines(path, error=DatasetError):
-        try:
-            values = astuple(decode(line))
-        except (msgspec.DecodeError, ValueError, RecursionError):
-            if line_text(line, shown, n, error=DatasetError) is None:
-                continue
-            values = _fields_checked(kind, line, keys, shown, n)
-        yield n, at, len(line), values
-
-
-_FIELDS: dict[tuple[str, ...], Callable[[str | bytes], Any]] = {}  # keys -> msgspec decode
-
-
-def _fields_checked(
-    kind: TaskKind, line: str | bytes, keys: tuple[str, ...], shown: Path, n: int
-) -> Sequence[str]:
-    """The string values of the top-level fields ``keys`` in one row of ``kind``'s query
-    file (``shown``, line ``n``) that msgspec did not read, as ``json.loads`` gives them; a
-    value that is not a string is an error naming the row and, when the kind's decoder
-    finds one, the bad field."""
-    where = f"{shown}:{n}"
-    row = _json_object(line, where)
-    values = [row.get(k) for k in keys]
-    if any(not isinstance(v, str) for v in values):
-        try:
-            kind.decode(row)  # names the bad field
-        except RecordError as exc:
-            raise DatasetError(f"{where}: {exc}") from None
-        raise DatasetError(f"{where}: a field of {', '.join(keys)} is not a string")
-    return values  # type: ignore[return-value]
 
 
 def _question(sample: _ResultSample) -> str:
