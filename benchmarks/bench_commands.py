@@ -13,7 +13,11 @@ Every command runs in its own process; we report its wall time and peak resident
   the three commands alternate N times and each is reported as the p50 and range of its
   wall times; the ratios are of the p50s. The ratio depends on the machine (the released
   scorer is one loop over ``difflib``, ours many small functions): docs/scoring.md gives
-  it on two machines.
+  it on two machines. A fourth command is the floor: ``maptab score`` with the scoring of
+  each RP answer replaced by a stub that returns a real row of the answer's category (its
+  id and map swapped in), so that reading, matching, the dataset rows, the writes and the
+  summary are all that is left; the released scorer's time over the floor's is the most
+  that making the answers' scoring faster could give.
 * **run**: ``maptab run --model oracle`` (the fastest baseline) over the dataset's RP rows:
   samples per second after start-up (a ``--limit 1`` run subtracted), by wall and by CPU
   time, beside a minimal read-and-write loop over the same rows (the floor any runner
@@ -205,7 +209,8 @@ def bench_score(
     ds: Path, results: Path, work: Path, released: Path | None, reps: int = 1
 ) -> dict[str, float]:
     """The released scorer, ``maptab score --results`` in one process and with ``--jobs 0``,
-    alternating ``reps`` times (A/B/C in the same minutes); p50 and range of each, and the
+    and the floor (module docstring), alternating ``reps`` times (in the same minutes); p50
+    and range of each, and the
     ratios of the p50s (a ratio measured on one machine: it differs between machines, see
     docs/scoring.md), which are also returned."""
     if released is not None:
@@ -221,12 +226,21 @@ def bench_score(
     cmd += ["--dataset", str(ds), "--no-progress"]
     pool_cmd = [str(BIN / "maptab"), "score", str(pool), "--results", str(results)]
     pool_cmd += ["--dataset", str(ds), "--no-progress", "--jobs", "0"]
-    got: dict[str, list[tuple[float, float, float]]] = {"anchor": [], "one": [], "pool": []}
+    floor = work / "scored-floor"
+    floor_cmd = [*_FLOOR_CLI, "score", str(floor), "--results", str(results)]
+    floor_cmd += ["--dataset", str(ds), "--no-progress"]
+    got: dict[str, list[tuple[float, float, float]]] = {
+        "anchor": [],
+        "one": [],
+        "pool": [],
+        "floor": [],
+    }
     a_out = ""
     for _ in range(reps):
         a_s, a_mb, a_cpu, a_out = timed(anchor)
         got["anchor"].append((a_s, a_mb, a_cpu))
-        for name, folder, command in (("one", run, cmd), ("pool", pool, pool_cmd)):
+        runs = (("one", run, cmd), ("pool", pool, pool_cmd), ("floor", floor, floor_cmd))
+        for name, folder, command in runs:
             shutil.rmtree(folder, ignore_errors=True)
             s_, mb, cpu, _ = timed(command)
             got[name].append((s_, mb, cpu))
@@ -257,6 +271,14 @@ def bench_score(
     print(f"maptab score --results --jobs 0 ({min(8, os.cpu_count() or 1)} worker processes)")
     print(line("pool", " (all processes)"))
     print("  same scores.jsonl and summary.json as one process: True")
+    print("maptab score --results with each RP answer's scoring stubbed out (the floor)")
+    print(line("floor"))
+    bound = p50("anchor", 0) / p50("floor", 0)
+    print(
+        f"  everything but scoring the answers: {p50('floor', 0) / p50('one', 0):.0%} of the "
+        f"command's time; with scoring free, the command would be {bound:.2f}x faster than "
+        f"the released scorer (5x needs the rest faster too: {'no' if bound >= 5 else 'yes'})"
+    )
     ratio, cpu_ratio = p50("anchor", 0) / p50("one", 0), p50("anchor", 2) / p50("one", 2)
     a_mb, m_mb = max(r[1] for r in got["anchor"]), max(r[1] for r in got["one"])
     print(
@@ -270,6 +292,7 @@ def bench_score(
         "score x (wall)": ratio,
         "score x (CPU)": cpu_ratio,
         "score x (--jobs 0, wall)": p50("anchor", 0) / p50("pool", 0),
+        "score x bound, scoring free": p50("anchor", 0) / p50("floor", 0),
         "memory / released": m_mb / a_mb,
     }
 
@@ -285,6 +308,23 @@ _LOOP = (
 
 # maptab's command line run by this interpreter, with whatever code PYTHONPATH points at
 _CLI = [sys.executable, "-c", "from maptab.cli import main; main()"]
+
+# the same command with the scoring of each RP answer replaced by a stub: the first real row
+# of each category, with the sample's id and map (the floor: everything else the command
+# does, with rows of the real shape)
+_FLOOR_CLI = [
+    sys.executable,
+    "-c",
+    "from maptab.tasks.base import get\n"
+    "kind = get('rp'); real = kind.score; first = {}\n"
+    "def stub(maps, query, variant, response):\n"
+    "    row = first.get(query.category)\n"
+    "    if row is None:\n"
+    "        row = first[query.category] = real(maps, query, variant, response)\n"
+    "    return {**row, 'id': query.id, 'map_id': query.map_id}\n"
+    "object.__setattr__(kind, 'score', stub)\n"
+    "from maptab.cli import main; main()",
+]
 
 
 @contextlib.contextmanager
