@@ -20,10 +20,12 @@ Every command runs in its own process; we report its wall time and peak resident
   that making the answers' scoring faster could give.
 * **run**: ``maptab run --model oracle`` (the fastest baseline) over the dataset's RP rows:
   samples per second after start-up (a ``--limit 1`` run subtracted), by wall and by CPU
-  time, beside a minimal read-and-write loop over the same rows (the floor any runner
-  pays). Target: >= 10,000 samples/s. With ``--reference-src``, the other checkout's code
-  runs too, alternating with this one ``--reps`` times (p50 and max of each), and the two
-  runs' predictions must be the same (``latency_s`` aside). On a machine with more than
+  time, beside a minimal read-and-write loop over the same rows (the least any runner
+  pays). Target: >= 10,000 samples/s. The oracle's floor follows: the same command with
+  the oracle's RP answer stubbed to one fixed route, everything but solving the queries.
+  With ``--reference-src``, the other checkout's code runs too, alternating with this one
+  ``--reps`` times (p50 and max of each), and the two runs' predictions must be the same
+  (``latency_s`` aside). On a machine with more than
   one CPU the same runs follow with ``--jobs N`` (one worker process per CPU, at most 8),
   whose predictions must equal one process's. (The client against an HTTP server is
   ``benchmarks/bench_run.py``.)
@@ -326,6 +328,16 @@ _FLOOR_CLI = [
     "from maptab.cli import main; main()",
 ]
 
+# maptab's command line with the oracle's RP answer stubbed to one fixed route (the floor of
+# maptab run --model oracle: everything but solving the queries)
+_ORACLE_FLOOR_CLI = [
+    sys.executable,
+    "-c",
+    "from maptab.run.baselines import OracleProvider\n"
+    "OracleProvider._rp_text = lambda self, request, q, s, t: '<route_begin>A-B<route_end>'\n"
+    "from maptab.cli import main; main()",
+]
+
 
 @contextlib.contextmanager
 def _code_of(src: Path) -> Iterator[None]:
@@ -354,14 +366,15 @@ def same_as_reference(ds: Path, results: Path, work: Path, src: Path) -> None:
 
 
 def _run_rate(
-    ds: Path, out: Path, rows: int, src: Path, jobs: int = 1
+    ds: Path, out: Path, rows: int, src: Path, jobs: int = 1, cli: list[str] = _CLI
 ) -> tuple[float, float, float, float]:
     """``maptab run DS --model oracle`` with the code of ``src`` (a checkout's ``src/``):
     ``(samples/s after start-up by wall time, by CPU time, peak MB, start-up s)``; the
     start-up is a ``--limit 1`` run's, subtracted. ``jobs`` > 1 adds ``--jobs`` (the
     ``--limit 1`` run then starts one worker, the full run ``jobs`` at once); CPU time and
-    peak memory are then those of all its processes (:func:`timed`)."""
-    base = [*_CLI, "run", str(ds)]
+    peak memory are then those of all its processes (:func:`timed`). ``cli`` is the command
+    line to start (:data:`_ORACLE_FLOOR_CLI` for the floor)."""
+    base = [*cli, "run", str(ds)]
     base += ["--model", "oracle", "--no-progress"]
     if jobs > 1:
         base += ["--jobs", str(jobs)]
@@ -423,6 +436,17 @@ def bench_run(
     verdict = "PASS" if min(best, cpu) >= 10_000 else "MISS"
     print(f"oracle target >= 10,000 samples/s (one process): {verdict}")
     figures = {"oracle samples/s (wall)": best, "oracle samples/s (CPU)": cpu}
+    floor = _p50(
+        [
+            _run_rate(ds, work / "run-floor", rows, codes["this code"], cli=_ORACLE_FLOOR_CLI)[0]
+            for _ in range(reps)
+        ]
+    )
+    print(
+        f"this code with the oracle's solving stubbed out (its floor): {floor:,.0f} samples/s "
+        f"after start-up; solving is {1 - best / floor:.0%} of the run's time after start-up"
+    )
+    figures["oracle floor samples/s (solving stubbed)"] = floor
     from maptab.processes import default_workers
 
     jobs = default_workers()
