@@ -15,7 +15,8 @@ Every command runs in its own process; we report its wall time and peak resident
   scorer is one loop over ``difflib``, ours many small functions): docs/scoring.md gives
   it on two machines. A fourth command is the floor: ``maptab score`` with the scoring of
   each RP answer replaced by a stub that returns a real row of the answer's category (its
-  id and map swapped in), so that reading, matching, the dataset rows, the writes and the
+  id, map, scenario, difficulties and repetition swapped in, so the summary has the real
+  groups), so that reading, matching, the dataset rows, the writes and the
   summary are all that is left; the released scorer's time over the floor's is the most
   that making the answers' scoring faster could give.
 * **run**: ``maptab run --model oracle`` (the fastest baseline) over the dataset's RP rows:
@@ -312,8 +313,8 @@ _LOOP = (
 _CLI = [sys.executable, "-c", "from maptab.cli import main; main()"]
 
 # the same command with the scoring of each RP answer replaced by a stub: the first real row
-# of each category, with the sample's id and map (the floor: everything else the command
-# does, with rows of the real shape)
+# of each category, with the sample's own id, map, scenario, difficulties and repetition (the
+# floor: everything else the command does, with rows of the real shape, in the real groups)
 _FLOOR_CLI = [
     sys.executable,
     "-c",
@@ -323,7 +324,9 @@ _FLOOR_CLI = [
     "    row = first.get(query.category)\n"
     "    if row is None:\n"
     "        row = first[query.category] = real(maps, query, variant, response)\n"
-    "    return {**row, 'id': query.id, 'map_id': query.map_id}\n"
+    "    return {**row, 'id': query.id, 'map_id': query.map_id, 'scenario': query.scenario,\n"
+    "            'map_difficulty': query.map_difficulty,\n"
+    "            'query_difficulty': query.query_difficulty, 'repetition': query.repetition}\n"
     "object.__setattr__(kind, 'score', stub)\n"
     "from maptab.cli import main; main()",
 ]
