@@ -480,7 +480,12 @@ def test_no_collections_turns_the_collector_off_and_back() -> None:
         frozen = gc.get_freeze_count()
         with no_collections():
             kept.append([])
-        assert gc.get_freeze_count() == frozen
+        # neither unfrozen (the count would be 0, or the frozen list back in a generation)
+        # nor frozen again (the count would have grown by what the block made); frozen
+        # objects that another thread of this process frees meanwhile lower the count (seen
+        # in CI: 2 fewer), so it is not compared for equality
+        assert 0 < gc.get_freeze_count() <= frozen
+        assert not any(o is kept for o in gc.get_objects())
     finally:
         gc.unfreeze()
 
