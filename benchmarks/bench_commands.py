@@ -16,9 +16,9 @@ Every command runs in its own process; we report its wall time and peak resident
   it on two machines. A fourth command is the floor: ``maptab score`` with the scoring of
   each RP answer replaced by a stub that returns a real row of the answer's category (its
   id, map, scenario, difficulties and repetition swapped in, so the summary has the real
-  groups), so that reading, matching, the dataset rows, the writes and the
-  summary are all that is left; the released scorer's time over the floor's is the most
-  that making the answers' scoring faster could give.
+  groups), so that reading, matching, the dataset rows, the writes and the summary are all
+  that is left; the released scorer's time over the floor's is the most that making the
+  answers' scoring faster could give.
 * **run**: ``maptab run --model oracle`` (the fastest baseline) over the dataset's RP rows:
   samples per second after start-up (a ``--limit 1`` run subtracted), by wall and by CPU
   time, beside a minimal read-and-write loop over the same rows (the least any runner
@@ -26,9 +26,9 @@ Every command runs in its own process; we report its wall time and peak resident
   the oracle's RP answer stubbed to one fixed route, everything but solving the queries.
   With ``--reference-src``, the other checkout's code runs too, alternating with this one
   ``--reps`` times (p50 and max of each), and the two runs' predictions must be the same
-  (``latency_s`` aside). On a machine with more than
-  one CPU the same runs follow with ``--jobs N`` (one worker process per CPU, at most 8),
-  whose predictions must equal one process's. (The client against an HTTP server is
+  (``latency_s`` aside). On a machine with more than one CPU the same runs follow with
+  ``--jobs N`` (one worker process per CPU, at most 8), whose predictions must equal one
+  process's. (The client against an HTTP server is
   ``benchmarks/bench_run.py``.)
 
 The dataset is built once (``--no-render``; ``--maps`` maps per scenario, ``--pairs`` OD
@@ -213,9 +213,8 @@ def bench_score(
 ) -> dict[str, float]:
     """The released scorer, ``maptab score --results`` in one process and with ``--jobs 0``,
     and the floor (module docstring), alternating ``reps`` times (in the same minutes); p50
-    and range of each, and the
-    ratios of the p50s (a ratio measured on one machine: it differs between machines, see
-    docs/scoring.md), which are also returned."""
+    and range of each, and the ratios of the p50s (a ratio measured on one machine: it
+    differs between machines, see docs/scoring.md), which are also returned."""
     if released is not None:
         anchor = [sys.executable, str(released), "--input_file", str(results)]
         label = f"released {released}"

@@ -582,14 +582,14 @@ class Dataset:
         decoded and checked as the scorer does (:func:`record_decoder`: a bad row names file
         and line); a row whose ``id`` the fast read cannot take is read as ``json.loads``
         reads it (:func:`string_fields`: a line that is not JSON, or an ``id`` that is not a
-        string, names file and line). ``ids`` that are not a set are made one first."""
+        string, names file and line). ``ids`` is any collection of ids."""
         if not ids:
             return
         task = get_kind(kind)
         name = task.query_file
         if not self.has(name):
             return
-        wanted = ids if isinstance(ids, set | frozenset | dict) else set(ids)
+        wanted = set(ids)  # any collection: tested once per row
         shown = str(self.root / name)
         decode = record_decoder(task)
         for n, _, line, (sid,) in string_fields(task, self.file(name), ("id",), shown):
