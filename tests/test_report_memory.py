@@ -200,6 +200,41 @@ def test_a_picture_the_writer_thread_cannot_write_drops_its_map(tmp_path, monkey
         overlays.render_overlays(runs, tmp_path / "out2", per_group=2)
 
 
+def test_pictures_of_a_map_that_fails_later_are_not_left_on_disk(tmp_path, monkeypatch):
+    """The map's first picture is written, a later one fails: the map is dropped, and the
+    picture already written goes with it, so every picture left is one the report lists."""
+    import maptab.render as render
+    import maptab.report.overlays as overlays
+
+    _, run_dirs = make_runs(tmp_path)
+    runs = load_runs(run_dirs)
+    of_map: dict[int, str] = {}
+    real_draw, real_write = render.draw_route, overlays._write
+    travel_writes: list[Path] = []
+
+    def fake_draw(net, base, *a, **kw):
+        img = real_draw(net, base, *a, **kw)
+        of_map[id(img)] = net.map_id
+        return img
+
+    def fake_write(img, path):
+        if of_map[id(img)] == "travel-1":
+            travel_writes.append(path)
+            if len(travel_writes) > 1:
+                path.write_bytes(b"\x89PNG half")  # a write cut off part way
+                raise OSError("disk full")
+        real_write(img, path)
+
+    monkeypatch.setattr(render, "draw_route", fake_draw)
+    monkeypatch.setattr(overlays, "_write", fake_write)
+    out = tmp_path / "out"
+    result = overlays.render_overlays(runs, out, per_group=2)
+    assert len(travel_writes) >= 2 and travel_writes[0].is_file() is False
+    assert result.problems == ["map 'travel-1': cannot draw routes (disk full)"]
+    listed = {out / p for paths in result.images.values() for p in paths.values()}
+    assert listed and set((out / "images").iterdir()) == listed
+
+
 # --------------------------------------------------------------------------- render steps
 _sizes = st.tuples(st.integers(1, 40), st.integers(1, 40))
 

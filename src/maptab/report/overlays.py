@@ -262,6 +262,13 @@ def render_overlays(
         writer.close()
     result.images = dict(images[n][:2] for n in sorted(images))
     result.problems = [problems[n] for n in sorted(problems)]
+    # a map that failed after some of its pictures were written (a later write failing, a
+    # later route not drawn) lists none of them: those files go too, so that every picture
+    # this call leaves in out_dir is one the report shows (a gold picture shared with a
+    # listed sample of another run stays)
+    listed = {rel for paths in result.images.values() for rel in paths.values()}
+    for rel in sorted(written - listed):
+        (out_dir / rel).unlink(missing_ok=True)
     return result
 
 
