@@ -139,8 +139,9 @@ def test_page_runs_in_headless_chromium(report):
 class _RMDataset:
     """A stand-in dataset holding one ReasonMap question."""
 
-    def __init__(self, question: ReasonMapQuestion) -> None:
+    def __init__(self, question: ReasonMapQuestion, root: Path) -> None:
         self.question = question
+        self.root = root  # which dataset it is (runs of one dataset share its records)
 
     def records_of(self, kind: str, ids):
         """The one question for its kind when it is asked for, nothing for the others."""
@@ -188,7 +189,7 @@ def test_reasonmap_samples_show_prompt_gold_and_parsed_answer(tmp_path):
         )
         preds[sid] = Prediction(id=sid, kind="reasonmap", response=answer)
     run = Run(tmp_path, "m", {}, {}, scores, preds)
-    run.dataset = _RMDataset(question)  # type: ignore[misc]
+    run.dataset = _RMDataset(question, tmp_path)  # type: ignore[misc]
     short, long = sample_records([run])
     assert short["prompt"] == question.question_short
     assert long["prompt"] == question.question_long

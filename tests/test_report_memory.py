@@ -235,6 +235,74 @@ def test_pictures_of_a_map_that_fails_later_are_not_left_on_disk(tmp_path, monke
     assert listed and set((out / "images").iterdir()) == listed
 
 
+# --------------------------------------------------------------------------- dataset records
+def test_a_report_reads_each_query_file_once_for_every_run(tmp_path, monkeypatch):
+    """Three runs of one dataset: the pictures and the browser of the report get their
+    records from one pass over each query file (before: one for the pictures and one per
+    run for the browser), and the browser's records are those of separate reads."""
+    from maptab.dataset import Dataset
+    from maptab.report import write_report
+    from maptab.report.html import listed_ids, sample_records, shown_rows
+    from maptab.report.loader import QueryRecords
+    from maptab.report.overlays import render_overlays, select_samples
+
+    _, run_dirs = make_runs(tmp_path)
+    passes: list[tuple[str, frozenset[str]]] = []
+    real = Dataset.records_of
+
+    def counted(self, kind, ids):
+        passes.append((kind, frozenset(ids)))
+        return real(self, kind, ids)
+
+    monkeypatch.setattr(Dataset, "records_of", counted)
+    write_report(run_dirs, tmp_path / "report", samples_per_run=6)
+    assert sorted(kind for kind, _ in passes) == ["qa", "reasonmap", "rp"]
+    runs = load_runs(run_dirs)
+    for run in runs:
+        pictured = {str(r["id"]) for r in select_samples(run, 3)}
+        assert pictured | listed_ids(shown_rows(run, 6, pictured)) <= passes[0][1]
+    # the records shared as the report shares them = each part reading its own
+    shared = QueryRecords()
+    for run in runs:
+        pictured = {str(r["id"]) for r in select_samples(run, 3)}
+        shared.expect(run, pictured | listed_ids(shown_rows(run, 6, pictured)))
+    overlays = render_overlays(runs, tmp_path / "pictures", queries=shared)
+    passes.clear()
+    got = sample_records(runs, overlays, limit=6, queries=shared)
+    assert not passes  # everything was read already
+    assert got == sample_records(runs, overlays, limit=6)  # read apart
+    assert passes
+
+
+def test_query_records_asked_for_an_unannounced_id_read_it_in_one_more_pass(
+    tmp_path, monkeypatch
+):
+    from maptab.dataset import Dataset
+    from maptab.report.loader import QueryRecords
+
+    _, run_dirs = make_runs(tmp_path)
+    runs = load_runs(run_dirs)
+    ids = [str(r["id"]) for r in runs[0].scores if r["kind"] == "rp"]
+    calls: list[str] = []
+    real = Dataset.records_of
+
+    def counted(self, kind, wanted):
+        calls.append(kind)
+        return real(self, kind, wanted)
+
+    monkeypatch.setattr(Dataset, "records_of", counted)
+    queries = QueryRecords()
+    queries.expect(runs[1], ids[:2])
+    first = queries.of(runs[0], ids[:1])
+    assert list(first) == ids[:1] and len(calls) == 3  # one pass per query file
+    assert set(queries.of(runs[2], ids[:2])) == set(ids[:2]) and len(calls) == 3  # announced
+    later = queries.of(runs[0], ids[:3])
+    assert set(later) == set(ids[:3]) and len(calls) == 6  # one more pass, for ids[2]
+    assert {k: v.id for k, v in later.items()} == {
+        rec.id: rec.id for rec in real(Dataset(runs[0].dataset_dir), "rp", ids[:3])
+    }
+
+
 # --------------------------------------------------------------------------- render steps
 _sizes = st.tuples(st.integers(1, 40), st.integers(1, 40))
 

@@ -26,7 +26,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from maptab.progress import Progress
-from maptab.report.loader import load_runs
+from maptab.report.loader import QueryRecords, load_runs
 from maptab.report.tables import (
     ReportTable,
     build_tables,
@@ -102,8 +102,8 @@ def write_report(
 
     Raises :class:`ReportError` (one line, naming the file) on an unreadable run folder.
     """
-    from maptab.report.html import write_browser
-    from maptab.report.overlays import render_overlays
+    from maptab.report.html import listed_ids, shown_rows, write_browser
+    from maptab.report.overlays import render_overlays, select_samples
     from maptab.report.plots import write_plots
 
     out = Path(out_dir)
@@ -121,7 +121,18 @@ def write_report(
     all_md.write_text("\n".join(to_markdown(t) for t in tables), encoding="utf-8", newline="\n")
     written.append(all_md)
     plots = write_plots(runs, out / "plots")
-    overlays = render_overlays(runs, out, per_group=overlays_per_group, progress=progress)
-    index = write_browser(runs, tables, plots, out, overlays, samples_per_run=samples_per_run)
+    # the dataset records of the pictured and the listed samples, read in one pass over
+    # each dataset: the listing is announced as it will be when every picture is drawn
+    # (a map that fails changes it, and the ids it adds cost one more pass)
+    queries = QueryRecords()
+    for run in runs:
+        pictured = {str(row["id"]) for row in select_samples(run, overlays_per_group)}
+        queries.expect(run, pictured | listed_ids(shown_rows(run, samples_per_run, pictured)))
+    overlays = render_overlays(
+        runs, out, per_group=overlays_per_group, progress=progress, queries=queries
+    )
+    index = write_browser(
+        runs, tables, plots, out, overlays, samples_per_run=samples_per_run, queries=queries
+    )
     n_images = sum(len(v) for v in overlays.images.values())
     return ReportFiles(index, tables[0], written, plots, n_images, overlays.problems)

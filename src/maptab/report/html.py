@@ -24,15 +24,15 @@ import base64
 import hashlib
 import html
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from maptab.report.loader import Run, outcome
+from maptab.report.loader import QueryRecords, Run, outcome
 from maptab.report.overlays import Overlays, attach_map_pictures
 from maptab.report.tables import Cell, ReportTable
-from maptab.tasks.base import TaskError, all_kinds
+from maptab.tasks.base import TaskError
 from maptab.tasks.base import get as get_kind
 
 __all__ = [
@@ -100,18 +100,6 @@ def segments_text(route: Sequence[dict[str, Any]]) -> str:
     return "\n".join(parts)
 
 
-def _queries(run: Run, wanted: Collection[str]) -> dict[str, Any]:
-    """The dataset records of the ids ``wanted`` (a paper-size dataset has 200,000
-    records, with their prompts: only the listed ones are kept)."""
-    ds = run.dataset
-    if ds is None:
-        return {}
-    out: dict[str, Any] = {}
-    for kind in all_kinds():
-        out.update({rec.id: rec for rec in ds.records_of(kind.name, wanted)})
-    return out
-
-
 def _describe(row: dict[str, Any], query: Any, response: str) -> dict[str, Any]:
     """Category, difficulties, prompt, gold, predicted answer and metrics of one row (its
     task kind's ``describe``; a row of a kind without one shows its id and fields)."""
@@ -161,21 +149,34 @@ def shown_rows(run: Run, limit: int | None, keep: Collection[str] = ()) -> list[
     return [rows[n] for n in sorted(chosen)]
 
 
+def listed_ids(rows: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The dataset ids of listed score rows (a ReasonMap row is one mode,
+    ``<question>/short``, of its question's record)."""
+    return {row.get("question_id", row["id"]) for row in rows}
+
+
 def sample_records(
-    runs: Sequence[Run], overlays: Overlays | None = None, *, limit: int | None = None
+    runs: Sequence[Run],
+    overlays: Overlays | None = None,
+    *,
+    limit: int | None = None,
+    queries: QueryRecords | None = None,
 ) -> list[dict[str, Any]]:
     """One JSON-ready record per listed sample (:func:`shown_rows`; ``limit`` per run) and
-    per API failure of every run."""
+    per API failure of every run; the samples' dataset records come from ``queries`` (a
+    fresh :class:`QueryRecords` by default: a paper-size dataset has 200,000 records, with
+    their prompts, and only the listed ones are read)."""
+    queries = queries if queries is not None else QueryRecords()
     records: list[dict[str, Any]] = []
     for i, run in enumerate(runs):
         pictured = {sid for (k, sid) in (overlays.images if overlays else {}) if k == i}
         shown = shown_rows(run, limit, pictured)
-        queries = _queries(run, {row.get("question_id", row["id"]) for row in shown})
+        of_run = queries.of(run, listed_ids(shown))
         for row in shown:
             pred = run.predictions.get(row["id"])
             response = (pred.response if pred else "") or ""
             # a ReasonMap row is one mode (``<question>/short``) of a question
-            query = queries.get(row.get("question_id", row["id"]))
+            query = of_run.get(row.get("question_id", row["id"]))
             rec = {
                 "run": run.name,
                 "id": row["id"],
@@ -258,14 +259,16 @@ def write_browser(
     overlays: Overlays | None = None,
     *,
     samples_per_run: int | None = MAX_SAMPLES,
+    queries: QueryRecords | None = None,
 ) -> Path:
     """Write ``out_dir/index.html`` (module docstring); returns its path.
 
     At most ``samples_per_run`` samples of each run are listed (:func:`shown_rows`; ``None``
     lists all), which keeps the page loadable for paper-scale runs; every sample's scores
-    stay in the run's ``scores.jsonl``.
+    stay in the run's ``scores.jsonl``. ``queries``: where the listed samples' dataset
+    records come from (:func:`sample_records`).
     """
-    records = sample_records(runs, overlays, limit=samples_per_run)
+    records = sample_records(runs, overlays, limit=samples_per_run, queries=queries)
     if overlays is not None:
         attach_map_pictures(runs, records, out_dir)
     listed = {run.name: sum(r["run"] == run.name for r in records) for run in runs}

@@ -13,8 +13,8 @@ the compared runs by appending the folder name).
 from __future__ import annotations
 
 from array import array
-from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections import Counter, defaultdict
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -25,12 +25,13 @@ from maptab.errors import MaptabError
 from maptab.limits import loads_json, open_regular, read_json
 from maptab.schema import Prediction, RecordError, parse_prediction, read_jsonl_lines
 from maptab.score.rows import RowPacker, ScoreRow
-from maptab.tasks.base import TaskError
+from maptab.tasks.base import TaskError, TaskKind, all_kinds
 from maptab.tasks.base import get as get_kind
 
 __all__ = [
     "OUTCOMES",
     "PredictionFile",
+    "QueryRecords",
     "ReportError",
     "Run",
     "ScoreRow",
@@ -87,6 +88,55 @@ class Run:
             return Dataset(self.dataset_dir, verify=self.verify)
         except DatasetError:
             return None
+
+
+class QueryRecords:
+    """The dataset records of the samples a report shows, by id, shared by its parts (the
+    route pictures and the browser): each query file of a dataset is read in one pass for
+    every id asked for or announced (:meth:`expect`) before it, whichever runs share the
+    dataset (:meth:`Dataset.records_of` reads only the ``id`` of the other rows, but a
+    paper-size ``rp.jsonl`` is 450 MB). An id asked for later that was neither costs one
+    more pass, for all such ids of that call."""
+
+    def __init__(self) -> None:
+        self._expected: dict[str, set[str]] = defaultdict(set)
+        self._read: dict[str, set[str]] = defaultdict(set)  # ids already looked for
+        self._records: dict[tuple[str, str], dict[str, Any]] = defaultdict(dict)
+
+    @staticmethod
+    def _key(run: Run) -> tuple[Dataset, str] | None:
+        ds = run.dataset
+        return None if ds is None else (ds, str(ds.root.resolve()))
+
+    def expect(self, run: Run, ids: Iterable[str]) -> None:
+        """Announce ids of ``run`` that will be asked for (read with the first ask)."""
+        got = self._key(run)
+        if got is not None:
+            self._expected[got[1]].update(ids)
+
+    def of(
+        self, run: Run, ids: Collection[str], kinds: Sequence[TaskKind] | None = None
+    ) -> dict[str, Any]:
+        """The records of ``ids`` in ``run``'s dataset (none without one), of the task
+        ``kinds`` (default: all): within a kind a later row with the same id wins, and a
+        later kind in registry order wins over an earlier one."""
+        got = self._key(run)
+        if got is None:
+            return {}
+        ds, key = got
+        read = self._read[key]
+        if not read.issuperset(ids):
+            todo = (set(ids) | self._expected.pop(key, set())) - read
+            for kind in all_kinds():
+                found = self._records[(key, kind.name)]
+                for rec in ds.records_of(kind.name, todo):
+                    found[rec.id] = rec
+            read |= todo
+        out: dict[str, Any] = {}
+        for kind in all_kinds() if kinds is None else kinds:
+            found = self._records.get((key, kind.name), {})
+            out.update({i: found[i] for i in ids if i in found})
+        return out
 
 
 class PredictionFile(Mapping[str, Prediction]):

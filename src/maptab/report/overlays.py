@@ -27,7 +27,7 @@ from maptab.dataset import DatasetError
 from maptab.limits import open_image
 from maptab.network import Network
 from maptab.progress import Progress, or_silent
-from maptab.report.loader import Run, outcome
+from maptab.report.loader import QueryRecords, Run, outcome
 from maptab.schema import RPQuery
 from maptab.tasks.base import all_kinds
 
@@ -164,10 +164,16 @@ def _scale(net: Network) -> float:
 
 
 def render_overlays(
-    runs: Sequence[Run], out_dir: Path, *, per_group: int = 3, progress: Progress | None = None
+    runs: Sequence[Run],
+    out_dir: Path,
+    *,
+    per_group: int = 3,
+    progress: Progress | None = None,
+    queries: QueryRecords | None = None,
 ) -> Overlays:
     """Draw the selected samples of every run into ``out_dir/images``; see module docstring.
-    ``progress`` shows the count of pictures drawn (:mod:`maptab.progress`).
+    ``progress`` shows the count of pictures drawn (:mod:`maptab.progress`); the samples'
+    dataset records come from ``queries`` (a fresh :class:`QueryRecords` by default).
 
     The pictures of one map are drawn one after the other and its rendering is dropped
     before the next map's (a paper-size map is a 4,000-pixel image, ~50 MB, and each route
@@ -181,7 +187,9 @@ def render_overlays(
     if not jobs:
         return result
     current: tuple[tuple[str, str], Any] | None = None  # (map key, its rendering)
-    queries: dict[str, dict[str, RPQuery]] = {}
+    queries = queries if queries is not None else QueryRecords()
+    drawn_kinds = [kind for kind in all_kinds() if kind.route_overlays]
+    by_root: dict[str, dict[str, RPQuery]] = {}
     failed: dict[tuple[str, str], int] = {}  # map key -> the job its problem is listed at
     # job -> ((run, sample id), picture paths, map key)
     images: dict[int, tuple[tuple[int, str], dict[str, str], tuple[str, str]]] = {}
@@ -217,15 +225,10 @@ def render_overlays(
             if ds is None:
                 continue
             root = str(ds.root.resolve())
-            if root not in queries:
+            if root not in by_root:
                 # only the pictured queries are kept (a paper-size dataset has 200,000)
-                queries[root] = {
-                    rec.id: rec
-                    for kind in all_kinds()
-                    if kind.route_overlays
-                    for rec in ds.records_of(kind.name, pictured)
-                }
-            query = queries[root].get(row["id"])
+                by_root[root] = queries.of(run, pictured, drawn_kinds)
+            query = by_root[root].get(row["id"])
             key = (root, str(row["map_id"]))
             if query is None or key in failed:
                 continue
