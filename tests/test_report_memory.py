@@ -274,9 +274,7 @@ def test_a_report_reads_each_query_file_once_for_every_run(tmp_path, monkeypatch
     assert passes
 
 
-def test_query_records_asked_for_an_unannounced_id_read_it_in_one_more_pass(
-    tmp_path, monkeypatch
-):
+def test_query_records_asked_for_an_unannounced_id_read_it_in_one_more_pass(tmp_path, monkeypatch):
     from maptab.dataset import Dataset
     from maptab.report.loader import QueryRecords
 

@@ -271,3 +271,27 @@ def test_oracle_answers_from_its_memo_as_it_solved(dataset):
     ] == first
     free = [a for r, a in zip(rows, first, strict=True) if r["category"] in CRITERIA_FREE]
     assert free and len(set(free)) * 3 == len(free)  # three categories per OD pair, one query
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.text(max_size=20),
+    st.sampled_from(["rp", "qa", "reasonmap"]),
+    st.sampled_from(["", "short", "long"]),
+    st.integers(0, 2**40),
+    st.integers(1, 10**6),
+    st.tuples(st.integers(0, 2**40), st.integers(0, 2**62), st.integers(0, 2**40)),
+)
+def test_sample_refs_travel_to_run_workers_unchanged(sid, kind, variant, offset, line, version):
+    """A ref pickles as its fields (what ``--jobs`` sends to each worker): the same ref back,
+    still frozen."""
+    import dataclasses
+    import pickle
+
+    from maptab.dataset import SampleRef
+
+    ref = SampleRef(sid, kind, variant, offset, line, version)
+    back = pickle.loads(pickle.dumps(ref, protocol=pickle.HIGHEST_PROTOCOL))
+    assert back == ref and type(back) is SampleRef
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        back.offset = 0  # type: ignore[misc]
