@@ -254,9 +254,30 @@ def test_a_report_reads_each_query_file_once_for_every_run(tmp_path, monkeypatch
         passes.append((kind, frozenset(ids)))
         return real(self, kind, ids)
 
+    import maptab.report.html as report_html
+    import maptab.report.overlays as report_overlays
+
+    listed: list[str] = []
+    selections: list[str] = []
+    real_shown, real_select = report_html.shown_rows, report_overlays.select_samples
+
+    def shown_once(run, *a, **kw):
+        listed.append(run.name)
+        return real_shown(run, *a, **kw)
+
+    def select_once(run, *a, **kw):
+        selections.append(run.name)
+        return real_select(run, *a, **kw)
+
     monkeypatch.setattr(Dataset, "records_of", counted)
-    write_report(run_dirs, tmp_path / "report", samples_per_run=6)
+    monkeypatch.setattr(report_html, "shown_rows", shown_once)
+    monkeypatch.setattr(report_overlays, "select_samples", select_once)
+    files = write_report(run_dirs, tmp_path / "report", samples_per_run=6)
     assert sorted(kind for kind, _ in passes) == ["qa", "reasonmap", "rp"]
+    assert not files.problems  # every selected sample pictured: the listing made once a run
+    assert len(listed) == len(selections) == len(run_dirs)
+    monkeypatch.setattr(report_html, "shown_rows", real_shown)
+    monkeypatch.setattr(report_overlays, "select_samples", real_select)
     runs = load_runs(run_dirs)
     for run in runs:
         pictured = {str(r["id"]) for r in select_samples(run, 3)}

@@ -161,16 +161,24 @@ def sample_records(
     *,
     limit: int | None = None,
     queries: QueryRecords | None = None,
+    listings: Sequence[tuple[Collection[str], list[dict[str, Any]]]] | None = None,
 ) -> list[dict[str, Any]]:
     """One JSON-ready record per listed sample (:func:`shown_rows`; ``limit`` per run) and
     per API failure of every run; the samples' dataset records come from ``queries`` (a
     fresh :class:`QueryRecords` by default: a paper-size dataset has 200,000 records, with
-    their prompts, and only the listed ones are read)."""
+    their prompts, and only the listed ones are read). ``listings``: per run, ``(kept ids,
+    shown_rows(run, limit, kept ids))`` computed by the caller, used when the kept ids are
+    those pictured."""
     queries = queries if queries is not None else QueryRecords()
     records: list[dict[str, Any]] = []
     for i, run in enumerate(runs):
         pictured = {sid for (k, sid) in (overlays.images if overlays else {}) if k == i}
-        shown = shown_rows(run, limit, pictured)
+        given = listings[i] if listings is not None else None
+        shown = (
+            given[1]
+            if given is not None and set(given[0]) == pictured
+            else shown_rows(run, limit, pictured)
+        )
         of_run = queries.of(run, listed_ids(shown))
         for row in shown:
             pred = run.predictions.get(row["id"])
@@ -260,15 +268,18 @@ def write_browser(
     *,
     samples_per_run: int | None = MAX_SAMPLES,
     queries: QueryRecords | None = None,
+    listings: Sequence[tuple[Collection[str], list[dict[str, Any]]]] | None = None,
 ) -> Path:
     """Write ``out_dir/index.html`` (module docstring); returns its path.
 
     At most ``samples_per_run`` samples of each run are listed (:func:`shown_rows`; ``None``
     lists all), which keeps the page loadable for paper-scale runs; every sample's scores
-    stay in the run's ``scores.jsonl``. ``queries``: where the listed samples' dataset
-    records come from (:func:`sample_records`).
+    stay in the run's ``scores.jsonl``. ``queries`` and ``listings``: as
+    :func:`sample_records` takes them.
     """
-    records = sample_records(runs, overlays, limit=samples_per_run, queries=queries)
+    records = sample_records(
+        runs, overlays, limit=samples_per_run, queries=queries, listings=listings
+    )
     if overlays is not None:
         attach_map_pictures(runs, records, out_dir)
     listed = {run.name: sum(r["run"] == run.name for r in records) for run in runs}

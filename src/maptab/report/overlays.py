@@ -170,10 +170,13 @@ def render_overlays(
     per_group: int = 3,
     progress: Progress | None = None,
     queries: QueryRecords | None = None,
+    selected: Sequence[Sequence[dict[str, Any]]] | None = None,
 ) -> Overlays:
     """Draw the selected samples of every run into ``out_dir/images``; see module docstring.
     ``progress`` shows the count of pictures drawn (:mod:`maptab.progress`); the samples'
     dataset records come from ``queries`` (a fresh :class:`QueryRecords` by default).
+    ``selected``: each run's :func:`select_samples` for ``per_group``, when the caller has
+    it already.
 
     The pictures of one map are drawn one after the other and its rendering is dropped
     before the next map's (a paper-size map is a 4,000-pixel image, ~50 MB, and each route
@@ -183,7 +186,13 @@ def render_overlays(
     from maptab.score.verified import station_index
 
     result = Overlays()
-    jobs = [(i, run, row) for i, run in enumerate(runs) for row in select_samples(run, per_group)]
+    if selected is None:
+        selected = [select_samples(run, per_group) for run in runs]
+    jobs = [
+        (i, run, row)
+        for i, (run, rows) in enumerate(zip(runs, selected, strict=True))
+        for row in rows
+    ]
     if not jobs:
         return result
     current: tuple[tuple[str, str], Any] | None = None  # (map key, its rendering)
