@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-rl test-integrations bench lint venv clean
 
-$(STAMP): pyproject.toml setup.py src/maptab/_solvercore.c src/maptab/_scorecore.c
+$(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'

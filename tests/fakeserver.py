@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
+import gzip
 import hashlib
 import json
 import threading
@@ -34,7 +35,8 @@ from typing import Any
 class Reply:
     """One scripted reply. ``kind``: ``ok``, ``status`` (HTTP ``status`` with a JSON error
     whose message is ``message``, default ``scripted <status>``), ``drop`` (close the
-    connection without answering) or ``malformed`` (200, not JSON)."""
+    connection without answering) or ``malformed`` (200, not JSON). ``gzip``: send the body
+    gzip-compressed (``Content-Encoding: gzip``)."""
 
     kind: str = "ok"
     text: str = "<answer_begin>1<answer_end>"
@@ -43,6 +45,7 @@ class Reply:
     delay: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
     message: str | None = None
+    gzip: bool = False
 
 
 Responder = Callable[[dict[str, Any], int], Reply]
@@ -162,12 +165,15 @@ class FakeServer:
             "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
         }
-        await _send(writer, 200, payload, reply.headers)
+        headers = {**reply.headers, "Content-Encoding": "gzip"} if reply.gzip else reply.headers
+        await _send(writer, 200, payload, headers)
         return True
 
 
 async def _send(writer, status: int, payload, headers: dict[str, str] | None = None) -> None:
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    if (headers or {}).get("Content-Encoding") == "gzip":
+        data = gzip.compress(data)
     extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
     head = (
         f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from concurrent.futures import Executor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from maptab.costs import Weights
 from maptab.dataset import Dataset
 from maptab.generate.pipeline import PRESETS, Preset, build_benchmark
+from maptab.processes import local_executor
 from maptab.schema import RP_BY_NAME, RP_CATEGORIES, RP_STYLES
 from maptab.solver import brute_force_routes
 from maptab.tables import derive_mix
@@ -40,8 +43,17 @@ def test_same_seed_gives_byte_identical_dataset(tiny: Path, tmp_path: Path) -> N
 
 
 def test_parallel_build_is_identical(tiny: Path, tmp_path: Path) -> None:
+    made: list[int] = []
+
+    def executors(workers: int, initializer: Any = None, initargs: tuple = ()) -> Executor:
+        made.append(workers)
+        return local_executor(workers, initializer, initargs)
+
     parallel = tmp_path / "parallel"
-    build_benchmark(parallel, preset=TINY, seed=7, report_totals=True, workers=2)
+    build_benchmark(
+        parallel, preset=TINY, seed=7, report_totals=True, workers=2, executors=executors
+    )
+    assert made == [2]  # the executor given computed the queries
     assert _files(parallel) == _files(tiny)
 
 

@@ -244,7 +244,7 @@ def test_baselines_do_not_read_messages_and_get_the_question_only(dataset):
         assert lean.meta == rich.meta
         assert len(rich.messages[0]["content"]) == 3  # question, Edge_tab, Vertex_tab
     sample = next(iter(iter_samples(dataset, categories=["time"], limit=1)))
-    sample.row["tables"]["edges"][0] = 10**6
+    sample.record.tables["edges"][0] = 10**6
     with pytest.raises(DatasetError, match="'tables.edges' has a row index out of range"):
         builder.request(sample)
 

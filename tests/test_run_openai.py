@@ -331,3 +331,65 @@ def test_body_is_the_plain_json_encoding_whatever_the_images():
         }
         for _ in range(2):  # the second time from the URL cache
             assert p.body(req) == json.dumps(plain, ensure_ascii=False).encode()
+
+
+def test_gzip_answers_are_decoded():
+    with FakeServer(
+        lambda body, seen: Reply(text="<answer_begin>zip<answer_end>", gzip=True)
+    ) as srv:
+        p = OpenAIProvider("m", base_url=srv.base_url)
+        (out,) = _ask(p, "q")
+    assert not isinstance(out, Exception), out
+    assert out.text == "<answer_begin>zip<answer_end>"
+    assert "gzip" in srv.requests[0]["headers"]["accept-encoding"]
+
+
+def test_timeouts_and_refused_connections_are_named():
+    with FakeServer(lambda body, seen: Reply(delay=0.5)) as srv:
+        p = OpenAIProvider("m", base_url=srv.base_url, timeout=0.1, max_retries=0)
+        (slow,) = _ask(p, "q")
+    assert isinstance(slow, ProviderError) and str(slow) == "timeout"
+    port = srv.port  # nothing listens there any more
+    p = OpenAIProvider("m", base_url=f"http://127.0.0.1:{port}/v1", backoff=0.01, max_retries=1)
+    (refused,) = _ask(p, "q")
+    assert isinstance(refused, ProviderError) and p.attempts == 2
+    assert str(refused).startswith("connection error (ConnectError: ")
+    assert str(refused).endswith("after 2 attempts")
+
+
+def test_proxy_from_the_environment_is_used(monkeypatch):
+    for name in ("http_proxy", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    with FakeServer() as srv:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{srv.port}")
+        p = OpenAIProvider("m", base_url="http://models.invalid/v1")
+        (out,) = _ask(p, "q")
+    assert not isinstance(out, Exception), out
+    assert srv.requests[0]["path"] == "http://models.invalid/v1/chat/completions"
+
+
+def test_bad_base_url_is_a_config_error():
+    for url in ("ftp://host/v1", "localhost:8000/v1", "http:///v1"):
+        with pytest.raises(ProviderConfigError, match="--base-url: base URL must be http"):
+            OpenAIProvider("m", base_url=url)
+
+
+def test_clients_are_made_on_use_closed_at_the_end_and_left_out_of_pickles():
+    import pickle
+
+    with FakeServer(lambda body, seen: Reply(delay=0.02)) as srv:
+        p = OpenAIProvider("m", base_url=srv.base_url, concurrency=6)
+        assert p._clients == []
+        blob = pickle.dumps(p)
+
+        async def main(provider):
+            outs = await asyncio.gather(*(provider.complete(_req(f"q{i}")) for i in range(12)))
+            clients = list(provider._clients)
+            await provider.aclose()
+            return outs, clients
+
+        outs, clients = asyncio.run(main(p))
+        assert len(outs) == 12 and clients and all(c.is_closed for c in clients)
+        assert p._clients == [] and srv.max_in_flight == 6
+        again, _ = asyncio.run(main(pickle.loads(blob)))  # a copy made before use works
+    assert [o.text for o in again] == [o.text for o in outs]

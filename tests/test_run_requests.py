@@ -206,39 +206,36 @@ def test_select_then_load_gives_the_samples_of_one_pass(ds):
     assert [s.id for s in data.load(some)] == [r.id for r in some]
 
 
-def test_each_selected_row_is_checked_once(ds, monkeypatch):
+def test_select_reads_each_row_once_and_load_only_the_selected_ones(ds, monkeypatch):
     import maptab.dataset
-    import maptab.schema
 
-    checked = []
-    real = maptab.schema.check_fields
+    selected, loaded_rows = [], []
+    reader, row = maptab.dataset.row_reader, maptab.dataset._row
 
-    def check(cls, row):
-        if "id" in row:  # a row, not one of its nested parts
-            checked.append(row)
-        return real(cls, row)
+    def counted_reader(kind):
+        inner = reader(kind)
 
-    monkeypatch.setattr(maptab.schema, "check_fields", check)
-    fast = maptab.schema.row_checker
-
-    def checker(cls):  # the fast check of the built-in kinds' rows (select)
-        decode = fast(cls)
-        if decode is None:
-            return None
-
-        def counted(line):
-            checked.append(line)
-            return decode(line)
+        def counted(line, where):
+            selected.append(where)
+            return inner(line, where)
 
         return counted
 
-    monkeypatch.setattr(maptab.dataset, "row_checker", checker)
+    def counted_row(line, path, n):
+        loaded_rows.append(n)
+        return row(line, path, n)
+
+    monkeypatch.setattr(maptab.dataset, "row_reader", counted_reader)
+    monkeypatch.setattr(maptab.dataset, "_row", counted_row)
     data = Dataset(ds)
     refs = list(data.select())
-    assert len(checked) == 8 + 2 + 2  # the rows, not the samples (reasonmap: two each)
+    assert len(selected) == 8 + 2 + 2 and not loaded_rows  # rows, not samples (reasonmap: 2)
     loaded = list(data.load(refs))
-    assert len(loaded) == 8 + 2 + 2 * 2 and len(checked) == 12
-    assert [s.id for s in data.samples()] == [s.id for s in loaded] and len(checked) == 24
+    assert len(loaded) == 8 + 2 + 2 * 2 and len(loaded_rows) == 12  # a row once for its variants
+    some = refs[1::3]
+    assert [s.id for s in data.load(some)] == [r.id for r in some]
+    assert len(loaded_rows) == 12 + len({(r.kind, r.offset) for r in some})
+    assert [s.id for s in data.samples()] == [s.id for s in loaded] and len(selected) == 12
 
 
 def test_other_split_rows_are_skipped_unchecked_and_a_changed_file_is_an_error(ds):

@@ -99,13 +99,9 @@ def test_rerun_with_other_settings_is_refused(ds, tmp_path):
 
 
 def test_oracle_answers_every_rp_and_qa_sample_with_its_gold(ds, tmp_path):
-    import gc
-
     out = tmp_path / "oracle"
-    thresholds = gc.get_threshold()
     s = run(ds, make_provider("oracle"), out, progress=False)
     assert s.errors == 0
-    assert gc.get_threshold() == thresholds  # raised during the run only
     gold = {}
     for name in ("rp", "qa", "reasonmap"):
         for line in (ds / f"{name}.jsonl").read_text().splitlines():

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import fields
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from msgspec.structs import fields
 
 from maptab.run.store import PredictionStore, StoreError
 from maptab.schema import Prediction, PredictionLines

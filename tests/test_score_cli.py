@@ -250,13 +250,12 @@ def test_cli_writes_scores_and_summary(run_dir: Path) -> None:
     assert summary == score_run(run_dir, progress=False)  # deterministic
 
 
-def test_the_console_script_ends_without_teardown_after_writing_everything(
+def test_the_console_script_writes_everything_and_exits_with_its_status(
     tmp_path: Path, run_dir: Path
 ) -> None:
-    """``maptab score`` through the console entry point (``main``) ends with ``os._exit``
-    once scored (maptab.cli.app.skip_teardown): its output still arrives whole through a
-    pipe, its files are complete and the same as an in-process run's; a failing command
-    exits as before."""
+    """``maptab score`` through the console entry point (``main``): its output arrives whole
+    through a pipe, its files are complete and the same as an in-process run's, and it exits
+    0; a failing command exits 1."""
     import subprocess
     import sys
 

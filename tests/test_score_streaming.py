@@ -340,7 +340,7 @@ def test_an_answered_row_is_checked_in_full(tmp_path: Path, dataset: Path) -> No
         if len(preds) < len(answered):
             rows, _ = score_predictions(dataset, matched, verify=False)
             assert [r["id"] for r in rows] == [p.id for p in preds]
-    with pytest.raises(ScoreError, match=r"rp\.jsonl:4: not valid JSON \('utf-8' codec"):
+    with pytest.raises(ScoreError, match=r"rp\.jsonl:4: not UTF-8 text \(invalid start byte\)"):
         score_predictions(dataset, matched, verify=False)
 
 
@@ -408,6 +408,33 @@ def test_worker_processes_score_as_this_process_does(tmp_path: Path, dataset: Pa
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 
+def test_a_score_pool_takes_its_workers_from_the_executor_factory_given(
+    dataset: Path,  # noqa: F811
+) -> None:
+    from maptab.dataset import Dataset
+    from maptab.processes import local_executor
+    from maptab.score.workers import InlineScorer, ScorePool
+
+    made = []
+
+    def executors(workers, initializer=None, initargs=()):
+        made.append(workers)
+        return local_executor(workers, initializer, initargs)
+
+    jobs, at = [], 0
+    for n, line in enumerate((dataset / "rp.jsonl").read_bytes().splitlines(keepends=True), 1):
+        rid = json.loads(line)["id"]
+        jobs.append((rid, "rp", rid, "", "Alpha-Delta", (at, len(line), n), True))
+        at += len(line)
+    with ScorePool(dataset, 2, text=True, executors=executors) as pool:
+        assert made == [2]
+        pooled = pool.results(pool.submit(jobs))
+    with InlineScorer(Dataset(dataset), text=True) as inline:
+        rows = inline.results(inline.submit(jobs))
+    assert len(rows) == len(jobs) > 1
+    assert [(dict(r), t) for r, t in pooled] == [(dict(r), t) for r, t in rows]
+
+
 def test_a_worker_names_the_broken_row(dataset: Path) -> None:  # noqa: F811
     rp = dataset / "rp.jsonl"
     lines = rp.read_text(encoding="utf-8").splitlines()
@@ -431,65 +458,6 @@ def test_a_worker_that_stops_is_a_one_line_error(tmp_path: Path) -> None:
         pool.close()
 
 
-def test_fewer_collections_raises_and_restores_the_thresholds() -> None:
-    import gc
-
-    from maptab.cache import fewer_collections
-
-    before = gc.get_threshold()
-    with fewer_collections():
-        assert all(a >= b for a, b in zip(gc.get_threshold(), before, strict=True))
-        assert gc.get_threshold()[0] >= 50_000 and gc.isenabled()
-    assert gc.get_threshold() == before
-    with pytest.raises(ValueError), fewer_collections():
-        raise ValueError("inside")
-    assert gc.get_threshold() == before
-
-
-def test_no_collections_turns_the_collector_off_and_back() -> None:
-    import gc
-
-    from maptab.cache import no_collections
-
-    assert gc.isenabled()
-    with no_collections():
-        assert not gc.isenabled()
-        with no_collections():  # nested: the outer block's state comes back
-            assert not gc.isenabled()
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    with pytest.raises(ValueError), no_collections():
-        raise ValueError("inside")
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with no_collections():
-            pass
-        assert not gc.isenabled()  # it was off before: it stays off
-    finally:
-        gc.enable()
-    # what the block kept is aged into the oldest generation, nothing stays frozen, and
-    # objects a caller froze stay frozen
-    assert gc.get_freeze_count() == 0
-    with no_collections():
-        kept = [[i] for i in range(1000)]
-    assert gc.get_freeze_count() == 0
-    assert any(o is kept for o in gc.get_objects(generation=2))
-    gc.freeze()
-    try:
-        frozen = gc.get_freeze_count()
-        with no_collections():
-            kept.append([])
-        # neither unfrozen (the count would be 0, or the frozen list back in a generation)
-        # nor frozen again (the count would have grown by what the block made); frozen
-        # objects that another thread of this process frees meanwhile lower the count (seen
-        # in CI: 2 fewer), so it is not compared for equality
-        assert 0 < gc.get_freeze_count() <= frozen
-        assert not any(o is kept for o in gc.get_objects())
-    finally:
-        gc.unfreeze()
-
-
 # answers of every shape for each kind: right, wrong, malformed, tags without content,
 # unknown stations, repeated stations, control characters, long text
 _HOSTILE = [
@@ -506,59 +474,23 @@ _HOSTILE = [
 ]
 
 
-def test_scoring_forms_no_reference_cycles_per_answer(tmp_path: Path, dataset: Path) -> None:  # noqa: F811
-    """Scoring turns the cyclic garbage collector off (maptab.cache.no_collections), which
-    is only safe while the answers form no reference cycles: scoring every kind's right,
-    wrong and malformed answers from a run folder, from another tool's results file and in
-    memory (in this process and through worker processes, many windows) leaves as many
-    objects for the collector with twelve times the answers (each text new) as with one
-    (a call's own few: ``json.dumps`` with ``indent`` builds its encoder from closures)."""
-    import gc
-    from collections import Counter
-
+def test_answers_of_every_shape_score_alike_in_workers(dataset: Path) -> None:  # noqa: F811
+    """Right, wrong and malformed answers of every kind give the same rows and summary in
+    this process and through worker processes (many windows)."""
     import maptab.score.scorer as scorer_module
-    from maptab.score.scorer import load_external_results
 
-    once = predictions() + [
+    preds = predictions() + [
         Prediction(p.id, p.kind, text) for p in predictions() for text in _HOSTILE
     ]
-
-    def cycles(preds: list[Prediction], name: str) -> tuple[int, Counter]:
-        run = tmp_path / name
-        run.mkdir()
-        (run / "run.json").write_text(json.dumps({"dataset": str(dataset), "model": "m"}))
-        (run / "predictions.jsonl").write_text(
-            "".join(json.dumps(p.to_dict()) + "\n" for p in preds), encoding="utf-8"
-        )
-        results = run / "results.json"
-        results.write_text(json.dumps([{"id": p.id, "response": p.response} for p in preds]))
-        gc.collect()
-        gc.disable()
-        window = scorer_module._WINDOW
-        scorer_module._WINDOW = 16  # many windows through the worker processes
-        try:
-            score_predictions(dataset, preds)
-            score_predictions(dataset, preds, workers=2)
-            score_run(run)
-            external = load_external_results(results, dataset)
-            score_run(run / "external", dataset_dir=dataset, predictions=external)
-            gc.set_debug(gc.DEBUG_SAVEALL)
-            found = gc.collect()
-            kinds = Counter(type(o).__name__ for o in gc.garbage)
-        finally:
-            scorer_module._WINDOW = window
-            gc.set_debug(0)
-            gc.garbage.clear()
-            gc.enable()
-        return found, kinds
-
-    # distinct texts: an answer read before is remembered, not read again
-    many = [Prediction(p.id, p.kind, f"Take {i}. {p.response}") for i in range(12) for p in once]
-    cycles(once, "warm")  # imports and first-use memos may make cycles once
-    one, _ = cycles(once, "one")
-    more, kinds = cycles(many, "many")
-    assert len(once) == 99
-    assert more == one, f"{more - one} more objects in cycles with 12x the answers: {kinds}"
+    assert len(preds) == 99
+    inline = score_predictions(dataset, preds)
+    window = scorer_module._WINDOW
+    scorer_module._WINDOW = 16
+    try:
+        pooled = score_predictions(dataset, preds, workers=2)
+    finally:
+        scorer_module._WINDOW = window
+    assert pooled == inline
 
 
 _ABSENT = object()

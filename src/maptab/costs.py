@@ -45,7 +45,6 @@ import numpy as np
 
 from maptab.cache import IdentityCache
 from maptab.errors import MaptabError
-from maptab.native import core as _native
 from maptab.network import Edge, Network
 from maptab.rounding import round_half_up
 
@@ -77,15 +76,8 @@ def weigh(columns: Sequence[Any], weights: Sequence[float]) -> Any:
     return ((t * wt + p * wp) + c * wc) + r * wr
 
 
-def weigh_rows(columns: Sequence[np.ndarray], weights: Sequence[float]) -> Sequence[float]:
-    """``weigh(columns, weights).tolist()``: the weighted sum of every row as a sequence of
-    floats. Where :mod:`maptab.native` has its module it is computed in C (the same floats:
-    each product and sum rounded as numpy rounds it, tested) and returned as that module's
-    ``Floats``, one C array that the C searches read as it is and Python indexes, slices and
-    compares like a list (a weight vector then costs no float object per item or arc);
-    elsewhere it is the list."""
-    if _native is not None:
-        return _native.weigh(columns, weights)
+def weigh_rows(columns: Sequence[np.ndarray], weights: Sequence[float]) -> list[float]:
+    """The weighted sum of every row (:func:`weigh`) as a list of floats."""
     return weigh(columns, weights).tolist()
 
 
@@ -347,23 +339,8 @@ def optimal_assignments(
 
     Layered dynamic programme over hop options: forward/backward optimal costs select the
     J-tight transitions; forward/backward transfer counts on those select the fewest-transfer
-    transitions; markings are collected over what remains. Computed in C where
-    :mod:`maptab.native` has its module (the same floats and markings, tested), else by
-    :func:`_optimal_assignments`.
+    transitions; markings are collected over what remains.
     """
-    if _native is not None:
-        got = _native.assignments(
-            table.hops, path, costs.leave, costs.dest, costs.transfer, costs.edge, REL_TOL
-        )
-        if got is not None:
-            return got[0], [Marking(ls, m) for ls, m in got[1]]
-    return _optimal_assignments(table, costs, path)
-
-
-def _optimal_assignments(
-    table: CostTable, costs: WeightedCosts, path: Sequence[int]
-) -> tuple[float, list[Marking]]:
-    """:func:`optimal_assignments` in Python (the C module's twin)."""
     k = len(path) - 1
     opts = list(map(table.hops.__getitem__, itertools.pairwise(path)))
     edges = table.network.edges

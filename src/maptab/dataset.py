@@ -34,9 +34,8 @@ import io
 import json
 import os
 import shutil
-import sys
 from collections.abc import Callable, Collection, Iterable, Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -49,19 +48,15 @@ from maptab.limits import MAX_TABLE_BYTES, loads_json, open_regular, read_bytes,
 from maptab.network import Network
 from maptab.schema import (
     SCHEMA_VERSION,
+    Number,
     QAQuery,
     ReasonMapQuestion,
     RecordError,
     RPQuery,
-    check_fields,
-    decoded_row_checker,
     jsonl_byte_lines,
+    line_decoder,
     line_text,
-    read_jsonl_lines,
-    read_jsonl_offsets,
-    row_checker,
-    rows_checked,
-    strict_row_decoder,
+    row_decoder,
 )
 from maptab.tasks.base import TaskKind, all_kinds
 from maptab.tasks.base import get as get_kind
@@ -164,8 +159,7 @@ def _sha256(path: Path) -> str:
     return digest
 
 
-@dataclass(slots=True)
-class MapEntry:
+class MapEntry(msgspec.Struct):
     """One map of a dataset, as listed in the manifest."""
 
     id: str
@@ -173,7 +167,7 @@ class MapEntry:
     difficulty: str
     split: str
     language: str = "en"
-    difficulty_score: float = 0.0
+    difficulty_score: Number = 0.0
     source: str = "synthetic"
 
     def to_dict(self) -> dict[str, Any]:
@@ -189,8 +183,9 @@ class MapEntry:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> MapEntry:
-        """The entry of a manifest ``maps`` item; keys this version does not know are ignored."""
-        return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
+        """The entry of a manifest ``maps`` item; keys this version does not know are ignored.
+        Raises :class:`~maptab.schema.RecordError` naming a field of the wrong type."""
+        return row_decoder(cls)(d)
 
 
 @dataclass
@@ -572,7 +567,10 @@ class Dataset:
         if not self.has(name):
             return
         path = self.file(name)
-        for n, row in read_jsonl_lines(path):
+        for n, _, line in jsonl_byte_lines(path, error=DatasetError):
+            row = _row(line, path, n)
+            if row is _BLANK:
+                continue
             try:
                 record = task.decode(row)
             except RecordError as exc:
@@ -637,10 +635,9 @@ class Dataset:
 
     def load(self, refs: Iterable[SampleRef]) -> Iterator[Sample]:
         """The samples at ``refs`` (from :meth:`select`), read back by offset: only these
-        rows are read, the row of a kind with several variants once for all of them. The
-        rows were checked by :meth:`select` and are not checked again
-        (:func:`maptab.schema.rows_checked`): a file changed since is an error."""
-        files: dict[str, tuple[IO[bytes], Path, TaskKind, tuple[int, int, int], Any]] = {}
+        rows are read, the row of a kind with several variants once for all of them. A
+        file changed since :meth:`select` read it is an error."""
+        files: dict[str, tuple[IO[bytes], Path, TaskKind, tuple[int, int, int]]] = {}
         last: tuple[str, int, dict[str, Any], Any] | None = None
         try:
             for ref in refs:
@@ -649,11 +646,9 @@ class Dataset:
                         task = get_kind(ref.kind)
                         path = self.file(task.query_file)
                         fh = open_regular(path, binary=True, error=DatasetError)
-                        fast = _fast_paths(task)
-                        trusted = fast[1] if fast is not None else None
                         version = _version(os.fstat(fh.fileno()))
-                        files[ref.kind] = (fh, path, task, version, trusted)
-                    fh, path, task, version, trusted = files[ref.kind]
+                        files[ref.kind] = (fh, path, task, version)
+                    fh, path, task, version = files[ref.kind]
                     if ref.version != version:
                         raise DatasetError(
                             f"{path}: changed since its samples were chosen; run again"
@@ -662,16 +657,13 @@ class Dataset:
                         fh.seek(ref.offset)
                     row = _row(fh.readline(), path, ref.line)
                     try:
-                        if trusted is not None and type(row) is dict:
-                            record = trusted(row)  # the kind's decode of a checked row
-                        else:
-                            with rows_checked():  # select() checked the row in this version
-                                record = task.decode(row)
+                        record = None if row is _BLANK else task.decode(row)
                     except RecordError as exc:
                         raise DatasetError(f"{path}:{ref.line}: {exc}") from None
-                    if (task.split_id(ref.id) or ("",))[0] != record.id:
+                    held = None if record is None else record.id
+                    if (task.split_id(ref.id) or ("",))[0] != held:
                         raise DatasetError(
-                            f"{path}:{ref.line}: holds {record.id!r}, not {ref.id!r} "
+                            f"{path}:{ref.line}: holds {held!r}, not {ref.id!r} "
                             "(the file changed during the run)"
                         )
                     last = (ref.kind, ref.offset, row, record)
@@ -691,12 +683,10 @@ class Dataset:
     ) -> Iterator[tuple[str, int, int, Any, Any, str, str]]:
         """``(kind, line, offset, row, record, sample id, variant)`` of each selected sample
         (:meth:`samples`); ``versions`` receives each query file's version as it is read.
-
-        With ``light`` (:meth:`select`, which keeps neither), a row of a built-in kind is
-        checked by :func:`maptab.schema.row_checker`, and ``row`` is ``None`` and ``record``
-        the checker's struct (its ``id``, ``split`` and fields the selectors read); a line
-        that check refuses is read the full way (``json.loads`` values, the kind's
-        ``decode``), which names its problem or accepts it."""
+        A row is decoded to its JSON value and checked by the kind's ``decode``; with
+        ``light`` (:meth:`select`, which keeps no row) it is read by :func:`row_reader`,
+        straight into its record, and ``row`` is ``None``. With ``split``, a row that names
+        another split is skipped unchecked."""
         kinds = all_kinds()
         whole, picks = _parse_selectors(kinds, categories)
         any_sel = bool(whole or picks)
@@ -713,26 +703,22 @@ class Dataset:
             path = self.file(kind.query_file)
             if versions is not None:
                 versions[kind.name] = _version(path.stat())
-            fast = _fast_paths(kind) if light else None
-            check = fast[0] if fast is not None else None
-            rows = (
-                read_jsonl_offsets(path, error=DatasetError)
-                if check is None
-                else _checked_rows(path, check)
-            )
-            for n, offset, row in rows:
-                if type(row) is tuple:  # (struct,): a row the fast check accepted
-                    record, row = row[0], None
-                else:
-                    if split is not None and type(row) is dict:
-                        other = row.get("split")
-                        if type(other) is str and other != split:
+            read = row_reader(kind) if light else None
+            for n, offset, line in jsonl_byte_lines(path, error=DatasetError):
+                row = None
+                try:
+                    if read is not None:
+                        record = read(line, f"{path}:{n}")
+                    else:
+                        row = _row(line, path, n)
+                        if row is _BLANK or (split is not None and _other_split(row, split)):
                             continue
-                    try:
                         record = kind.decode(row)
-                    except RecordError as exc:
-                        raise DatasetError(f"{self.root / kind.query_file}:{n}: {exc}") from None
-                if split is not None and record.split != split:
+                except RecordError as exc:
+                    if split is not None and _other_split(row or _row(line, path, n), split):
+                        continue
+                    raise DatasetError(f"{self.root / kind.query_file}:{n}: {exc}") from None
+                if record is None or (split is not None and record.split != split):
                     continue
                 if any_sel and kind.name not in whole and not any(p(record) for p in mine):
                     continue
@@ -841,100 +827,77 @@ def _fields_checked(
     return values  # type: ignore[return-value]
 
 
-def _fast_paths(kind: TaskKind) -> tuple[Callable[[bytes], Any], Callable[[Any], Any]] | None:
-    """For a kind that decodes its rows with a built-in ``decode`` (not one registered in
-    its place, which keeps its own checks): the fast check of its rows
-    (:func:`maptab.schema.row_checker`, :meth:`Dataset.select`) and the record of a row
-    already checked in this file version (what ``decode`` returns inside
-    :func:`maptab.schema.rows_checked`, without the context switch per row;
-    :meth:`Dataset.load`)."""
-    # the built-in kind's module, loaded by the registry (not imported here: tasks sit
-    # above the domain); a kind registered in its place has another decode
-    module = sys.modules.get(f"maptab.tasks.{kind.name}")
-    if module is None or getattr(module, "decode", None) is not kind.decode:
-        return None
-    check = row_checker(kind.record)
-    return None if check is None else (check, kind.record.from_dict)
+def row_reader(kind: TaskKind) -> Callable[[bytes, str], Any]:
+    """``read(line, where)``: the record of one JSONL line (bytes) of ``kind``'s query file,
+    as ``kind.decode`` makes it from the line's JSON value; ``None`` for a blank line. A
+    line that is not UTF-8 text or not JSON raises :class:`DatasetError` naming ``where``;
+    a row ``kind.decode`` refuses raises its :class:`~maptab.schema.RecordError` (the
+    caller names file and line). For readers that keep no row (:meth:`Dataset.select`,
+    the scorer): a kind whose ``decode`` is :func:`maptab.schema.row_decoder` of its record
+    class (the built-in kinds) has its lines decoded by msgspec straight into the record
+    (:func:`maptab.schema.line_decoder`), with the same checks and messages; any other
+    kind's ``decode`` gets the JSON value."""
+    if kind.decode is row_decoder(kind.record):
+        typed = line_decoder(kind.record)
+        return lambda line, where: typed(line, where, DatasetError)
+    decode = kind.decode
+
+    def read(line: bytes, where: str) -> Any:
+        if not line.strip():
+            return None
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"{where}: not UTF-8 text ({exc.reason})") from None
+        if not text.strip():
+            return None
+        return decode(loads_json(text, where, error=DatasetError))
+
+    return read
 
 
 def record_decoder(kind: TaskKind) -> Callable[[bytes, str], Any]:
     """``decode(line, where)``: the record of one JSONL row (bytes) of ``kind``'s query
-    file, as ``kind.decode(json.loads(line))`` gives it, every failure a
-    :class:`DatasetError` naming ``where``. Used by the scorer, which reads rows nobody
-    checked before. For a built-in kind, a row is tried in this order:
-
-    * decoded straight into its record (:func:`maptab.schema.strict_row_decoder`: about 12
-      µs a 2.7 KB RP row), unless it has a key the record does not read, or a value that
-      check refuses;
-    * decoded by msgspec, then checked as a dict (:func:`maptab.schema.decoded_row_checker`)
-      and built from it (about 30 µs);
-    * a line msgspec does not decode (``NaN``, ``1e400``…), or a row either check refuses:
-      ``json.loads`` and the full check, which names the problem or accepts the row."""
-    fast = _fast_paths(kind)
-    strict = strict_row_decoder(kind.record) if fast is not None else None
-    checked = decoded_row_checker(kind.record) if fast is not None else None
+    file (:func:`row_reader`), every failure a :class:`DatasetError` naming ``where``. Used
+    by the scorer and :meth:`Dataset.records_of`, which read single rows by offset."""
+    read = row_reader(kind)
 
     def decode(line: bytes, where: str) -> Any:
-        if strict is not None:
-            try:
-                return strict(line)
-            except (msgspec.DecodeError, ValueError, RecursionError):
-                pass  # decoded again below, where a problem is named
         try:
-            row = _DECODE_ROW(line)  # every string's UTF-8 checked
-        except (msgspec.DecodeError, ValueError, RecursionError):
-            row = loads_json(line, where, error=DatasetError)  # json's value or error
-        else:
-            if checked is not None and type(row) is dict:
-                try:
-                    checked(row)
-                except msgspec.ValidationError:
-                    pass  # the full check names the problem
-                else:
-                    return fast[1](row)  # type: ignore[index]
-        try:
-            return kind.decode(row)
+            record = read(line, where)
         except RecordError as exc:
             raise DatasetError(f"{where}: {exc}") from None
+        if record is None:
+            loads_json(line, where, error=DatasetError)  # raises: a blank line is no row
+        return record
 
     return decode
 
 
-def _checked_rows(path: Path, check: Callable[[bytes], Any]) -> Iterator[tuple[int, int, Any]]:
-    """``(line number, byte offset, value)`` of each non-blank line of the JSONL file
-    ``path``, as :func:`maptab.schema.read_jsonl_offsets` gives them, except that a line
-    ``check`` accepts is ``(struct,)`` (a tuple: no JSON value is one), not decoded again."""
-    for n, start, line in jsonl_byte_lines(path, error=DatasetError):
-        try:
-            struct = check(line)
-        except (msgspec.DecodeError, ValueError, RecursionError):
-            pass
-        else:
-            yield n, start, (struct,)
-            continue
-        text = line_text(line, path, n, error=DatasetError)
-        if text is not None:
-            yield n, start, loads_json(text, f"{path}:{n}", error=DatasetError)
+def _other_split(row: Any, split: str) -> bool:
+    """Whether ``row`` names a split other than ``split``."""
+    other = row.get("split") if type(row) is dict else None
+    return type(other) is str and other != split
 
 
 def _version(st: os.stat_result) -> tuple[int, int, int]:
     return st.st_size, st.st_mtime_ns, st.st_ino
 
 
+_BLANK = object()
+
+
 def _row(line: bytes, path: Path, n: int) -> Any:
-    """The JSON value of line ``n`` of ``path`` (its bytes), or a one-line error. The bytes
-    go to msgspec as they are (it checks the UTF-8 of every string it decodes; 3 µs a row
-    less than decoding the text first); what it refuses is read as text by
-    :func:`~maptab.limits.loads_json`, whose values and errors are json's."""
+    """The JSON value of line ``n`` of ``path`` (its bytes), ``_BLANK`` for a blank line,
+    or a one-line error. The bytes go to msgspec as they are (it checks the UTF-8 of every
+    string it decodes; 3 µs a row less than decoding the text first); what it refuses is
+    read as text by :func:`~maptab.limits.loads_json`, whose values and errors are json's."""
     try:
         return _DECODE_ROW(line)
     except (msgspec.DecodeError, ValueError, RecursionError):
         pass
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{path}:{n}: not UTF-8 text ({exc.reason})") from None
-    return loads_json(text, f"{path}:{n}", error=DatasetError)
+    text = line_text(line, path, n, error=DatasetError)
+    return _BLANK if text is None else loads_json(text, f"{path}:{n}", error=DatasetError)
 
 
 def _interrupted(root: Path) -> str:
@@ -963,12 +926,13 @@ def check_manifest(data: Any, path: Path) -> dict[str, Any]:
         raise DatasetError(f"{path}: 'maps' must be a list, found {type(maps).__name__}")
     seen: set[str] = set()
     for i, m in enumerate(maps):
-        problem = check_fields(MapEntry, m)
-        if problem is None and m["id"] in seen:
-            problem = f"duplicate map id {m['id']!r}"
-        if problem:
-            raise DatasetError(f"{path}: maps[{i}]: {problem}")
-        seen.add(m["id"])
+        try:
+            entry = MapEntry.from_dict(m)
+        except RecordError as exc:
+            raise DatasetError(f"{path}: maps[{i}]: {exc}") from None
+        if entry.id in seen:
+            raise DatasetError(f"{path}: maps[{i}]: duplicate map id {entry.id!r}")
+        seen.add(entry.id)
     files = data.setdefault("files", {})
     if not isinstance(files, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in files.items()

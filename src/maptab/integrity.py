@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maptab.dataset import TABLE_FILES, Dataset, DatasetError, read_table
+from maptab.dataset import TABLE_FILES, Dataset, DatasetError, json_object, read_table, row_reader
 from maptab.network import Network
-from maptab.schema import RecordError, read_jsonl_lines
-from maptab.tasks.base import TaskKind, all_kinds
+from maptab.schema import RecordError, jsonl_byte_lines
+from maptab.tasks.base import all_kinds
 
 MAX_PROBLEMS = 200
 """Problems reported before the check stops (a broken file would otherwise list every row)."""
@@ -96,17 +96,28 @@ def validate_dataset(root: str | Path, *, sample: int = 200, seed: int = 0) -> D
         if not ds.has(name):
             continue
         try:
-            for n, row in read_jsonl_lines(ds.file(name)):
+            path = ds.file(name)
+            read = row_reader(kind)
+            for n, _, line in jsonl_byte_lines(path, error=DatasetError):
+                where = f"{ds.root / name}:{n}"
+                try:
+                    record = read(line, f"{path}:{n}")
+                except RecordError as exc:
+                    report.records += 1
+                    report.add(f"{where}: {exc}")
+                    continue
+                if record is None:
+                    continue
                 report.records += 1
-                record = _check_record(ds, kind, row, rows, f"{ds.root / name}:{n}", report)
+                if not _check_record(ds, record, rows, where, report):
+                    continue
                 if (
-                    record is not None
-                    and kind.name in picked
-                    and kind.label_checkable(row)
+                    kind.name in picked
                     and record.id not in skip
+                    and kind.label_checkable(json_object(line, f"{path}:{n}"))
                 ):
-                    picked[kind.name].offer((f"{ds.root / name}:{n}", record))
-        except (DatasetError, RecordError) as exc:
+                    picked[kind.name].offer((where, record))
+        except DatasetError as exc:
             report.add(str(exc))
     for kind in kinds:
         for where, record in picked[kind.name].items if kind.name in picked else ():
@@ -134,21 +145,16 @@ def _check_tables(ds: Dataset, map_id: str, report: DatasetReport) -> dict[str, 
 
 def _check_record(
     ds: Dataset,
-    kind: TaskKind,
-    row: Any,
+    record: Any,
     table_rows: dict[str, int | None],
     where: str,
     report: DatasetReport,
-) -> Any:
-    """The record of a row, or ``None`` after reporting its problem."""
-    try:
-        record = kind.decode(row)
-    except RecordError as exc:
-        report.add(f"{where}: {exc}")
-        return None
+) -> bool:
+    """Whether a record's map is in the manifest (its table row indices are checked
+    too); a problem is reported."""
     if record.map_id not in ds.maps:
         report.add(f"{where}: map {record.map_id!r} is not in the manifest")
-        return None
+        return False
     for table, order in getattr(record, "tables", {}).items():
         key = f"{record.map_id}/{table}"
         count = table_rows.get(key)
@@ -156,4 +162,4 @@ def _check_record(
             report.add(f"{where}: field 'tables': unknown table {table!r}")
         elif count is not None and any(not 0 <= i < count for i in order):
             report.add(f"{where}: field 'tables.{table}': a row index is out of range")
-    return record
+    return True

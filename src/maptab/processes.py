@@ -1,9 +1,14 @@
-"""How many worker processes a CPU-bound stage uses by default (``--jobs 0``; issue 16).
+"""Worker processes: how many a stage uses, and the one way to start and stop them.
 
-``maptab score`` and ``maptab run`` (in-process models) can spread their work over worker
-processes; both choose the count the same way: one per CPU this process may use, at most 8,
-and only for :data:`POOL_MIN` items or more (below that, starting the workers costs about
-as much as they save). :func:`worker_pool` starts the workers of both.
+Every stage that spreads work over processes (``maptab build``'s queries, ``maptab run
+--jobs``, ``maptab score --jobs``) gets a :class:`concurrent.futures.Executor` from an
+:class:`ExecutorFactory` (by default :func:`local_executor`: processes on this machine) and
+ends it with :func:`stop_executor`, or both at once with :func:`worker_processes`. Results
+are collected in submission order, so they never depend on which worker finishes first.
+
+The count follows one rule (:func:`workers_for`): one worker per CPU this process may use,
+at most 8 (:func:`default_workers`), and only for :data:`POOL_MIN` items or more (below
+that, starting the workers costs about as much as they save).
 """
 
 from __future__ import annotations
@@ -11,14 +16,28 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import contextmanager, suppress
+from multiprocessing.connection import Connection
+from typing import Any, Protocol
 
-__all__ = ["POOL_MIN", "default_workers", "worker_pool", "workers_for"]
+__all__ = [
+    "POOL_MIN",
+    "ExecutorFactory",
+    "LocalExecutor",
+    "default_workers",
+    "local_executor",
+    "stop_executor",
+    "worker_processes",
+    "workers_for",
+]
 
 POOL_MIN = 20_000
 """Items (predictions to score, samples to answer) from which ``--jobs 0`` starts workers."""
+
+Initializer = Callable[..., object]
 
 
 def default_workers() -> int:
@@ -38,37 +57,131 @@ def workers_for(jobs: int | None, items: int) -> int:
     return default_workers() if items >= POOL_MIN else 1
 
 
-def _started() -> None:
-    return None
+class ExecutorFactory(Protocol):
+    """Makes the executor of a stage: ``workers`` workers, each running
+    ``initializer(*initargs)`` once before its first task (tasks rely on what it sets up).
+
+    An executor that can end its running tasks at once offers ``terminate_workers()``
+    (:func:`stop_executor` calls it when a stage fails or is interrupted)."""
+
+    def __call__(
+        self, workers: int, initializer: Initializer | None = None, initargs: tuple[Any, ...] = ()
+    ) -> Executor: ...
 
 
-def _initialize(initializer: Callable[..., None], initargs: tuple[Any, ...]) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's (worker_pool)
-    initializer(*initargs)
+class LocalExecutor(ProcessPoolExecutor):
+    """A :class:`~concurrent.futures.ProcessPoolExecutor` whose workers end as soon as
+    :meth:`terminate_workers` is called or this process ends, however it ends.
+
+    Each worker watches a pipe that only this process can write to; when the pipe closes
+    (:meth:`terminate_workers`, or the exit or death of this process) the worker kills
+    itself, whatever task it is running."""
+
+    def __init__(
+        self, workers: int, initializer: Initializer | None = None, initargs: tuple[Any, ...] = ()
+    ) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._lifeline_reader, self._lifeline_writer = context.Pipe(duplex=False)
+        super().__init__(
+            workers,
+            mp_context=context,
+            initializer=_start_worker,
+            initargs=(self._lifeline_reader, initializer, initargs),
+        )
+
+    def terminate_workers(self) -> None:
+        """End every worker now: queued tasks are cancelled, running ones are lost; returns
+        once the workers have exited."""
+        self._cut_lifeline()
+        self.shutdown(wait=True, cancel_futures=True)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        super().shutdown(wait=wait, cancel_futures=cancel_futures)
+        if wait:  # every worker has exited
+            self._cut_lifeline()
+
+    def _cut_lifeline(self) -> None:
+        self._lifeline_writer.close()
+        self._lifeline_reader.close()
 
 
-def worker_pool(
-    workers: int, initializer: Callable[..., None], initargs: tuple[Any, ...]
-) -> ProcessPoolExecutor:
-    """``workers`` processes, started now with ``spawn`` (alike on every platform, never
-    forking a threaded parent), each running ``initializer(*initargs)`` first.
+def local_executor(
+    workers: int, initializer: Initializer | None = None, initargs: tuple[Any, ...] = ()
+) -> LocalExecutor:
+    """``workers`` processes on this machine (:class:`LocalExecutor`), all started now with
+    ``spawn`` (alike on every platform, never forking a threaded parent).
 
     Workers leave Ctrl-C to the parent, which stops them (a terminal sends it to the whole
     process group), so an interrupted command prints its one line, not a traceback per
-    worker: they are started with SIGINT blocked (a signal mask is inherited), and ignore it
-    from their first step on. A Ctrl-C to the parent meanwhile waits and is delivered after."""
-    pool = ProcessPoolExecutor(
-        workers,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_initialize,
-        initargs=(initializer, initargs),
-    )
+    worker: they start with SIGINT blocked (a signal mask is inherited) and ignore it from
+    their first step on."""
+    executor = LocalExecutor(workers, initializer, initargs)
     mask = getattr(signal, "pthread_sigmask", None)
     before = mask(signal.SIG_BLOCK, {signal.SIGINT}) if mask else None
     try:
         for _ in range(workers):  # a burst of tasks starts every worker now
-            pool.submit(_started)
+            executor.submit(_started)
+    except BaseException:
+        executor.terminate_workers()
+        raise
     finally:
         if mask:
             mask(signal.SIG_SETMASK, before)
-    return pool
+    return executor
+
+
+def stop_executor(executor: Executor, *, now: bool = False) -> None:
+    """Stop ``executor``, returning when its workers are done.
+
+    ``now=False`` (a stage that succeeded): the tasks submitted are finished first.
+    ``now=True`` (an error, Ctrl-C, SIGTERM): queued tasks are cancelled and running ones
+    ended where the executor offers ``terminate_workers()`` (:class:`LocalExecutor` does),
+    else waited for."""
+    if not now:
+        executor.shutdown(wait=True)
+        return
+    terminate = getattr(executor, "terminate_workers", None)
+    if callable(terminate):
+        terminate()
+    executor.shutdown(wait=True, cancel_futures=True)
+
+
+@contextmanager
+def worker_processes(
+    workers: int,
+    initializer: Initializer | None = None,
+    initargs: tuple[Any, ...] = (),
+    *,
+    executors: ExecutorFactory = local_executor,
+) -> Iterator[Executor]:
+    """An executor of ``workers`` workers (made by ``executors``) for the ``with`` block,
+    stopped after it: finishing its tasks when the block ends normally, at once when it
+    raises (:func:`stop_executor`)."""
+    executor = executors(workers, initializer, initargs)
+    try:
+        yield executor
+    except BaseException:
+        stop_executor(executor, now=True)
+        raise
+    stop_executor(executor)
+
+
+# --------------------------------------------------------------------------- worker side
+def _started() -> None:
+    return None
+
+
+def _start_worker(
+    lifeline: Connection, initializer: Initializer | None, initargs: tuple[Any, ...]
+) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's (local_executor)
+    threading.Thread(target=_end_with, args=(lifeline,), name="lifeline", daemon=True).start()
+    if initializer is not None:
+        initializer(*initargs)
+
+
+def _end_with(lifeline: Connection) -> None:
+    """Wait until the parent closes ``lifeline`` (or dies), then kill this process."""
+    with suppress(EOFError, OSError):
+        lifeline.recv_bytes()
+    os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))

@@ -1,25 +1,28 @@
 """Records that flow through the pipeline: queries (dataset), predictions (run), and the
 registry of the 12 route-planning categories (SPEC 9) expressed as data.
 
-JSONL rows use the field names of the dataset contract (README, "Dataset layout"); the four
-reported totals keep their MapTab spellings (``Total_Time``, ``Total_Price``,
-``Average_Comfort Level``, ``Average_Reliability``).
+Each record is one :class:`msgspec.Struct`: its fields are the keys of its JSON row (the
+dataset contract, README "Dataset layout"), and the annotations, with their
+:class:`msgspec.Meta` constraints, are the whole check of a row. :func:`row_decoder` and
+:func:`line_decoder` read a row into its record, or raise :class:`RecordError` naming the
+field. The four reported totals keep their MapTab spellings (``Total_Time``,
+``Total_Price``, ``Average_Comfort Level``, ``Average_Reliability``).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
+import re
+import sys
 import types
 import typing
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import MISSING, dataclass, field, fields
-from functools import cache, partial
+from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, TypeVar, Union
 
 import msgspec
 
@@ -32,58 +35,7 @@ TOTAL_FIELDS = ("Total_Time", "Total_Price", "Average_Comfort Level", "Average_R
 CRITERIA = ("time", "price", "comfort", "reliability")
 
 
-@cache
-def field_names(cls: type) -> tuple[str, ...]:
-    """The field names of the dataclass ``cls``, in order; computed once per class, so
-    decoding and encoding rows does not call :func:`dataclasses.fields` per row."""
-    return tuple(f.name for f in fields(cls))
-
-
-@cache
-def _known(cls: type) -> frozenset[str]:
-    return frozenset(field_names(cls))
-
-
-def _shallow(record: Any) -> dict[str, Any]:
-    """Field name -> value, without copying nested containers (records are JSON-ready)."""
-    return {name: getattr(record, name) for name in field_names(type(record))}
-
-
-def _known_fields(cls: type, d: dict[str, Any]) -> dict[str, Any]:
-    """The items of ``d`` that are fields of ``cls`` (keys it does not know are ignored)."""
-    known = _known(cls)
-    return {k: v for k, v in d.items() if k in known}
-
-
-@cache
-def _defaults(cls: type) -> tuple[tuple[str, Any, Callable[[], Any] | None], ...]:
-    """Per field of the dataclass ``cls``, in order: name, default, default factory."""
-    return tuple(
-        (f.name, f.default, None if f.default_factory is MISSING else f.default_factory)
-        for f in fields(cls)
-    )
-
-
-def _construct(cls: type, d: dict[str, Any], **given: Any) -> Any:
-    """``cls(**_known_fields(cls, d), **given)``, built positionally: the same record (keys
-    ``cls`` does not know ignored, defaults for the absent ones; a required field missing is
-    the same ``TypeError``), in half the time of the keyword form for a dataset row."""
-    args = []
-    for name, default, factory in _defaults(cls):
-        if name in given:
-            args.append(given[name])
-        elif name in d:
-            args.append(d[name])
-        elif factory is not None:
-            args.append(factory())
-        elif default is not MISSING:
-            args.append(default)
-        else:
-            return cls(**{**_known_fields(cls, d), **given})  # raises: a field is missing
-    return cls(*args)
-
-
-@dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class RPCategory:
     """One route-planning category: what the model is shown and what it optimises.
 
@@ -150,14 +102,58 @@ QA_TYPE_COUNT = 24
 QA_STYLES = ("direct", "conversational", "formal", "academic", "concise")
 
 
-@dataclass(slots=True)
-class RPQuery:
+# --------------------------------------------------------------------------- field types
+# ``extra`` of a ``Meta`` holds the wording of a refused value: ``expected`` replaces the
+# type's name in "expected X, found Y"; ``refused`` is the whole message when a constraint
+# refuses a value of the right type ({field}: the field's path, {value}, {count}: its length)
+_MAX = sys.float_info.max
+Finite = Annotated[
+    float,
+    msgspec.Meta(
+        ge=-_MAX,
+        le=_MAX,
+        extra={"refused": "field {field}: expected a finite number, found {value!r}"},
+    ),
+]
+Number = int | Finite
+"""A JSON number as ``json.loads`` reads it (``1`` stays an int); NaN and infinities are
+refused."""
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1, extra={"refused": "field {field} is empty"})]
+Total = Annotated[int | Finite | None, msgspec.Meta(extra={"expected": "a number"})]
+Category = Annotated[
+    Literal[tuple(RP_BY_NAME)],  # type: ignore[valid-type]
+    msgspec.Meta(extra={"refused": "field {field}: unknown RP category {value!r}"}),
+]
+GoldRoutes = Annotated[
+    list[str], msgspec.Meta(min_length=1, extra={"refused": "field {field}: no gold route"})
+]
+Weights = Annotated[
+    list[Number],
+    msgspec.Meta(
+        min_length=len(CRITERIA),
+        max_length=len(CRITERIA),
+        extra={"refused": f"field {{field}}: expected {len(CRITERIA)} numbers, found {{count}}"},
+    ),
+]
+QAType = Annotated[
+    int,
+    msgspec.Meta(
+        ge=1,
+        le=QA_TYPE_COUNT,
+        extra={"refused": f"field {{field}}: {{value}} is not a QA type (1-{QA_TYPE_COUNT})"},
+    ),
+]
+
+
+class RPQuery(msgspec.Struct):
     """One route-planning sample (a row of ``rp.jsonl``).
 
     ``routes`` are the gold references as MapTab route strings (``A-B(transfer)-C``), each
     with its ``route_vertex_numbers`` / ``transfer_vertex_numbers`` entry. ``weights`` is
-    ``[wT, wP, wC, wR]`` for criteria categories, ``None`` otherwise; the four totals are those
-    of ``routes[0]`` (criteria categories only). ``tables`` gives, per table shown
+    ``[wT, wP, wC, wR]`` for criteria categories, ``None`` otherwise; ``totals`` (the four
+    totals of ``routes[0]``, criteria categories only) are written as four top-level keys of
+    the row (:data:`TOTAL_FIELDS`), which the last four fields read and hand over to
+    ``totals`` when the record is made. ``tables`` gives, per table shown
     (``edges``/``vertices``/``mix``), the row indices of the map's CSV in the order shown to
     the model (per-sample shuffle, SPEC 5). ``repetition`` is FR/PR/NR (criteria only).
     ``release_rank`` is the rank field of a record imported from a MapTab release (metromap
@@ -169,32 +165,44 @@ class RPQuery:
     list (docs/scoring.md, docs/cost-model.md).
     """
 
-    id: str
-    map_id: str
+    id: NonEmpty
+    map_id: NonEmpty
     scenario: str
     split: str
-    category: str
+    category: Category
     style: str
     question: str
     source: str
     target: str
-    routes: list[str]
+    routes: GoldRoutes
     route_vertex_numbers: list[int]
     transfer_vertex_numbers: list[int]
     map_difficulty: str
     query_difficulty: str
-    weights: list[float] | None = None
-    totals: dict[str, float] | None = None
+    weights: Weights | None = None
+    totals: dict[str, Number] | None = None
     repetition: str | None = None
     report_totals: bool = False
     cost_model: str = "additive"
-    tables: dict[str, list[int]] = field(default_factory=dict)
+    tables: dict[str, list[int]] = msgspec.field(default_factory=dict)
     release_rank: int | None = None
     route_count: int | None = None
     truncated: bool = False
+    total_time: Total = msgspec.field(default=None, name=TOTAL_FIELDS[0])
+    total_price: Total = msgspec.field(default=None, name=TOTAL_FIELDS[1])
+    average_comfort: Total = msgspec.field(default=None, name=TOTAL_FIELDS[2])
+    average_reliability: Total = msgspec.field(default=None, name=TOTAL_FIELDS[3])
+
+    def __post_init__(self) -> None:
+        given = (self.total_time, self.total_price, self.average_comfort, self.average_reliability)
+        if given != _NO_TOTALS:  # a row's totals: they are the record's ``totals``
+            self.totals = {k: v for k, v in zip(TOTAL_FIELDS, given, strict=True) if v is not None}
+            self.total_time = self.total_price = None
+            self.average_comfort = self.average_reliability = None
 
     def to_dict(self) -> dict[str, Any]:
-        d = _shallow(self)
+        """The row: fields in order, ``totals`` written as the four top-level keys."""
+        d = dict(zip(_RP_KEYS, msgspec.structs.astuple(self), strict=False))
         totals = d.pop("totals") or {}
         for k in TOTAL_FIELDS:
             d[k] = totals.get(k)
@@ -202,42 +210,47 @@ class RPQuery:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RPQuery:
-        totals = {k: d[k] for k in TOTAL_FIELDS if d.get(k) is not None}
-        return _construct(cls, d, totals=totals or None)  # type: ignore[no-any-return]
+        """The record of a row (keys it does not know are ignored); raises
+        :class:`RecordError` naming the field."""
+        return row_decoder(cls)(d)
 
 
-@dataclass(slots=True)
-class QAQuery:
+_NO_TOTALS = (None, None, None, None)
+_RP_KEYS = RPQuery.__struct_fields__[: -len(TOTAL_FIELDS)]
+
+
+class QAQuery(msgspec.Struct):
     """One diagnostic QA sample (a row of ``qa.jsonl``); ``type`` is 1–24 (SPEC 10).
 
     ``params`` are the stations, lines or edges the question is about, so the answer can be
     recomputed from the map (:func:`maptab.qa.qa_answer`).
     """
 
-    id: str
-    map_id: str
+    id: NonEmpty
+    map_id: NonEmpty
     scenario: str
     split: str
-    type: int
+    type: QAType
     capabilities: list[str]
     style: str
     question: str
-    answer: float
+    answer: Number
     inputs: list[str]
-    tables: dict[str, list[int]] = field(default_factory=dict)
+    tables: dict[str, list[int]] = msgspec.field(default_factory=dict)
     drop_line_column: bool = False
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = msgspec.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return _shallow(self)
+        return msgspec.structs.asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> QAQuery:
-        return _construct(cls, d)  # type: ignore[no-any-return]
+        """The record of a row (keys it does not know are ignored); raises
+        :class:`RecordError` naming the field."""
+        return row_decoder(cls)(d)
 
 
-@dataclass(slots=True)
-class RMSegment:
+class RMSegment(msgspec.Struct):
     """One ReasonMap route segment."""
 
     route_name: str
@@ -246,17 +259,20 @@ class RMSegment:
     via_stops: list[str]
     num_via_stops: int
 
+    def to_dict(self) -> dict[str, Any]:
+        return msgspec.structs.asdict(self)
 
-@dataclass(slots=True)
-class ReasonMapQuestion:
+
+class ReasonMapQuestion(msgspec.Struct):
     """One ReasonMap station pair (a row of ``reasonmap.jsonl``).
 
     A run expands each row into two requests, ``<id>/short`` and ``<id>/long``.
-    ``routes`` are the reference routes, each a list of segments.
+    ``routes`` are the reference routes, each a list of segments: JSON objects with the
+    fields of :class:`RMSegment` (checked when the record is made; other keys are kept).
     """
 
-    id: str
-    map_id: str
+    id: NonEmpty
+    map_id: NonEmpty
     split: str
     station_1: str
     station_2: str
@@ -267,16 +283,25 @@ class ReasonMapQuestion:
     map_difficulty: str
     routes: list[list[dict[str, Any]]]
 
+    def __post_init__(self) -> None:
+        for i, route in enumerate(self.routes):
+            for j, seg in enumerate(route):
+                try:
+                    msgspec.convert(seg, RMSegment)
+                except msgspec.ValidationError as exc:
+                    raise ValueError(f"routes[{i}][{j}]: {_problem(RMSegment, exc, seg)}") from None
+
     def to_dict(self) -> dict[str, Any]:
-        return _shallow(self)
+        return msgspec.structs.asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ReasonMapQuestion:
-        return cls(**_known_fields(cls, d))
+        """The record of a row (keys it does not know are ignored); raises
+        :class:`RecordError` naming the field."""
+        return row_decoder(cls)(d)
 
 
-@dataclass(slots=True)
-class Prediction:
+class Prediction(msgspec.Struct):
     """One model answer (a row of ``RUN_DIR/predictions.jsonl``), keyed by sample ``id``.
 
     ``error`` is set (and ``response`` empty) when the request failed after its retries; such
@@ -287,23 +312,24 @@ class Prediction:
     kind: str  # "rp" | "qa" | "reasonmap"
     response: str
     reasoning: str = ""
-    latency_s: float = 0.0
+    latency_s: Number = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     provider: str = ""
     model: str = ""
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = msgspec.field(default_factory=dict)
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return _shallow(self)
+        return msgspec.structs.asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Prediction:
-        return cls(**_known_fields(cls, d))
+        """The record of a row (keys it does not know are ignored); raises
+        :class:`RecordError` naming the field."""
+        return row_decoder(cls)(d)
 
 
-_PREDICTION_FIELDS = fields(Prediction)
 _encode_str = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) uses
 
 
@@ -334,7 +360,7 @@ class PredictionLines:
             and type(p.model) is str
             and (p.error is None or type(p.error) is str)
         ):
-            row = {f.name: getattr(pred, f.name) for f in _PREDICTION_FIELDS}  # asdict copies
+            row = msgspec.structs.asdict(pred)
             return json.dumps(row, ensure_ascii=False)
         settings = p.settings
         if type(settings) is dict and not settings:
@@ -361,336 +387,76 @@ class RecordError(MaptabError):
 
 
 Record = Union["RPQuery", "QAQuery", "ReasonMapQuestion"]
-
-
-_SCALARS: dict[Any, frozenset[type]] = {
-    str: frozenset({str}),
-    bool: frozenset({bool}),
-    int: frozenset({int}),
-    float: frozenset({int, float}),
-    type(None): frozenset({type(None)}),
-}
-"""JSON types accepted for a scalar annotation (``float`` takes integers; ``int`` and
-``float`` refuse booleans: values come from ``json.loads``, so exact types are compared)."""
-
-Check = Callable[[Any], bool]
+R = TypeVar("R")
 
 
 @cache
-def _checker(tp: Any) -> Check:
-    """A predicate telling whether a JSON value fits the annotation ``tp``; built once per
-    annotation, so checking a record costs little beside parsing it."""
-    if tp is Any:
-        return lambda v: True
-    if tp is None:
-        tp = type(None)
-    if tp in _SCALARS:
-        ok = _SCALARS[tp]
-        return lambda v: type(v) in ok
-    origin = typing.get_origin(tp)
-    if origin in (Union, types.UnionType):
-        args = typing.get_args(tp)
-        if all(t in _SCALARS for t in args):
-            ok = frozenset().union(*(_SCALARS[t] for t in args))
-            return lambda v: type(v) in ok
-        rest = [t for t in args if t is not type(None)]
-        if len(rest) == 1:  # X | None
-            inner = _checker(rest[0])
-            return lambda v: v is None or inner(v)
-        options = tuple(_checker(t) for t in args)
-        return lambda v: any(c(v) for c in options)
-    if origin is list:
-        (item,) = typing.get_args(tp)
-        if item in _SCALARS:
-            kinds = _SCALARS[item]
-            return lambda v: type(v) is list and {*map(type, v)} <= kinds
-        each = _checker(item)
-        return lambda v: type(v) is list and all(map(each, v))
-    if origin is dict:
-        key, item = typing.get_args(tp)
-        keys, values = _checker(key), _checker(item)
-        return lambda v: type(v) is dict and all(map(keys, v)) and all(map(values, v.values()))
-    raise TypeError(f"no JSON check for the annotation {tp!r}")
+def row_decoder(cls: type[R]) -> Callable[[Any], R]:
+    """``decode(row)``: the record of the class ``cls`` (a :class:`msgspec.Struct`, or a
+    dataclass of a third-party task kind) made from a JSON value (a row as ``json.loads``
+    gives it), every field checked against its annotation; keys ``cls`` does not know are
+    ignored. A row it refuses raises :class:`RecordError` with a one-line message naming
+    the field (``field 'weights': expected 4 numbers, found 2``). The ``decode`` of the
+    built-in task kinds."""
+    convert = msgspec.convert
 
+    def decode(row: Any) -> R:
+        try:
+            return convert(row, cls)
+        except msgspec.ValidationError as exc:
+            raise RecordError(_problem(cls, exc, row)) from None
 
-def _scalar_kinds(tp: Any) -> frozenset[type] | None:
-    """The JSON types a scalar annotation (or a union of scalars) accepts; ``None`` for any
-    other annotation (checked by its :func:`_checker`)."""
-    if tp is None:
-        tp = type(None)
-    if tp in _SCALARS:
-        return _SCALARS[tp]
-    if typing.get_origin(tp) in (Union, types.UnionType):
-        args = typing.get_args(tp)
-        if all(t in _SCALARS for t in args):
-            return frozenset().union(*(_SCALARS[t] for t in args))
-    return None
+    return decode
 
 
 @cache
-def _plan(cls: type) -> tuple[tuple[str, bool, Check, str, frozenset[type] | None], ...]:
-    """Per field of the dataclass ``cls``: name, required, check, annotation text, and the
-    accepted types of a scalar field (compared directly, without calling the check)."""
-    hints = typing.get_type_hints(cls)
-    return tuple(
-        (
-            f.name,
-            f.default is MISSING and f.default_factory is MISSING,
-            _checker(hints[f.name]),
-            _type_text(hints[f.name]),
-            _scalar_kinds(hints[f.name]),
-        )
-        for f in fields(cls)
-    )
+def line_decoder(cls: type[R]) -> Callable[..., R | None]:
+    """``decode(line, where, error=RecordError)``: the record of one JSONL line (bytes) of
+    the class ``cls``, as :func:`row_decoder` makes it from the line's JSON value; ``None``
+    for a blank line. Bytes that are not UTF-8 text or not JSON raise ``error`` naming
+    ``where``; a row its schema refuses raises :class:`RecordError` naming the field (the
+    caller adds the file and line).
 
+    The line is decoded by msgspec straight into the record; a line msgspec refuses is
+    read again with ``json.loads`` (:func:`~maptab.limits.loads_json`) and checked as a
+    value, which names the problem (or accepts what only ``json.loads`` reads, such as an
+    unpaired surrogate escape)."""
+    typed = msgspec.json.Decoder(cls).decode
+    checked = row_decoder(cls)
 
-_ABSENT = object()
+    def decode(line: bytes, where: str, error: type[MaptabError] = RecordError) -> R | None:
+        try:
+            # msgspec does not look inside the keys it skips: their bytes are checked here
+            if line.isascii() or line.decode("utf-8"):
+                return typed(line)
+        except (msgspec.DecodeError, ValueError, RecursionError):
+            pass
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise error(f"{where}: not UTF-8 text ({exc.reason})") from None
+        if not text.strip():
+            return None
+        return checked(loads_json(text, where, error=error))
 
-
-def _type_ok(value: Any, tp: Any) -> bool:
-    """Whether the JSON value ``value`` fits the annotation ``tp``."""
-    return _checker(tp)(value)
-
-
-def _type_text(tp: Any) -> str:
-    if typing.get_origin(tp) is None and hasattr(tp, "__name__"):
-        return tp.__name__
-    return str(tp).replace("typing.", "")
-
-
-def check_fields(cls: type, row: Any) -> str | None:
-    """The first problem of ``row`` as a record of the dataclass ``cls`` (a required field
-    missing, a value of the wrong JSON type), or ``None``. Unknown keys are ignored."""
-    if type(row) is not dict:
-        return f"expected a JSON object, found {type(row).__name__}"
-    for name, required, ok, text, kinds in _plan(cls):
-        value = row.get(name, _ABSENT)
-        if value is _ABSENT:
-            if required:
-                return f"field {name!r} is missing"
-        elif type(value) not in kinds if kinds is not None else not ok(value):
-            return f"field {name!r}: expected {text}, found {type(value).__name__}"
-    return None
-
-
-def _empty_key(row: dict[str, Any]) -> str | None:
-    for key in ("id", "map_id"):
-        if not row[key]:
-            return f"field {key!r} is empty"
-    return None
-
-
-def rp_row_problem(row: dict[str, Any]) -> str | None:
-    """The first value of an :class:`RPQuery` row the scorer cannot use, or ``None``."""
-    for key in TOTAL_FIELDS:
-        value = row.get(key)
-        if value is not None and not _type_ok(value, float):
-            return f"field {key!r}: expected a number, found {type(value).__name__}"
-    if row["category"] not in RP_BY_NAME:
-        return f"field 'category': unknown RP category {row['category']!r}"
-    if not row["routes"]:
-        return "field 'routes': no gold route"
-    if row.get("weights") is not None and len(row["weights"]) != len(CRITERIA):
-        return f"field 'weights': expected {len(CRITERIA)} numbers, found {len(row['weights'])}"
-    return None
-
-
-def qa_row_problem(row: dict[str, Any]) -> str | None:
-    """A QA row whose ``type`` is not one of the :data:`QA_TYPE_COUNT` types, or ``None``."""
-    if not 1 <= row["type"] <= QA_TYPE_COUNT:
-        return f"field 'type': {row['type']} is not a QA type (1-{QA_TYPE_COUNT})"
-    return None
-
-
-def reasonmap_row_problem(row: dict[str, Any]) -> str | None:
-    """The first ReasonMap route segment that breaks :class:`RMSegment`, or ``None``."""
-    for i, route in enumerate(row["routes"]):
-        for j, seg in enumerate(route):
-            problem = check_fields(RMSegment, seg)
-            if problem:
-                return f"routes[{i}][{j}]: {problem}"
-    return None
-
-
-def _row_struct(
-    cls: type, overrides: dict[str, Any], extra: dict[str, Any], *, strict: bool
-) -> type[msgspec.Struct]:
-    """A msgspec ``Struct`` whose typed JSON decoding accepts only rows that
-    :func:`check_fields` of ``cls`` accepts too: every field of ``cls``, in order, with its
-    annotation (``overrides`` narrows some, for the row checks beyond the types) and its
-    default, plus the ``extra`` keys (JSON names of optional fields that are not attributes
-    of ``cls``). A number is kept as ``json.loads`` reads it (``int | float``: ``1`` stays
-    an int). ``strict`` refuses a row with any other key (so that every string of a row it
-    accepts was decoded, and its UTF-8 checked)."""
-    hints = typing.get_type_hints(cls)
-    spec: list[Any] = []
-    for f in fields(cls):
-        tp = _json_numbers(overrides.get(f.name, hints[f.name]))
-        if f.default_factory is not MISSING:
-            spec.append((f.name, tp, msgspec.field(default_factory=f.default_factory)))
-        else:
-            spec.append((f.name, tp) if f.default is MISSING else (f.name, tp, f.default))
-    for i, (name, tp) in enumerate(extra.items()):
-        spec.append((f"extra_{i}", _json_numbers(tp), msgspec.field(default=None, name=name)))
-    return msgspec.defstruct(
-        f"{cls.__name__}Check", spec, kw_only=True, forbid_unknown_fields=strict
-    )
-
-
-def _json_numbers(tp: Any) -> Any:
-    """``tp`` with every ``float`` in it read as ``int | float`` (msgspec would turn a JSON
-    ``1`` into ``1.0``; ``json.loads`` keeps it an int)."""
-    if tp is float:
-        return int | float
-    args = typing.get_args(tp)
-    if not args:
-        return tp
-    origin = typing.get_origin(tp)
-    if origin is Annotated:
-        return Annotated[(_json_numbers(args[0]), *tp.__metadata__)]  # type: ignore[misc]
-    if origin is Literal:
-        return tp
-    new = tuple(_json_numbers(a) for a in args)
-    if origin in (Union, types.UnionType):
-        return Union[new]  # noqa: UP007 (built from a tuple)
-    return origin[new]  # type: ignore[index]
-
-
-_NON_EMPTY = Annotated[str, msgspec.Meta(min_length=1)]
-
-
-@cache
-def row_checker(cls: type) -> Callable[[bytes], Any] | None:
-    """A fast check of the dataset rows of the record class ``cls`` (:class:`RPQuery`,
-    :class:`QAQuery`; ``None`` for others), exact where it accepts: ``check(line)`` decodes
-    one JSONL line (bytes) into a struct with the row's fields (``id``, ``split``,
-    ``category`` ...), or raises when the line is not such a row.
-
-    A row it accepts is one that the built-in kind's ``decode`` accepts (every field's JSON
-    type as :func:`check_fields` compares them, ``id`` and ``map_id`` not empty, the checks
-    of :func:`rp_row_problem` / :func:`qa_row_problem`), and the fields read have the values
-    ``json.loads`` gives. It refuses more: what msgspec does not decode (``NaN``, ``1e400``,
-    a lone surrogate escape, ...) besides every malformed row (bytes that are not UTF-8
-    raise ``UnicodeDecodeError``, a ``ValueError``); the caller then checks that
-    line the full way, which names its problem, or accepts it. A 2.6 KB RP row is checked
-    in about 10 µs this way, instead of 36 (decode, field checks and record;
-    :meth:`maptab.dataset.Dataset.select`)."""
-    struct = _check_struct(cls)
-    if struct is None:
-        return None
-    decode = msgspec.json.Decoder(struct).decode
-
-    def check(line: bytes) -> Any:
-        if not line.isascii():  # msgspec skips unknown keys without checking their UTF-8
-            line.decode("utf-8")
-        return decode(line)
-
-    return check
-
-
-@cache
-def decoded_row_checker(cls: type) -> Callable[[dict[str, Any]], Any] | None:
-    """:func:`row_checker` for a row that msgspec has already decoded (untyped, to a dict):
-    ``check(row)`` converts the dict into the same struct, raising
-    ``msgspec.ValidationError`` where the full check would refuse the row. Only for a dict
-    msgspec decoded (it holds no ``NaN`` or ``1e400``; ``json.loads``' values), and about a
-    fifth of the time of decoding the line again (6 against 28 µs a 2.7 KB RP row). It may
-    accept a little more than :func:`row_checker`: a row that repeats a key is checked as
-    ``json.loads`` reads it (the last value), as the full check does."""
-    struct = _check_struct(cls)
-    if struct is None:
-        return None
-    return partial(msgspec.convert, type=struct)
-
-
-@cache
-def strict_row_decoder(cls: type) -> Callable[[bytes], Any] | None:
-    """The record of one JSONL row (bytes) of the record class ``cls`` (:class:`RPQuery`,
-    :class:`QAQuery`; ``None`` for others) decoded straight into it, or an error: the fast
-    check of :func:`row_checker` that also refuses a row with a key ``cls`` does not read
-    (the row then goes the full way). What it returns equals ``cls.from_dict`` of the row
-    ``json.loads`` gives, after the full check (the same values and types). About 12 µs a
-    2.7 KB RP row, where decoding it to a dict, checking the dict and building the record
-    from it took 30."""
-    struct = _check_struct(cls, strict=True)
-    if struct is None:
-        return None
-    decode = msgspec.json.Decoder(struct).decode
-    astuple = msgspec.structs.astuple
-    n = len(fields(cls))
-    if cls is not RPQuery:
-        return lambda line: cls(*astuple(decode(line)))
-    totals_at = [f.name for f in fields(cls)].index("totals")
-
-    def record(line: bytes) -> RPQuery:
-        values = astuple(decode(line))
-        args = list(values[:n])
-        totals = {k: v for k, v in zip(TOTAL_FIELDS, values[n:], strict=True) if v is not None}
-        args[totals_at] = totals or None  # from_dict reads the totals from the extra keys
-        return RPQuery(*args)
-
-    return record
-
-
-@cache
-def _check_struct(cls: type, *, strict: bool = False) -> type[msgspec.Struct] | None:
-    """The struct of :func:`row_checker` (``None`` for a class without a fast check);
-    ``strict`` that of :func:`strict_row_decoder`."""
-    if cls is RPQuery:
-        cats = Literal[tuple(RP_BY_NAME)]  # type: ignore[valid-type]
-        weights = Annotated[list[float], msgspec.Meta(min_length=4, max_length=4)]
-        struct = _row_struct(
-            RPQuery,
-            {
-                "id": _NON_EMPTY,
-                "map_id": _NON_EMPTY,
-                "category": cats,
-                "routes": Annotated[list[str], msgspec.Meta(min_length=1)],
-                "weights": weights | None,
-            },
-            dict.fromkeys(TOTAL_FIELDS, float | None),
-            strict=strict,
-        )
-    elif cls is QAQuery:
-        qa_type = Annotated[int, msgspec.Meta(ge=1, le=QA_TYPE_COUNT)]
-        struct = _row_struct(
-            QAQuery,
-            {"id": _NON_EMPTY, "map_id": _NON_EMPTY, "type": qa_type},
-            {},
-            strict=strict,
-        )
-    else:
-        return None
-    return struct
-
-
-_CHECKED: ContextVar[bool] = ContextVar("maptab_rows_checked", default=False)
-
-
-@contextmanager
-def rows_checked() -> Iterator[None]:
-    """Within this block, :func:`decode_record` trusts that its rows were checked before:
-    for rows read back, unchanged, from a file whose rows this process has already
-    checked (:meth:`maptab.dataset.Dataset.load`), so that each row is checked once."""
-    token = _CHECKED.set(True)
-    try:
-        yield
-    finally:
-        _CHECKED.reset(token)
+    return decode
 
 
 def decode_record(
     cls: type, row: Any, extra: Callable[[dict[str, Any]], str | None] | None = None
 ) -> Any:
-    """The record of the dataclass ``cls`` (with ``from_dict``) of a dataset row, after
-    checking every field's type, that ``id`` and ``map_id`` are not empty, and ``extra``
-    (the values the scorer relies on); raises :class:`RecordError` naming the field.
-    Inside :func:`rows_checked` the row is taken as already checked."""
-    if not _CHECKED.get():
-        problem = check_fields(cls, row) or _empty_key(row) or (extra(row) if extra else None)
-        if problem:
-            raise RecordError(problem)
-    return cls.from_dict(row)
+    """The record of the class ``cls`` made from a dataset row (:func:`row_decoder`), after
+    checking that its ``id`` and ``map_id`` are not empty and ``extra`` (the values the
+    scorer relies on); raises :class:`RecordError` naming the field. For third-party task
+    kinds whose records are dataclasses (``docs/tasks.md``)."""
+    record = row_decoder(cls)(row)
+    for key in ("id", "map_id"):
+        if getattr(record, key, None) == "":
+            raise RecordError(f"field {key!r} is empty")
+    problem = extra(row) if extra else None
+    if problem:
+        raise RecordError(problem)
+    return record
 
 
 def parse_record(kind: str, row: Any) -> Record:
@@ -699,17 +465,186 @@ def parse_record(kind: str, row: Any) -> Record:
     field."""
     from maptab.tasks.base import get
 
-    return get(kind).decode(row)
+    return get(kind).decode(row)  # type: ignore[no-any-return]
 
 
 def parse_prediction(row: Any) -> Prediction:
     """A :class:`Prediction` from a ``predictions.jsonl`` row, its fields type-checked."""
-    problem = check_fields(Prediction, row)
-    if problem:
-        raise RecordError(problem)
-    return Prediction.from_dict(row)
+    return row_decoder(Prediction)(row)
 
 
+# --------------------------------------------------------------------------- messages
+_AT = re.compile(r"(?P<text>.*?)(?: - at `\$(?P<path>.*)`)?", re.DOTALL)
+_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[\.\.\.\]")
+_WRONG_TYPE = re.compile(r"Expected `[^`]*`, got `([^`]*)`")
+_MISSING = re.compile(r"Object missing required field `(.*)`")
+_JSON_NAMES = {"null": "NoneType", "array": "list", "object": "dict"}
+
+
+def _problem(cls: type, exc: msgspec.ValidationError, row: Any) -> str:
+    """The one-line message of a row of ``cls`` that msgspec refused with ``exc``: the
+    field's path as the row spells it, and what was expected and found."""
+    m = _AT.fullmatch(str(exc))
+    assert m is not None  # the pattern matches any text
+    text, path = m["text"], m["path"]
+    if path is None:  # the row itself, or a message of the record's own check
+        missing = _MISSING.fullmatch(text)
+        if missing:
+            return f"field {missing[1]!r} is missing"
+        if _WRONG_TYPE.fullmatch(text):
+            return f"expected a JSON object, found {type(row).__name__}"
+        return text
+    field, tp, value, found = _walk(cls, [m.groups() for m in _STEP.finditer(path)], row)
+    missing = _MISSING.fullmatch(text)
+    if missing:
+        return f"field {f'{field}.{missing[1]}'!r} is missing"
+    wrong = _WRONG_TYPE.fullmatch(text)
+    if wrong:
+        name = type(value).__name__ if found else _JSON_NAMES.get(wrong[1], wrong[1])
+        return f"field {field!r}: expected {_type_text(tp)}, found {name}"
+    template = _refusal(tp, value) if found else None
+    if template:
+        count = len(value) if isinstance(value, list | dict | str) else 0
+        return template.format(field=repr(field), value=value, count=count)
+    return f"field {field!r}: {text[:1].lower()}{text[1:]}"
+
+
+def _walk(
+    cls: type, steps: list[tuple[str | None, str | None]], row: Any
+) -> tuple[str, Any, Any, bool]:
+    """Follow a msgspec error path (``(field, None)`` then ``(None, index)`` steps, or
+    ``(None, None)`` for a dict's value) into the row and the annotations: the path as text
+    (``weights[0]``, ``tables.edges[3]``), the annotation and the value there, and whether
+    the value was found."""
+    first = steps[0][0] or "" if steps else ""
+    tp = _field_types(cls).get(first, Any)
+    found = isinstance(row, dict) and first in row
+    value = row.get(first) if found else None
+    shown = first
+    for _, index in steps[1:]:
+        if index is not None:
+            i = int(index)
+            tp = _inner(tp, list)
+            shown += f"[{i}]"
+            found = found and isinstance(value, list) and i < len(value)
+            value = value[i] if found else None
+        else:  # a dict's value: msgspec does not say which; the first that fails
+            tp = _inner(tp, dict)
+            key = _failing_key(value, tp) if found else None
+            found = key is not None
+            shown += f".{key if found else '...'}"
+            value = value[key] if found else None
+    return shown, tp, value, found
+
+
+def _failing_key(value: Any, tp: Any) -> str | None:
+    if not isinstance(value, dict):
+        return None
+    for key, item in value.items():
+        try:
+            msgspec.convert(item, tp)
+        except msgspec.ValidationError:
+            return str(key)
+    return None
+
+
+def _strip(tp: Any) -> Any:
+    while typing.get_origin(tp) is Annotated:
+        tp = typing.get_args(tp)[0]
+    return tp
+
+
+def _arms(tp: Any) -> tuple[Any, ...]:
+    tp = _strip(tp)
+    if typing.get_origin(tp) in (Union, types.UnionType):
+        return typing.get_args(tp)
+    return (tp,)
+
+
+def _inner(tp: Any, container: type) -> Any:
+    """The item annotation of the ``container`` (list or dict) arm of ``tp``."""
+    for arm in _arms(tp):
+        base = _strip(arm)
+        if base is container or typing.get_origin(base) is container:
+            args = typing.get_args(base)
+            return args[-1] if args else Any
+    return Any
+
+
+@cache
+def _field_types(cls: type) -> dict[str, Any]:
+    """JSON key -> annotation of each field of the record class ``cls``."""
+    if isinstance(cls, type) and issubclass(cls, msgspec.Struct):
+        return {f.encode_name: f.type for f in msgspec.structs.fields(cls)}
+    if dataclasses.is_dataclass(cls):
+        hints = typing.get_type_hints(cls, include_extras=True)
+        return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+    return {}
+
+
+def _extra(tp: Any, key: str) -> Any:
+    """``key`` of the ``Meta.extra`` of the outermost ``Annotated`` layers of ``tp``."""
+    while typing.get_origin(tp) is Annotated:
+        for meta in tp.__metadata__:
+            if isinstance(meta, msgspec.Meta) and meta.extra and key in meta.extra:
+                return meta.extra[key]
+        tp = typing.get_args(tp)[0]
+    return None
+
+
+def _refusal(tp: Any, value: Any) -> str | None:
+    """The ``refused`` message of the constraint on ``tp`` that applies to ``value``."""
+    found = _extra(tp, "refused")
+    if found is not None:
+        return str(found)
+    arms = _arms(tp)
+    if len(arms) == 1:
+        return None
+    for arm in arms:
+        if _fits(arm, value):
+            found = _refusal(arm, value)
+            if found is not None:
+                return found
+    return None
+
+
+def _fits(tp: Any, value: Any) -> bool:
+    """Whether ``value`` has the JSON type of the (non-union) annotation ``tp``."""
+    base = _strip(tp)
+    origin = typing.get_origin(base) or base
+    if origin is Literal:
+        return any(type(a) is type(value) for a in typing.get_args(base))
+    if base is None or base is type(None):
+        return value is None
+    return origin is Any or type(value) is origin
+
+
+def _type_text(tp: Any) -> str:
+    """An annotation as messages show it (``list[str]``, ``float | None``: a JSON number
+    is a ``float``)."""
+    expected = _extra(tp, "expected")
+    if expected is not None:
+        return str(expected)
+    tp = _strip(tp)
+    if tp is None or tp is type(None):
+        return "None"
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        return " | ".join(dict.fromkeys(type(a).__name__ for a in typing.get_args(tp)))
+    if origin in (Union, types.UnionType):
+        parts = list(dict.fromkeys(_type_text(a) for a in typing.get_args(tp)))
+        if "int" in parts and "float" in parts:
+            parts.remove("int")
+        return " | ".join(parts)
+    if origin is not None:
+        args = ", ".join(_type_text(a) for a in typing.get_args(tp))
+        return f"{getattr(origin, '__name__', origin)}[{args}]"
+    if tp is Any:
+        return "Any"
+    return getattr(tp, "__name__", str(tp))
+
+
+# --------------------------------------------------------------------------- JSONL files
 def read_jsonl_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` of each non-blank line of a JSONL file (a regular file);
     a malformed line raises :class:`RecordError` naming file and line."""
@@ -766,17 +701,6 @@ def jsonl_text_lines(
         text = line_text(line, where, n, error=error)
         if text is not None:
             yield n, start, len(line), text
-
-
-def read_jsonl_offsets(
-    path: str | Path, *, error: type[MaptabError] = RecordError
-) -> Iterator[tuple[int, int, Any]]:
-    """``(line number, byte offset, value)`` of each non-blank line of a JSONL file (a
-    regular file), so that a row can be read again by offset; a malformed line raises
-    ``error`` naming file and line."""
-    p = Path(path)
-    for n, start, _, text in jsonl_text_lines(p, error=error):
-        yield n, start, loads_json(text, f"{p}:{n}", error=error)
 
 
 def read_jsonl(path: str | Path) -> Iterator[Any]:

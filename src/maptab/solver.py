@@ -75,7 +75,6 @@ from maptab.costs import (
     weigh_rows,
     within,
 )
-from maptab.native import core as _solvercore
 from maptab.network import Network
 from maptab.tables import ATTRIBUTE_OF_COLUMN
 
@@ -350,12 +349,6 @@ class Solver:
         # with every item feature finite and >= 0, non-negative weights give item costs >= 0
         arrays = (table.leave, table.dest, table.transfer, table.edge)
         self._features_non_negative = all(np.isfinite(a).all() and (a >= 0).all() for a in arrays)
-        #: the state graph for maptab._solvercore's searches (None: the Python ones)
-        self._core = (
-            None
-            if _solvercore is None
-            else _solvercore.Graph(station_of, n, len(tails), self._fwd_rows, self._rev_rows)
-        )
         self._arc_cache: KeyedCache[
             tuple[float, ...], tuple[_Adjacency, _Adjacency, WeightedCosts]
         ] = KeyedCache(16)
@@ -585,21 +578,16 @@ class Solver:
             self._seen[key] = None
             if len(self._seen) > 4 * self.cache_size:
                 self._seen.pop(next(iter(self._seen)))
-        stop = -1 if whole else t
-        dist = None
-        if self._core is not None:  # the same search in C (None: a cost not finite or < 0)
-            dist = self._core.distances(fwd.cost, s, stop, dest, REL_TOL)
-        if dist is None:
-            dist = self._python_distances(s, stop, fwd, dest)
+        dist = self._search(s, -1 if whole else t, fwd, dest)
         if whole:
             self._trees[key] = dist
             if len(self._trees) > self.cache_size:
                 self._trees.pop(next(iter(self._trees)))
         return dist
 
-    def _python_distances(self, s: int, stop: int, fwd: _Adjacency, dest: float) -> list[float]:
-        """The search of :meth:`_distances` (``stop``: the target station, or -1 for the
-        whole tree)."""
+    def _search(self, s: int, stop: int, fwd: _Adjacency, dest: float) -> list[float]:
+        """The Dijkstra search of :meth:`_distances` (``stop``: the target station, or -1
+        for the whole tree)."""
         station_of = self.station_of
         dist = [math.inf] * self.n_states
         dist[s] = 0.0
@@ -641,11 +629,6 @@ class Solver:
         """
         best = min(dist[x] for x in self._states_at[t])
         targets = [x for x in self._states_at[t] if dist[x] <= best + slack]
-        if self._core is not None:  # the same backtrack in C
-            found, complete = self._core.tied_paths(
-                rev.cost, dist, s, t, targets, slack, cap, self.max_expansions
-            )
-            return found[:cap], complete
         station_of = self.station_of
         paths: list[list[int]] = []
         budget = [self.max_expansions]

@@ -15,14 +15,9 @@ from maptab.cli import (  # noqa: F401  (registers verbs)
     stats,
     validate,
 )
-from maptab.cli.app import app, exit_skipping_teardown
+from maptab.cli.app import app
 
 
 def main() -> None:
-    """Entry point of the ``maptab`` console script (a command that asked for it ends
-    without the interpreter's teardown: :func:`maptab.cli.app.skip_teardown`)."""
-    try:
-        app()
-    except SystemExit as exc:
-        exit_skipping_teardown(exc.code)
-        raise
+    """Entry point of the ``maptab`` console script."""
+    app()

@@ -3,9 +3,7 @@ topologies)."""
 
 from __future__ import annotations
 
-import os
 import signal
-import sys
 import threading
 from pathlib import Path
 from typing import Annotated
@@ -24,39 +22,9 @@ def _warn(message: str) -> None:
     err_console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 
-#: seconds a build stopped by SIGINT or SIGTERM has to shut its worker pool down and exit
-#: before it is ended outright (exit status 130): once, in a full test run, an interrupted
-#: paper build was still running 60 s after SIGINT (not reproduced in 45 interrupted builds
-#: since; where it hung is not known), and a stopped build must not stay alive
-STOP_GRACE_S = 20.0
-
-_STOPPING = {"out": "", "told": False}
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    """SIGINT and SIGTERM during a build: Ctrl-C's ``KeyboardInterrupt``, and the process
-    ends by :data:`STOP_GRACE_S` from now however the shutdown goes."""
-    _end_after(STOP_GRACE_S)
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM during a build: stop as Ctrl-C does (``KeyboardInterrupt``)."""
     raise KeyboardInterrupt
-
-
-def _end_after(seconds: float) -> None:
-    """End this process with status 130 if it still runs ``seconds`` from now (a daemon
-    timer: a process that exits sooner is not held up by it)."""
-
-    def end() -> None:
-        if _STOPPING["told"]:  # the interruption was reported; only the ending is news
-            sys.stderr.write(f"error: the build did not stop within {seconds:g} s; ended it\n")
-        else:
-            out = _STOPPING["out"]
-            sys.stderr.write(f"error: build interrupted; {out} is incomplete (ended after ")
-            sys.stderr.write(f"{seconds:g} s)\n")
-        sys.stderr.flush()
-        os._exit(130)
-
-    timer = threading.Timer(seconds, end)
-    timer.daemon = True
-    timer.start()
 
 
 def _renderer(render: bool) -> MapImager | None:
@@ -141,12 +109,10 @@ def build(
       maptab build --from-maptab RELEASE_DIR --out out/imported
       maptab build --from-tables MY_MAPS --out out/mine
     """
-    # SIGTERM stops a build as Ctrl-C does: the worker pool and its forkserver are shut
-    # down on the way out instead of being orphaned, within STOP_GRACE_S
+    # SIGTERM stops a build as Ctrl-C does: its worker processes are ended on the way out
+    # (maptab.processes) instead of being orphaned
     main = threading.current_thread() is threading.main_thread()  # handlers live there only
-    stops = (signal.SIGINT, signal.SIGTERM)
-    previous = {sig: signal.signal(sig, _interrupt) for sig in stops} if main else {}
-    _STOPPING.update(out=str(out), told=False)
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _terminated)} if main else {}
     try:
         sources = [from_maptab, from_reasonmap, from_tables]
         if sum(s is not None for s in sources) > 1:
@@ -199,7 +165,6 @@ def build(
     except (MaptabError, OSError) as exc:
         fail(str(exc))
     except KeyboardInterrupt:
-        _STOPPING["told"] = True
         fail(f"build interrupted; {out} is incomplete", code=130)
     finally:
         for sig, handler in previous.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -9,7 +10,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from maptab.cli.app import VerifyOption, app, console, fail, skip_teardown
+from maptab.cli.app import VerifyOption, app, console, fail
 from maptab.cli.progress import track
 from maptab.errors import MaptabError
 
@@ -39,35 +40,32 @@ def score_cmd(
     ] = 1,
 ) -> None:
     """Score RUN_DIR: writes RUN_DIR/scores.jsonl and RUN_DIR/summary.json, prints a table."""
-    from maptab.cache import no_collections
     from maptab.score.scorer import ScoreError, load_external_results, score_run
 
-    # reading the results and scoring them with the collector off throughout
-    # (maptab.cache.no_collections): turned on in between, it would walk all that was read
+    # The one piece of interpreter tuning, kept at the command's edge: scoring holds every
+    # answer's row until the summary and forms no reference cycles, so the cyclic collector
+    # only re-walks live objects (with it on, scoring 50,824 answers took 1.39x the CPU time).
+    gc.disable()
     try:
-        with no_collections():
-            preds = None
-            if results is not None:
-                if dataset is None:
-                    raise ScoreError(
-                        "--results needs --dataset (the dataset the results belong to)"
-                    )
-                preds = load_external_results(results, dataset, verify=verify)
-            summary = score_run(
-                run_dir,
-                dataset_dir=dataset,
-                predictions=preds,
-                progress=track if progress else None,
-                verify=verify,
-                workers=jobs if jobs else None,
-            )
+        preds = None
+        if results is not None:
+            if dataset is None:
+                raise ScoreError("--results needs --dataset (the dataset the results belong to)")
+            preds = load_external_results(results, dataset, verify=verify)
+        summary = score_run(
+            run_dir,
+            dataset_dir=dataset,
+            predictions=preds,
+            progress=track if progress else None,
+            verify=verify,
+            workers=jobs if jobs else None,
+        )
     except (MaptabError, OSError) as exc:
         fail(str(exc))
     except KeyboardInterrupt:  # scores.jsonl and summary.json are replaced only at the end
         fail("interrupted; scores.jsonl and summary.json are as they were", code=130)
     _print(summary)
     console.print(f"wrote {run_dir / 'scores.jsonl'} and {run_dir / 'summary.json'}")
-    skip_teardown()  # everything is written; freeing it all would take seconds
 
 
 def _table(title: str, columns: tuple[str, ...], left: int) -> Table:

@@ -17,13 +17,12 @@ byte-identical dataset:
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from contextlib import ExitStack, contextmanager
+from concurrent.futures import Executor, as_completed
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +44,7 @@ from maptab.generate.prompts import rp_prompt
 from maptab.generate.queries import eligible_pairs, od_queries, sample_pairs
 from maptab.generate.reasonmap import reasonmap_questions
 from maptab.network import Network
+from maptab.processes import ExecutorFactory, default_workers, local_executor, worker_processes
 from maptab.progress import Progress, or_silent
 from maptab.schema import QA_STYLES, RP_STYLES, QAQuery, ReasonMapQuestion, RPQuery
 from maptab.tables import derive_mix
@@ -364,6 +364,7 @@ def build_benchmark(
     workers: int | None = None,
     timings: dict[str, float] | None = None,
     map_style: str | None = None,
+    executors: ExecutorFactory = local_executor,
 ) -> dict[str, Any]:
     """Build a MapTab-style benchmark into ``out_dir``; returns the manifest.
 
@@ -377,8 +378,9 @@ def build_benchmark(
     over maps (:mod:`maptab.progress`).
 
     ``workers`` processes compute the maps' queries in parallel (default: one per CPU, up to
-    8, for builds of more than 2,000 OD pairs; 1 otherwise). The output does not depend on it.
-    ``timings``, when given, receives the seconds spent in each stage.
+    8, for builds of more than 2,000 OD pairs; 1 otherwise), in an executor made by
+    ``executors`` (:mod:`maptab.processes`; default: local processes). The output does not
+    depend on either. ``timings``, when given, receives the seconds spent in each stage.
     """
     clock = _Stopwatch(timings)
     if isinstance(preset, Preset):
@@ -407,6 +409,7 @@ def build_benchmark(
         progress=progress,
         workers=workers,
         clock=clock,
+        executors=executors,
     )
 
 
@@ -428,6 +431,7 @@ def write_benchmark(
     clock: _Stopwatch | None = None,
     images: dict[str, Path] | None = None,
     source: str | None = None,
+    executors: ExecutorFactory = local_executor,
 ) -> dict[str, Any]:
     """Classify ``nets`` (SPEC 8), allocate OD pairs (Algorithm 1), write every map's tables,
     image and queries (SPEC 9-11) into ``out_dir``; returns the manifest.
@@ -436,6 +440,7 @@ def write_benchmark(
     that bring their own maps (:mod:`maptab.generate.owntables`). ``options`` go to the
     manifest (``options["map_style"]`` is the style recorded on each map); ``images`` maps a
     map id to an image copied instead of drawn; ``source`` is recorded on every map entry.
+    ``workers`` and ``executors`` are :func:`build_benchmark`'s.
     """
     clock = clock or _Stopwatch(None)
     track = or_silent(progress)
@@ -473,7 +478,7 @@ def write_benchmark(
         pairs_before[net.scenario] += quotas[entry.id]
         maps_before[net.scenario] += 1
     if workers is None:
-        workers = min(len(os.sched_getaffinity(0)), 8) if sum(quotas.values()) > 2000 else 1
+        workers = default_workers() if sum(quotas.values()) > 2000 else 1
 
     def write_map(job: MapJob) -> None:
         if style != "clean":
@@ -486,7 +491,9 @@ def write_benchmark(
     with ExitStack() as stack:
         stack.enter_context(writer)  # a failed build removes its temporary folder
         if workers > 1:
-            pool = stack.enter_context(_worker_pool(workers))
+            # an error, Ctrl-C or SIGTERM (KeyboardInterrupt in maptab build) ends the
+            # workers at once: a map's job can run for minutes
+            pool = stack.enter_context(worker_processes(workers, executors=executors))
             for job in _parallel_maps(pool, jobs, writer, track):
                 write_map(job)
         else:
@@ -503,7 +510,7 @@ def write_benchmark(
 
 
 def _parallel_maps(
-    pool: ProcessPoolExecutor, jobs: list[MapJob], writer: DatasetWriter, track: Progress
+    pool: Executor, jobs: list[MapJob], writer: DatasetWriter, track: Progress
 ) -> Iterator[MapJob]:
     """Run ``jobs`` in ``pool``, each worker writing its map's rows as parts
     (:func:`write_map_parts`); append the parts to the dataset's files in map order as soon
@@ -524,43 +531,6 @@ def _parallel_maps(
                 writer.add_part(kind, _part(folder, ready, kind), counts[kind])
             ready += 1
     folder.rmdir()
-
-
-@contextmanager
-def _worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
-    """A forkserver process pool that leaves no process behind when the build stops early.
-
-    On any exception (an error, Ctrl-C, or SIGTERM, which ``maptab build`` turns into
-    ``KeyboardInterrupt``) queued jobs are cancelled, the workers are terminated rather than
-    waited for (a job can run for minutes), and the forkserver is stopped.
-    """
-    ctx = multiprocessing.get_context("forkserver")
-    pool = ProcessPoolExecutor(workers, mp_context=ctx)
-    try:
-        yield pool
-    except BaseException:
-        # the executor has no public way to stop running workers before Python 3.14
-        procs = list((getattr(pool, "_processes", None) or {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            proc.join(timeout=10)
-            if proc.is_alive():
-                proc.kill()
-        _stop_forkserver()
-        raise
-    pool.shutdown()
-
-
-def _stop_forkserver() -> None:
-    """Stop this process's forkserver, if one was started (private API, guarded)."""
-    from multiprocessing import forkserver
-
-    server = getattr(forkserver, "_forkserver", None)
-    stop = getattr(server, "_stop", None)
-    if callable(stop):
-        stop()
 
 
 class _Stopwatch:

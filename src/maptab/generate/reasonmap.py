@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -174,7 +173,7 @@ def reasonmap_questions(
                 long_template=template,
                 question_difficulty=question_difficulty(routes),
                 map_difficulty=map_difficulty,
-                routes=[[asdict(s) for s in r] for r in routes],
+                routes=[[s.to_dict() for s in r] for r in routes],
             )
         )
     return out

@@ -22,8 +22,8 @@ from typing import Any
 
 from maptab.dataset import Dataset, DatasetError
 from maptab.errors import MaptabError
-from maptab.limits import loads_json, open_regular, read_json
-from maptab.schema import Prediction, RecordError, parse_prediction, read_jsonl_lines
+from maptab.limits import open_regular, read_json
+from maptab.schema import Prediction, RecordError, line_decoder, read_jsonl_lines
 from maptab.score.rows import RowPacker, ScoreRow
 from maptab.tasks.base import TaskError, TaskKind, all_kinds
 from maptab.tasks.base import get as get_kind
@@ -139,6 +139,9 @@ class QueryRecords:
         return out
 
 
+_PREDICTION = line_decoder(Prediction)
+
+
 class PredictionFile(Mapping[str, Prediction]):
     """The predictions of a ``predictions.jsonl`` by id, read from the file when asked for
     (a report shows a few thousand answers of a run; holding all 200,000 of a paper-size run
@@ -164,14 +167,7 @@ class PredictionFile(Mapping[str, Prediction]):
 
     def _decode(self, raw: bytes, n: int) -> Prediction | None:
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ReportError(f"{self.path}:{n}: not UTF-8 text ({exc.reason})") from None
-        if not text.strip():
-            return None
-        row = loads_json(text, f"{self.path}:{n}", error=ReportError)
-        try:
-            return parse_prediction(row)
+            return _PREDICTION(raw, f"{self.path}:{n}", ReportError)
         except RecordError as exc:
             raise ReportError(f"{self.path}:{n}: not a prediction row ({exc})") from None
 

@@ -31,8 +31,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
+
+import msgspec
 
 from maptab.limits import MAX_RESPONSE_CHARS
 from maptab.network import Network
@@ -348,7 +350,7 @@ def reference_scales(
     for route in question.routes:
         if not route:
             continue
-        narrowed = replace(question, routes=[route])
+        narrowed = msgspec.structs.replace(question, routes=[route])
         out.append((narrowed, map_score(_as_segments(route), narrowed, mode, True)))
     if len(_SCALES) > 1 << 16:
         _SCALES.clear()

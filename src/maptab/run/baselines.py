@@ -42,7 +42,6 @@ solutions, so a query asked again costs a dictionary look-up.
 from __future__ import annotations
 
 import random
-from dataclasses import asdict
 from typing import Any
 
 from maptab.cache import IdentityCache, KeyedCache
@@ -275,7 +274,7 @@ class OracleProvider(_Baseline):
     def reasonmap(self, net: Network, row: dict[str, Any], s: str, t: str) -> list[dict[str, Any]]:
         """The best plan's segments; a row's short and long requests share one planning."""
         best = self._plans.get((id(net), s, t), lambda: (net, plan_routes(net, s, t)[0]))[1]
-        return [asdict(seg) for seg in best]
+        return [seg.to_dict() for seg in best]
 
 
 class ShortestProvider(_Baseline):

@@ -1,4 +1,4 @@
-"""Answering with an in-process provider, here or in worker processes (SPEC 16; issue 16).
+"""Answering with an in-process provider, here or in worker processes (SPEC 16).
 
 A provider that answers in process (``complete_sync``: the baselines, a Python function)
 needs no event loop: :func:`answer_sync` turns one sample into its
@@ -21,14 +21,14 @@ needs no event loop: :func:`answer_sync` turns one sample into its
   a worker that dies, or cannot start (a model it cannot unpickle), stops it with one
   line; what was written stays, and a rerun resumes.
 
-Workers start as :func:`maptab.processes.worker_pool` says (``spawn``; Ctrl-C is the
-parent's, which stops them).
+The workers are an executor from :mod:`maptab.processes` (by default
+:func:`~maptab.processes.local_executor`: ``spawn``; Ctrl-C is the parent's, which stops
+them).
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
 import pickle
 import time
 from collections import deque
@@ -39,10 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from maptab.cache import FEWER_COLLECTIONS
 from maptab.dataset import DatasetError, SampleRef
 from maptab.errors import MaptabError
-from maptab.processes import worker_pool
+from maptab.processes import ExecutorFactory, local_executor, stop_executor
 from maptab.run.base import Completion, Provider, ProviderConfigError, ProviderError
 from maptab.run.requests import ChatRequest, ImageSpec, RequestBuilder, Sample
 from maptab.run.store import StoreError
@@ -170,7 +169,6 @@ _FAILED: Exception | None = None  # why this worker could not start
 
 def _start(how: BuilderSettings, provider: bytes, settings: dict[str, Any]) -> None:
     global _WORKER, _FAILED
-    gc.set_threshold(*FEWER_COLLECTIONS)  # as the parent's run (maptab.run.runner.run)
     try:
         p = pickle.loads(provider)
         _WORKER = _Worker(how.builder(), p, p.complete_sync, settings, PredictionLines())
@@ -198,10 +196,17 @@ def _answer_chunk(refs: list[SampleRef]) -> tuple[list[tuple[str, str | None, st
 
 # --------------------------------------------------------------------------- parent side
 class AnswerPool:
-    """``workers`` processes answering with copies of ``provider`` (module docstring)."""
+    """``workers`` workers answering with copies of ``provider`` (module docstring), in an
+    executor made by ``executors`` (default: local processes)."""
 
     def __init__(
-        self, how: BuilderSettings, provider: Provider, settings: dict[str, Any], workers: int
+        self,
+        how: BuilderSettings,
+        provider: Provider,
+        settings: dict[str, Any],
+        workers: int,
+        *,
+        executors: ExecutorFactory = local_executor,
     ) -> None:
         try:
             blob = pickle.dumps(provider)
@@ -211,7 +216,7 @@ class AnswerPool:
                 f"({type(exc).__name__}: {exc}); run it with jobs=1"
             ) from None
         self.workers = workers
-        self._pool = worker_pool(workers, _start, (how, blob, settings))
+        self._pool = executors(workers, _start, (how, blob, settings))
 
     async def answer(self, refs: Iterable[SampleRef]) -> AsyncIterator[tuple[str, str | None, str]]:
         """``(id, error, line)`` of every sample at ``refs``, in their order; the event loop
@@ -241,5 +246,7 @@ class AnswerPool:
                 f"a run worker process stopped ({exc}); rerun the same command to resume"
             ) from None
 
-    def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+    def close(self, *, now: bool = False) -> None:
+        """Stop the workers: after the chunks sent (``now=False``), or at once (``now=True``:
+        an error or an interruption; :func:`~maptab.processes.stop_executor`)."""
+        stop_executor(self._pool, now=now)

@@ -1,19 +1,20 @@
 """OpenAI-compatible chat completions (hosted APIs, vLLM / SGLang servers), SPEC 16.
 
 Requests are POSTed to ``BASE_URL/chat/completions`` with the body the ``openai`` client
-sent before (``model``, ``messages`` in the wire format, the generation settings, any
-``extra_body``) through :mod:`maptab.run.http`, a keep-alive HTTP/1.1 client that does only
-this: the ``openai`` SDK and ``httpx`` cost 2.2 ms of CPU per request, which capped a run
-near 400 requests/s on one core (issue 16). ``base_url`` defaults to ``OPENAI_BASE_URL``,
-then to ``https://api.openai.com/v1``.
+sends (``model``, ``messages`` in the wire format, the generation settings, any
+``extra_body``) through ``httpx``: keep-alive connections, as many as ``concurrency``,
+gzip/deflate answers, proxies and CA certificates from the environment (``HTTPS_PROXY``,
+``ALL_PROXY``, ``NO_PROXY``, ``SSL_CERT_FILE``…). ``base_url`` defaults to
+``OPENAI_BASE_URL``, then to ``https://api.openai.com/v1``.
 
 Retries are ours, so that the policy is explicit and testable: 429, 408, 409, 425, 5xx,
-timeouts (``timeout`` seconds per attempt), dropped connections and malformed response
-bodies are retried with exponential backoff and jitter (the wait before retry ``n`` is
-``min(max_backoff, backoff · 2^n · U[0.5, 1.5])``, or a server's ``Retry-After`` if longer);
-any other 4xx fails at once with the server's ``error.message``. The API key is read from
-the environment variable ``api_key_env``; it is never stored in ``settings``, and an error
-message or answer that repeats it (a server echoing the request) has it masked.
+timeouts (``timeout`` seconds to connect, to send, or to wait for the answer), dropped
+connections and malformed response bodies are retried with exponential backoff and jitter
+(the wait before retry ``n`` is ``min(max_backoff, backoff · 2^n · U[0.5, 1.5])``, or a
+server's ``Retry-After`` if longer); any other 4xx fails at once with the server's
+``error.message``. The API key is read from the environment variable ``api_key_env``; it
+is never stored in ``settings``, and an error message or answer that repeats it (a server
+echoing the request) has it masked.
 """
 
 from __future__ import annotations
@@ -24,31 +25,40 @@ import os
 import random
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
 
 from maptab import __version__
 from maptab.errors import MaptabError
 from maptab.reasoning import split_reasoning
 from maptab.run.base import Completion, ProviderConfigError, ProviderError, RateLimiter
-from maptab.run.http import RemoteProtocolError, Response, make_client
 from maptab.run.requests import ChatRequest
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _URL_CACHE = 8  # JSON-encoded image URLs kept (requests come grouped by map)
 _RETRY_STATUS = {408, 409, 425, 429}
+# connections per httpx client: its pool re-checks all of its connections (the idle ones
+# against all the others) whenever a request starts or ends, about 5 ms of CPU per request
+# at 64 connections in one client
+_PER_CLIENT = 4
 
 
 class OpenAIProvider:
     """Chat completions from an OpenAI-compatible endpoint (see the module docstring).
 
-    ``concurrency`` bounds requests in flight (an asyncio semaphore); ``timeout`` is per
-    attempt, in seconds; ``rpm`` optionally limits request starts per minute. Defaults follow
+    ``concurrency`` bounds requests in flight (an asyncio semaphore) and open
+    connections; ``timeout`` bounds, in seconds, each attempt's connect, send and wait for
+    the answer; ``rpm`` optionally limits request starts per minute. Defaults follow
     the papers: temperature 0, at most 2,048 new tokens. ``thinking_budget`` (the papers use
     4,096 for thinking models) is sent as ``{"thinking": {"type": "enabled",
     "budget_tokens": N}}`` only when set; ``extra_body`` passes anything else a server wants
     (e.g. vLLM's ``{"chat_template_kwargs": {"enable_thinking": true}}``).
 
     Without the key variable set, a ``base_url`` (a local server) gets a placeholder key;
-    the hosted default endpoint raises :class:`ProviderConfigError`.
+    the hosted default endpoint raises :class:`ProviderConfigError`. The HTTP clients (one
+    per :data:`_PER_CLIENT` connections, sharing one TLS context) are made on first use and
+    closed by :meth:`aclose`; a pickled provider leaves them behind.
     """
 
     name = "openai"
@@ -92,11 +102,25 @@ class OpenAIProvider:
         self.max_backoff = max_backoff
         self.timeout = timeout
         url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        headers = {"Authorization": f"Bearer {key}", "User-Agent": f"maptab/{__version__}"}
         try:
-            self._client = make_client(url, headers, concurrency)
-        except ValueError as exc:
-            raise ProviderConfigError(f"--base-url: {exc}") from None
+            parts = urlsplit(url)
+            ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+            self._url = httpx.URL(url.rstrip("/") + "/chat/completions")
+        except (ValueError, httpx.InvalidURL):
+            ok = False
+        if not ok:
+            raise ProviderConfigError(
+                f"--base-url: base URL must be http(s)://HOST[:PORT][/PATH], not {url!r}"
+            )
+        self._headers = {
+            "Authorization": f"Bearer {key}",
+            "User-Agent": f"maptab/{__version__}",
+            "Accept": "application/json",
+            "Content-Type": "application/json",
+        }
+        self._connections = concurrency
+        self._clients: list[httpx.AsyncClient] = []
+        self._free: list[httpx.AsyncClient] = []  # a client once per connection not in use
         self._sem = asyncio.Semaphore(concurrency)
         self._limiter = RateLimiter(rpm)
         self._rng = random.Random(seed)
@@ -156,23 +180,32 @@ class OpenAIProvider:
         """Send one request, retrying transient failures; raises :class:`ProviderError`."""
         body = self.body(request)
         async with self._sem:
-            for attempt in range(self.max_retries + 1):
-                await self._limiter.wait()
-                self.attempts += 1
-                try:
-                    async with asyncio.timeout(self.timeout):
-                        resp = await self._client.post("/chat/completions", body)
-                    if resp.status != 200:
-                        raise _StatusError(resp)
-                    c = _completion(json.loads(resp.body))
-                    c.text, c.reasoning = self._mask(c.text), self._mask(c.reasoning)
-                    return c
-                except Exception as exc:  # classified below; unknown errors are not retried
-                    retry, floor, why = _classify(exc, self._mask)
-                    if not retry or attempt == self.max_retries:
-                        tries = f" after {attempt + 1} attempts" if attempt else ""
-                        raise ProviderError(f"{why}{tries}") from None
-                await asyncio.sleep(self.retry_delay(attempt, floor))
+            if not self._clients:
+                self._open()
+            client = self._free.pop()  # the semaphore leaves one free
+            try:
+                return await self._send(client, body)
+            finally:
+                if not client.is_closed:
+                    self._free.append(client)
+
+    async def _send(self, client: httpx.AsyncClient, body: bytes) -> Completion:
+        for attempt in range(self.max_retries + 1):
+            await self._limiter.wait()
+            self.attempts += 1
+            try:
+                resp = await client.post(self._url, content=body)
+                if resp.status_code != 200:
+                    raise _StatusError(resp)
+                c = _completion(json.loads(resp.content))
+                c.text, c.reasoning = self._mask(c.text), self._mask(c.reasoning)
+                return c
+            except Exception as exc:  # classified below; unknown errors are not retried
+                retry, floor, why = _classify(exc, self._mask)
+                if not retry or attempt == self.max_retries:
+                    tries = f" after {attempt + 1} attempts" if attempt else ""
+                    raise ProviderError(f"{why}{tries}") from None
+            await asyncio.sleep(self.retry_delay(attempt, floor))
         raise AssertionError("unreachable")  # pragma: no cover
 
     def retry_delay(self, attempt: int, floor: float = 0.0) -> float:
@@ -186,8 +219,31 @@ class OpenAIProvider:
         """``text`` with the API key from the environment (8 characters or more) masked."""
         return text.replace(self._secret, "***") if self._secret and text else text
 
+    def _open(self) -> None:
+        tls = httpx.create_ssl_context(trust_env=True)  # SSL_CERT_FILE / SSL_CERT_DIR
+        timeout = httpx.Timeout(self.timeout)
+        left = self._connections
+        while left:
+            n = min(_PER_CLIENT, left)
+            client = httpx.AsyncClient(
+                headers=self._headers,
+                verify=tls,
+                limits=httpx.Limits(max_connections=n, max_keepalive_connections=n),
+                timeout=timeout,
+                trust_env=True,  # HTTPS_PROXY, ALL_PROXY, NO_PROXY
+            )
+            self._clients.append(client)
+            self._free += [client] * n
+            left -= n
+
     async def aclose(self) -> None:
-        await self._client.aclose()
+        """Close the HTTP connections (a later request opens new ones)."""
+        clients, self._clients, self._free = self._clients, [], []
+        for client in clients:
+            await client.aclose()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_clients": [], "_free": []}
 
 
 def _tokenised(message: Any, urls: list[str], token: str) -> Any:
@@ -209,11 +265,11 @@ def _tokenised(message: Any, urls: list[str], token: str) -> Any:
 class _StatusError(MaptabError):
     """A non-200 answer (internal: classified into a retry or a :class:`ProviderError`)."""
 
-    def __init__(self, resp: Response) -> None:
-        super().__init__(resp.status)
-        self.status = resp.status
+    def __init__(self, resp: httpx.Response) -> None:
+        super().__init__(resp.status_code)
+        self.status = resp.status_code
         self.retry_after = resp.headers.get("retry-after")
-        self.message = _error_message(resp.body)
+        self.message = _error_message(resp.content)
 
 
 def _error_message(body: bytes) -> str:
@@ -257,7 +313,7 @@ def _classify(exc: Exception, mask: Callable[[str], str]) -> tuple[bool, float, 
     def said(text: str) -> str:
         return _short(mask(text))
 
-    if isinstance(exc, TimeoutError):
+    if isinstance(exc, TimeoutError | httpx.TimeoutException):
         return True, 0.0, "timeout"
     if isinstance(exc, _StatusError):
         status = exc.status
@@ -268,7 +324,7 @@ def _classify(exc: Exception, mask: Callable[[str], str]) -> tuple[bool, float, 
             _retry_after(exc.retry_after),
             f"HTTP {status}{': ' if detail else ''}{detail}",
         )
-    if isinstance(exc, RemoteProtocolError | OSError):
+    if isinstance(exc, httpx.RequestError | OSError):  # refused, dropped, TLS, proxy, bad gzip
         detail = said(str(exc))
         return True, 0.0, f"connection error ({type(exc).__name__}{': ' if detail else ''}{detail})"
     if isinstance(exc, ValueError | KeyError | IndexError | AttributeError | TypeError):

@@ -1,4 +1,4 @@
-"""Resumable, concurrent runs of a provider over a dataset (issue 5, SPEC 16).
+"""Resumable, concurrent runs of a provider over a dataset (SPEC 16).
 
 :func:`run` selects the samples, skips those already answered in ``out_dir`` (errored ones
 too, unless ``retry_errors``), and sends the rest through ``concurrency`` asyncio workers.
@@ -31,10 +31,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from maptab import __version__
-from maptab.cache import fewer_collections
 from maptab.dataset import DatasetError
 from maptab.limits import read_json
-from maptab.processes import workers_for
+from maptab.processes import ExecutorFactory, local_executor, workers_for
 from maptab.progress import Progress, Ticker
 from maptab.run.base import Provider, ProviderConfigError, uses_messages
 from maptab.run.inprocess import (
@@ -93,39 +92,41 @@ def run(
     spec: str | None = None,
     verify: bool = True,
     jobs: int | None = 1,
+    executors: ExecutorFactory = local_executor,
 ) -> RunSummary:
     """Run ``provider`` on the selected samples of ``dataset_dir`` into ``out_dir``.
 
     ``spec`` is the ``--model`` string recorded in ``run.json``. ``jobs``: processes that
     answer with an in-process provider (1: this one; ``N > 1``: ``N`` workers; ``None``:
     :func:`~maptab.processes.workers_for` the samples to answer); a network provider takes
-    only 1 or ``None``. Workers start with ``spawn``, which imports the calling script again:
-    a script that asks for them must guard its entry point with
-    ``if __name__ == "__main__":``. ``progress`` shows the
+    only 1 or ``None``. ``executors`` makes the workers' executor (:mod:`maptab.processes`;
+    default: local processes, started with ``spawn``, which imports the calling script
+    again: a script that asks for them must guard its entry point with
+    ``if __name__ == "__main__":``). ``progress`` shows the
     answered count (with the samples done before, the errors and the rate as its ``done`` and
     ``status``; :mod:`maptab.progress`); none by default. The provider is closed at
     the end (a provider serves one run). Raises ``DatasetError`` / ``StoreError`` (one-line
     messages) on a malformed dataset or an unusable run directory.
     """
-    with fewer_collections():
-        return asyncio.run(
-            arun(
-                dataset_dir,
-                provider,
-                out_dir,
-                split=split,
-                categories=categories,
-                limit=limit,
-                concurrency=concurrency,
-                retry_errors=retry_errors,
-                progress=progress,
-                table_format=table_format,
-                image=image,
-                spec=spec,
-                verify=verify,
-                jobs=jobs,
-            )
+    return asyncio.run(
+        arun(
+            dataset_dir,
+            provider,
+            out_dir,
+            split=split,
+            categories=categories,
+            limit=limit,
+            concurrency=concurrency,
+            retry_errors=retry_errors,
+            progress=progress,
+            table_format=table_format,
+            image=image,
+            spec=spec,
+            verify=verify,
+            jobs=jobs,
+            executors=executors,
         )
+    )
 
 
 async def arun(
@@ -144,6 +145,7 @@ async def arun(
     spec: str | None = None,
     verify: bool = True,
     jobs: int | None = 1,
+    executors: ExecutorFactory = local_executor,
 ) -> RunSummary:
     """:func:`run` inside a running event loop."""
     if concurrency < 1:
@@ -155,6 +157,7 @@ async def arun(
     cats = sorted(set(categories or ()))
     complete_sync = getattr(provider, "complete_sync", None)
     pool: AnswerPool | None = None
+    finished = False  # an error or an interruption stops the workers at once
     try:
         counted = jobs if jobs is not None and jobs > 1 else 0  # workers asked for by number
         if counted and complete_sync is None:
@@ -175,7 +178,7 @@ async def arun(
         builder = how.builder()
         row_settings = {**provider.settings, "table_format": table_format, "image": image.tag()}
         if counted:  # the workers start up while this process chooses the samples
-            pool = AnswerPool(how, provider, row_settings, counted)
+            pool = AnswerPool(how, provider, row_settings, counted, executors=executors)
         # one pass checks every row and keeps where the selected ones lie; the rows are read
         # again by offset as the run takes them, so memory follows the requests in flight,
         # not the dataset (a paper-size row holds its prompt and table orders)
@@ -212,7 +215,8 @@ async def arun(
             pending = dataset.load(r for r in refs if r.id not in done)
             if pool is None and complete_sync is not None and todo:
                 workers = min(workers_for(jobs, todo), todo)
-                pool = AnswerPool(how, provider, row_settings, workers) if workers > 1 else None
+                if workers > 1:
+                    pool = AnswerPool(how, provider, row_settings, workers, executors=executors)
 
             async def worker() -> None:
                 for sample in pending:
@@ -261,9 +265,10 @@ async def arun(
             record["finished_at"] = _now()
             record["summary"] = {**asdict(summary), "rate": round(summary.rate, 3)}
             _write_json(out / RUN_FILE, record)
+        finished = True
     finally:
         if pool is not None:
-            pool.close()
+            pool.close(now=not finished)
         await provider.aclose()
     return summary
 

@@ -32,7 +32,7 @@ from typing import IO, Any
 
 from maptab.errors import MaptabError
 from maptab.limits import open_regular
-from maptab.schema import Prediction, PredictionLines, check_fields
+from maptab.schema import Prediction, PredictionLines, RecordError, parse_prediction
 
 PREDICTIONS = "predictions.jsonl"
 
@@ -113,10 +113,11 @@ class PredictionStore:
                             break  # the final line is garbage: cut it like a partial write
                         why = "JSON nested too deeply" if isinstance(exc, RecursionError) else exc
                         raise StoreError(f"{self.path}:{n}: corrupt row ({why})") from None
-                    problem = check_fields(Prediction, row)
-                    if problem:
-                        raise StoreError(f"{self.path}:{n}: not a prediction row ({problem})")
-                    self._index(row["id"], good, row.get("error"))
+                    try:
+                        pred = parse_prediction(row)
+                    except RecordError as exc:
+                        raise StoreError(f"{self.path}:{n}: not a prediction row ({exc})") from None
+                    self._index(pred.id, good, pred.error)
                     self.lines += 1
                 good += len(raw)
             end = fh.seek(0, os.SEEK_END)

@@ -33,10 +33,8 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from maptab.cache import no_collections
 from maptab.dataset import Dataset, DatasetError, json_object, string_fields
 from maptab.limits import MAX_RESULTS_BYTES, loads_json, open_regular, read_bytes, read_json
-from maptab.native import scorecore as _scorecore
 from maptab.network import table_name
 from maptab.processes import workers_for
 from maptab.progress import Progress, or_silent
@@ -243,7 +241,6 @@ def _open_dataset(dataset_dir: str | Path, verify: bool = True) -> Dataset:
         raise ScoreError(str(exc)) from None
 
 
-@no_collections()
 def score_predictions(
     dataset_dir: str | Path,
     predictions: Iterable[Prediction],
@@ -269,10 +266,6 @@ def score_predictions(
     The result does not depend on it. Workers are started with ``spawn``, which imports the
     calling script again: a script that asks for them must guard its entry point with
     ``if __name__ == "__main__":``.
-
-    The cyclic garbage collector is off while it works (:func:`maptab.cache.no_collections`;
-    so are :func:`score_run` and :func:`load_external_results`): an iterable of predictions
-    that builds reference cycles as it goes keeps them until scoring ends.
     """
     rows: list[dict[str, Any]] = []
     summary = _score_stream(
@@ -326,10 +319,8 @@ def _score_stream(
     scorer: ScorePool | InlineScorer = (
         ScorePool(ds.root, workers, text=text) if workers > 1 else InlineScorer(ds, text=text)
     )
-    try:
+    with scorer:  # an error or an interruption stops the workers at once
         return _score_items(ds, dataset_dir, queries, items, ids, emit, progress, selection, scorer)
-    finally:
-        scorer.close()
 
 
 def _score_items(
@@ -521,7 +512,6 @@ def _write_summary(out: Path, summary: dict[str, Any]) -> None:
     )
 
 
-@no_collections()
 def score_run(
     run_dir: str | Path,
     *,
@@ -607,7 +597,6 @@ def _adopt(run: Path, dataset_dir: Path, preds: list[Prediction], info: dict[str
 
 
 # --------------------------------------------------------------------------- external results
-@no_collections()
 def load_external_results(
     path: str | Path, dataset_dir: str | Path, *, verify: bool = True
 ) -> list[Prediction]:
@@ -693,11 +682,7 @@ def _results_samples(path: Path) -> Iterator[Any]:
 
 
 def _is_utf8(data: bytes, chunk: int = 1 << 22) -> bool:
-    """Whether ``data`` is UTF-8: checked in place by :mod:`maptab.native`'s
-    ``scorecore.utf8_valid`` where it is built, else decoded a few MB at a time (so no copy
-    of it is held)."""
-    if _scorecore is not None:
-        return bool(_scorecore.utf8_valid(data))
+    """Whether ``data`` is UTF-8, decoded a few MB at a time (so no copy of it is held)."""
     if data.isascii():
         return True
     check = codecs.getincrementaldecoder("utf-8")().decode

@@ -1,4 +1,4 @@
-"""Scoring answers, in this process or spread over worker processes (SPEC 12; issue 16).
+"""Scoring answers, in this process or spread over worker processes (SPEC 12).
 
 The scorer (:mod:`maptab.score.scorer`) reads the predictions, decides which answers need
 scoring (an answer repeated for one sample is scored once) and writes the rows in order; the
@@ -11,8 +11,9 @@ work of each distinct answer is a :data:`Job`, done by a :class:`RowScorer`:
 * with ``text``, the score row is also encoded as its ``scores.jsonl`` line
   (:func:`row_text`).
 
-:class:`ScorePool` runs the same :class:`RowScorer` in worker processes
-(:func:`maptab.processes.worker_pool`: ``spawn``, Ctrl-C left to the parent). Each window
+:class:`ScorePool` runs the same :class:`RowScorer` in workers, an executor from
+:mod:`maptab.processes` (by default local processes: ``spawn``, Ctrl-C left to the parent).
+Each window
 of jobs is split by map (:func:`_map_key`), so every job of one record goes to one worker
 (its ``last`` mark then drops the record there) and the workers' per-map caches do not
 overlap; the rows come back in job order. Results do not depend on the number of workers:
@@ -21,7 +22,6 @@ every cache a worker fills only saves work (:mod:`maptab.cache`).
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import os
@@ -35,9 +35,8 @@ from typing import Any
 from maptab.dataset import Dataset, DatasetError, record_decoder
 from maptab.errors import MaptabError
 from maptab.limits import open_regular
-from maptab.native import scorecore as _scorecore
 from maptab.network import Network
-from maptab.processes import worker_pool
+from maptab.processes import ExecutorFactory, local_executor, stop_executor
 from maptab.schema import Record
 from maptab.score.rows import RowPacker
 from maptab.tables import derive_mix
@@ -95,14 +94,7 @@ def clean_json(obj: Any) -> Any:
 
 
 def row_text(row: dict[str, Any]) -> str:
-    """The ``scores.jsonl`` line of a score row (no newline); NaN and inf written ``null``.
-    Encoded by :mod:`maptab.native`'s ``scorecore.score_line`` where it is built (the same
-    text as ``json.dumps``, tested; it leaves NaN, other types and lone surrogates to the
-    code below)."""
-    if _scorecore is not None:
-        line = _scorecore.score_line(row)
-        if line is not None:
-            return line
+    """The ``scores.jsonl`` line of a score row (no newline); NaN and inf written ``null``."""
     try:  # the common case: nothing to clean
         if _C_ENCODER is not None:
             return "".join(_C_ENCODER(row, 0))
@@ -195,7 +187,6 @@ _KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 def _start(dataset_dir: str, text: bool) -> None:
     global _WORKER
-    gc.disable()  # a worker only scores, which forms no cycles (maptab.cache.no_collections)
     # the parent checked the dataset against its manifest before starting the workers
     _WORKER = RowScorer(Dataset(dataset_dir, verify=False), text=text)
 
@@ -221,13 +212,22 @@ def _map_key(record_id: str) -> str:
 
 
 class ScorePool:
-    """``workers`` processes each running a :class:`RowScorer` on ``dataset_dir``."""
+    """``workers`` workers each running a :class:`RowScorer` on ``dataset_dir``, in an
+    executor made by ``executors`` (default: local processes). As a context manager, it
+    stops them on leaving (at once when the block raises)."""
 
-    def __init__(self, dataset_dir: str | Path, workers: int, *, text: bool) -> None:
+    def __init__(
+        self,
+        dataset_dir: str | Path,
+        workers: int,
+        *,
+        text: bool,
+        executors: ExecutorFactory = local_executor,
+    ) -> None:
         self.workers = workers
         self.text = text
         self._rows = RowPacker()
-        self._pool = worker_pool(workers, _start, (str(dataset_dir), text))
+        self._pool = executors(workers, _start, (str(dataset_dir), text))
 
     def submit(self, jobs: Sequence[Job]) -> Any:
         """Start scoring ``jobs``; :meth:`results` waits for them."""
@@ -266,8 +266,16 @@ class ScorePool:
                     out[i] = (dict(zip(keys, values, strict=True)), text)
         return out
 
-    def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+    def close(self, *, now: bool = False) -> None:
+        """Stop the workers: after the jobs submitted (``now=False``), or at once (``now=True``:
+        an error or an interruption; :func:`~maptab.processes.stop_executor`)."""
+        stop_executor(self._pool, now=now)
+
+    def __enter__(self) -> ScorePool:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        self.close(now=kind is not None)
 
 
 class InlineScorer:
@@ -284,5 +292,11 @@ class InlineScorer:
     def results(handle: Any) -> list[tuple[dict[str, Any], str | None]]:
         return handle
 
-    def close(self) -> None:
+    def close(self, *, now: bool = False) -> None:
         self.scorer.close()
+
+    def __enter__(self) -> InlineScorer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -25,7 +25,7 @@ from maptab.report.tables import (
     metric_cell,
     scenarios_of,
 )
-from maptab.schema import QA_TYPE_COUNT, QAQuery, decode_record, qa_row_problem
+from maptab.schema import QA_TYPE_COUNT, QAQuery, row_decoder
 from maptab.score.errors import ERROR_TYPES
 from maptab.score.metrics import Columns, Metric, aggregate, metric_text
 from maptab.score.parse import parse_answer
@@ -41,8 +41,7 @@ METRICS = (ACCURACY, FORMAT_ERRORS)
 
 
 # --------------------------------------------------------------------------- samples
-def decode(row: dict[str, Any]) -> QAQuery:
-    return decode_record(QAQuery, row, qa_row_problem)  # type: ignore[return-value]
+decode = row_decoder(QAQuery)
 
 
 def selector(token: str) -> Any:

@@ -13,7 +13,7 @@ from dataclasses import asdict
 from typing import Any
 
 from maptab.report.tables import Cell, Column, ReportTable, by, metric_cell
-from maptab.schema import ReasonMapQuestion, decode_record, reasonmap_row_problem
+from maptab.schema import ReasonMapQuestion, row_decoder
 from maptab.score.errors import ERROR_TYPES
 from maptab.score.metrics import Columns, Metric, aggregate, metric_text
 from maptab.score.parse import parse_reasonmap
@@ -59,8 +59,7 @@ _TABLE_ORDER = (
 
 
 # --------------------------------------------------------------------------- samples
-def decode(row: dict[str, Any]) -> ReasonMapQuestion:
-    return decode_record(ReasonMapQuestion, row, reasonmap_row_problem)  # type: ignore[return-value]
+decode = row_decoder(ReasonMapQuestion)
 
 
 def prompt(rec: ReasonMapQuestion, variant: str) -> Prompt:

@@ -29,7 +29,7 @@ from maptab.report.tables import (
     metric_cell,
     scenarios_of,
 )
-from maptab.schema import RP_BY_NAME, RPQuery, decode_record, rp_row_problem
+from maptab.schema import RP_BY_NAME, RPQuery, row_decoder
 from maptab.score.errors import ERROR_TYPES, error_type
 from maptab.score.metrics import Columns, Metric, aggregate, metric_text
 from maptab.score.paper import difficulty_score, matching_references, paper_scores, reference_tokens
@@ -64,8 +64,7 @@ _ACCEPTED = Metric("accepted", "ema", aggregate="count", fmt="int")
 
 
 # --------------------------------------------------------------------------- samples
-def decode(row: dict[str, Any]) -> RPQuery:
-    return decode_record(RPQuery, row, rp_row_problem)  # type: ignore[return-value]
+decode = row_decoder(RPQuery)
 
 
 def selector(token: str) -> Any:
