@@ -82,8 +82,12 @@ class PredictionStore:
             self._lock.close()
             self._lock = None
             raise StoreError(f"{self.dir}: another run is writing this directory") from None
-        self._load()
-        self._fh = self.path.open("ab", buffering=0)
+        try:
+            self._load()
+            self._fh = self.path.open("ab", buffering=0)
+        except BaseException:  # a refused file releases the folder at once
+            self.close()
+            raise
 
     def close(self) -> None:
         if self._fh:
