@@ -449,7 +449,7 @@ def bench_run(
         f"after start-up; solving is {1 - best / floor:.0%} of the run's time after start-up"
     )
     figures["oracle floor samples/s (solving stubbed)"] = floor
-    from maptab.processes import default_workers
+    from maptab.executors import default_workers
 
     jobs = default_workers()
     if jobs > 1:  # the same runs with --jobs: one worker process per CPU

@@ -31,10 +31,10 @@ from collections import Counter
 
 import numpy as np
 
-from maptab.costs import Weights
+from maptab.core.costs import Weights
+from maptab.core.network import Edge, Network, Vertex
+from maptab.core.solver import MAX_ROUTES, Solver
 from maptab.generate import pipeline, queries
-from maptab.network import Edge, Network, Vertex
-from maptab.solver import MAX_ROUTES, Solver
 
 EVEN = Weights(1, 0, 0, 0)
 

@@ -61,8 +61,8 @@ def orientation_recall(placed, missing: list[str]) -> dict[str, list[int]]:
 
 def real_maps():
     """(name, image path, network loader) for every real map with a station list."""
-    from maptab.metadata import load_reasonmap
-    from maptab.tables import read_network
+    from maptab.core.tables import read_network
+    from maptab.io.metadata import load_reasonmap
 
     out = []
     cle = SHARED / "maptab-sample" / "metromap"

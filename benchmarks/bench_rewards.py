@@ -15,7 +15,7 @@ Timed, per call (``time.perf_counter_ns``), in this order:
    the figure the 50 µs target is about;
 3. ``repeat``: the same calls again (a completion already scored for that sample, as
    identical completions in a GRPO group are; answered from the reward's memo);
-4. ``scorer``: :func:`maptab.tasks.rp.score`, maptab's full per-sample scorer
+4. ``scorer``: :func:`maptab.kinds.rp.score`, maptab's full per-sample scorer
    (paper and strict metrics), on the same answers against the dataset's own networks
    (its caches are separate from the reward's: other network objects).
 
@@ -35,14 +35,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from maptab.dataset import Dataset
+from maptab.core.schema import RPQuery
 from maptab.generate.pipeline import build_benchmark
+from maptab.io.dataset import Dataset
+from maptab.kinds.rp import score as score_rp_row
 from maptab.rewards import encode_reference, reward
 from maptab.run.baselines import BASELINE_CLASSES
 from maptab.run.requests import build_requests
-from maptab.schema import RPQuery
 from maptab.score.workers import Maps
-from maptab.tasks.rp import score as score_rp_row
 
 
 def _stats(ns: list[int]) -> str:

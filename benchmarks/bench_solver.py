@@ -30,10 +30,10 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 
-from maptab.costs import Weights
-from maptab.metadata import load_reasonmap
-from maptab.network import Edge, Network, Vertex
-from maptab.solver import Solver
+from maptab.core.costs import Weights
+from maptab.core.network import Edge, Network, Vertex
+from maptab.core.solver import Solver
+from maptab.io.metadata import load_reasonmap
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "reasonmap-stations"
 CRITERIA_SETS = [(0,), (1,), (2,), (3,), (0, 1, 3), (0, 2, 3), (1, 2, 3), (0, 1, 2, 3)]

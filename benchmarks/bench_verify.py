@@ -29,14 +29,14 @@ import tempfile
 import time
 from pathlib import Path
 
-import maptab.dataset as dataset_module
+import maptab.io.dataset as dataset_module
 from maptab.generate.pipeline import build_benchmark
 from maptab.run import make_provider, run
 from maptab.score.scorer import score_run
 
 
 class _HashClock:
-    """Wraps ``maptab.dataset._sha256``: wall and CPU seconds spent, files and bytes hashed."""
+    """Wraps ``maptab.io.dataset._sha256``: wall and CPU seconds spent, files and bytes hashed."""
 
     def __init__(self) -> None:
         self.wall = self.cpu = 0.0

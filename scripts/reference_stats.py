@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from maptab.cli.stats import _reasonmap_networks
-from maptab.describe import describe_networks, reference_figures
+from maptab.report.describe import describe_networks, reference_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -210,8 +210,8 @@ def write_dataset(
     ``time`` and ``map_mix`` categories; QA rows are type 1 (lines: 2) and type 7
     (transfer stations: 2).
     """
-    from maptab.network import Edge, Network, Vertex
-    from maptab.schema import SCHEMA_VERSION
+    from maptab.core.network import Edge, Network, Vertex
+    from maptab.core.schema import SCHEMA_VERSION
 
     base = Network.from_lines(METRO_LINES, map_id=map_id)
     slow = {frozenset(("Beta", "Gamma")): 6.0, frozenset(("Gamma", "Delta")): 6.0}

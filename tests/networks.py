@@ -3,7 +3,7 @@ hand in the tests that use them)."""
 
 from __future__ import annotations
 
-from maptab.network import Edge, Network, Vertex
+from maptab.core.network import Edge, Network, Vertex
 
 PFQ = "Porta Furba_Quadraro"
 

@@ -11,7 +11,7 @@ import itertools
 import math
 import random
 
-from maptab.network import Network
+from maptab.core.network import Network
 
 LANGS = ("en", "zh", "ja", "ko", "fr", "de", "es", "ru", "ar", "th")
 

@@ -14,13 +14,13 @@ from hypothesis import strategies as st
 
 import maptab
 from fakeserver import write_dataset
-from maptab.progress import Ticker, no_progress, start
+from maptab._progress import Ticker, no_progress, start
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 class Recorder:
-    """A :class:`maptab.progress.Progress` that records what it is asked to show, and how
+    """A :class:`maptab._progress.Progress` that records what it is asked to show, and how
     many items were consumed past (the count a bar shows)."""
 
     def __init__(self) -> None:
@@ -48,7 +48,7 @@ def test_every_public_name_resolves_and_nothing_else_does() -> None:
     for name in maptab.__all__:
         assert getattr(maptab, name) is not None, name
         assert name in dir(maptab)
-    assert maptab.Network is __import__("maptab.network").network.Network
+    assert maptab.Network is __import__("maptab.core.network").network.Network
     assert maptab.run_model.__module__ == "maptab.api"
     with pytest.raises(AttributeError, match="no attribute 'build_benchmark'"):
         maptab.build_benchmark  # noqa: B018 - internal names are not public

@@ -1,36 +1,29 @@
-"""The package's shape (issue 12): imports run one way down the pipeline, and never in a circle.
+"""The package's shape: imports run one way down the pipeline, and never in a circle.
 
 Every module under ``src/maptab`` is parsed with :mod:`ast`; every ``import`` and
 ``from … import`` in it counts, at module level and inside functions alike (a function-level
 import is a dependency that merely loads late); only imports under ``if TYPE_CHECKING:``
-do not (they never run). Each module belongs to a layer, low to high:
+do not (they never run). Each top-level folder or module of the package belongs to a layer,
+low to high, and may import its own layer and the layers below it:
 
-    domain < generate < render < run < score < report < tasks.<kind> < cli
+    foundation < tasks < core < io < generate < render < run < score < report
+        < rewards < kinds < integrations < api < cli
 
-and may import its own layer and the layers below it. Two more rules:
+* ``foundation``: ``errors``, ``executors`` (worker processes) and the private helpers
+  ``_cache``, ``_limits``, ``_progress``, ``_reasoning``, ``_version``;
+* ``tasks``: the task-kind registry (``TaskKind``, ``register``, ``get``), which loads the
+  kinds by name and imports none of them;
+* ``core``: the domain (networks, tables, costs, the exact solver, QA types, the records);
+* ``io``: datasets and ReasonMap metadata on disk;
+* the stages ``generate``, ``render``, ``run``, ``score``, ``report``;
+* ``rewards`` (RL rewards and exports), ``kinds`` (each built-in task kind wires the stages
+  together), ``integrations`` (inspect_ai, lmms-eval);
+* ``api`` and the package itself (the facade ``import maptab`` gives), then ``cli``.
 
-* a module imports nothing above its layer ("up the pipeline");
-* dataset consumers do not call sibling stages below them that are not their input:
-  ``run`` does not import ``generate`` (answers live beside the domain, not in the builder)
-  and ``score`` does not import ``run`` (scoring reads the dataset and the predictions
-  file, not the run stage's code);
-* no two modules import each other, directly or through others (strongly connected
-  components of the import graph, Tarjan's algorithm, must be single modules).
-
-Where the layers put the modules that are not in a stage package, and why:
-
-* ``describe`` (dataset figures for ``maptab stats``, with the baselines' scores) is a
-  report: it reads a dataset, runs the baselines and applies the paper metrics.
-* ``integrity`` (``maptab validate`` re-derives every gold label and compares) is a check
-  like scoring: it reads a dataset and recomputes answers with the generator's code.
-* ``rewards`` (RL rewards and the TRL/verl exports) and ``integrations`` (inspect_ai tasks,
-  the lmms-eval export) are integrations, like a task kind's file: they build the same
-  prompts as ``run`` and score with ``score``.
-* ``api`` (the public facade ``import maptab`` gives, ``docs/api.md``) fronts every stage,
-  as the CLI does, so it sits with the CLI.
-* everything else at the top of ``maptab`` (network, tables, costs, solver, schema, dataset,
-  cache, progress, rounding, ...) is the domain: the objects and exact computations every
-  stage shares.
+Two more rules: ``run`` does not import ``generate`` and ``score`` does not import ``run``
+(consumers of a dataset do not call sibling stages that are not their input); and no module
+inside the package imports the facade (``from maptab import …`` of a name that is not a
+submodule).
 """
 
 from __future__ import annotations
@@ -41,23 +34,26 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parent.parent / "src"
 PACKAGE = SRC / "maptab"
 
-LAYERS = ("domain", "generate", "render", "run", "score", "report", "tasks", "cli")
-
-# top-level modules placed above the domain (see the module docstring)
-PLACED = {
-    "maptab.api": "cli",
-    "maptab.describe": "report",
-    "maptab.integrity": "score",
-    "maptab.rewards": "tasks",
-    "maptab.integrations": "tasks",
-}
+LAYERS = (
+    "foundation",
+    "tasks",
+    "core",
+    "io",
+    "generate",
+    "render",
+    "run",
+    "score",
+    "report",
+    "rewards",
+    "kinds",
+    "integrations",
+    "api",
+    "cli",
+)
+FOUNDATION = {"errors", "executors", "_cache", "_limits", "_progress", "_reasoning", "_version"}
 
 # (importer layer, imported layer) pairs that are below but still not allowed
 FORBIDDEN = {("run", "generate"), ("score", "run")}
-
-# Imports that break the rules above and are tolerated for now: none. (Issue 12 emptied it:
-# answers and sample selection moved out of generate/ and run/, providers got a base module.)
-KNOWN_VIOLATIONS: set[tuple[str, str]] = set()
 
 
 def module_name(path: Path) -> str:
@@ -68,6 +64,7 @@ def module_name(path: Path) -> str:
 
 
 MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+FACADE_IMPORTS: list[str] = []
 
 
 def imports_of(name: str, path: Path) -> set[str]:
@@ -95,6 +92,8 @@ def imports_of(name: str, path: Path) -> set[str]:
                 origin = ".".join(base + ([node.module] if node.module else []))
             else:
                 origin = node.module or ""
+            if origin == "maptab" and any(f"maptab.{a.name}" not in MODULES for a in node.names):
+                FACADE_IMPORTS.append(name)
             # "from pkg import submodule" depends on the submodule; anything else on origin
             targets = [
                 f"{origin}.{a.name}" if f"{origin}.{a.name}" in MODULES else origin
@@ -113,21 +112,21 @@ def imports_of(name: str, path: Path) -> set[str]:
 GRAPH = {name: imports_of(name, path) for name, path in MODULES.items()}
 
 
+def unit(name: str) -> str:
+    """The top-level folder or module of the package that module ``name`` belongs to."""
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else "maptab"
+
+
 def layer(name: str) -> str:
     """The layer of module ``name`` (module docstring)."""
-    for prefix, placed in PLACED.items():
-        if name == prefix or name.startswith(prefix + "."):
-            return placed
-    parts = name.split(".")
-    if len(parts) == 1:
-        return "domain"  # the package itself
-    top = parts[1]
-    if top == "tasks":
-        # tasks/__init__ and tasks/base are the registry's domain part; a kind's file is above
-        return "domain" if len(parts) == 2 or parts[2] in ("base", "registry") else "tasks"
-    if top in LAYERS:
-        return top
-    return "domain"
+    top = unit(name)
+    if top in FOUNDATION:
+        return "foundation"
+    if top == "maptab":
+        return "api"
+    assert top in LAYERS, f"{name}: top-level {top!r} is in no layer (tests/test_architecture.py)"
+    return top
 
 
 def violations() -> list[str]:
@@ -136,7 +135,7 @@ def violations() -> list[str]:
         for target in sorted(targets):
             low, high = layer(importer), layer(target)
             up = LAYERS.index(high) > LAYERS.index(low)
-            if (up or (low, high) in FORBIDDEN) and (importer, target) not in KNOWN_VIOLATIONS:
+            if up or (low, high) in FORBIDDEN:
                 out.append(f"{importer} ({low}) imports {target} ({high})")
     return out
 
@@ -190,31 +189,33 @@ def test_every_module_is_parsed_and_placed():
     assert {layer(m) for m in MODULES} <= set(LAYERS)
     assert layer("maptab.generate.pipeline") == "generate"
     assert layer("maptab.cli.build") == "cli"
-    assert layer("maptab.solver") == "domain"
+    assert layer("maptab.core.solver") == "core"
+    assert layer("maptab.tasks.base") == "tasks"
+    assert layer("maptab.kinds.rp") == "kinds"
 
 
 def test_no_import_runs_up_the_pipeline():
     assert violations() == []
 
 
-def test_no_import_cycles():
-    allowed = {frozenset(pair) for pair in KNOWN_VIOLATIONS}
-    graph = {
-        m: {
-            t
-            for t in targets
-            if frozenset((m, t)) not in allowed and (m, t) not in KNOWN_VIOLATIONS
-        }
-        for m, targets in GRAPH.items()
-    }
-    cycles = [c for c in strongly_connected(graph) if len(c) > 1]
+def test_no_import_cycles_between_files():
+    cycles = [c for c in strongly_connected(GRAPH) if len(c) > 1]
     assert cycles == []
 
 
-def test_known_violations_are_still_real():
-    """An allowlisted import that is gone must leave the list (it only shrinks)."""
-    stale = sorted(pair for pair in KNOWN_VIOLATIONS if pair[1] not in GRAPH.get(pair[0], set()))
-    assert stale == []
+def test_no_import_cycles_between_folders():
+    """No two top-level folders or modules import each other, directly or through others."""
+    folders: dict[str, set[str]] = {}
+    for importer, targets in GRAPH.items():
+        folders.setdefault(unit(importer), set()).update(
+            unit(t) for t in targets if unit(t) != unit(importer)
+        )
+    cycles = [c for c in strongly_connected(folders) if len(c) > 1]
+    assert cycles == []
+
+
+def test_no_module_imports_the_facade():
+    assert FACADE_IMPORTS == []
 
 
 def test_the_checks_can_fail():
@@ -246,4 +247,5 @@ def test_the_checks_can_fail():
             if reaches(a, b) and reaches(b, a):
                 assert where[a] == where[b]
     assert layer("maptab.cli.app") == "cli" and layer("maptab.render.maps") == "render"
-    assert LAYERS.index(layer("maptab.cli.app")) > LAYERS.index(layer("maptab.dataset"))
+    assert LAYERS.index(layer("maptab.cli.app")) > LAYERS.index(layer("maptab.io.dataset"))
+    assert LAYERS.index(layer("maptab.kinds.rp")) > LAYERS.index(layer("maptab.score.scorer"))

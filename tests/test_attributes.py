@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from maptab.core.network import Network
 from maptab.generate.attributes import (
     AttributeSynthesisError,
     synthesize_attributes,
@@ -20,7 +21,6 @@ from maptab.generate.synth import (
     synth_metro,
     synth_scenic,
 )
-from maptab.network import Network
 
 FAST = settings(max_examples=25, deadline=None)
 SEEDS = st.integers(0, 2**32 - 1)
@@ -184,7 +184,7 @@ def test_plain_networks_without_meta():
 
 
 def test_synthesised_maps_pass_spec7_validation():
-    from maptab.validate import validate_network
+    from maptab.core.validate import validate_network
 
     rng = np.random.default_rng(3)
     for i, size in enumerate(("small", "medium", "large") * 2):
@@ -365,9 +365,9 @@ def test_weighted_metro_optima_leave_the_fewest_stations_route_as_in_the_paper()
     in docs/synthesis.md). Here: 75.4 / 9.6 / 15.0; independent draws gave 80.4 / 11.2 / 8.4."""
     from collections import Counter
 
+    from maptab.core.tables import derive_mix
     from maptab.generate.pipeline import Preset, synthesize_maps
     from maptab.generate.queries import od_queries, sample_pairs
-    from maptab.tables import derive_mix
 
     nets = synthesize_maps(Preset("shape", 30, 0, 150, 0), seed=5)
     shares: Counter[str] = Counter()

@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from maptab.core.network import Edge, Network, Vertex
+from maptab.core.planning import PlanError, RoutePlanner, plan_routes
+from maptab.core.schema import RMSegment
 from maptab.generate.reasonmap import (
     question_difficulty,
     reasonmap_questions,
     scaled_quota,
 )
-from maptab.network import Edge, Network, Vertex
-from maptab.planning import PlanError, RoutePlanner, plan_routes
-from maptab.schema import RMSegment
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 STATIONS = SHARED / "reasonmap-stations"
@@ -254,7 +254,7 @@ def _need_stations() -> None:
 @pytest.mark.conformance
 def test_quota_on_a_real_city():
     _need_stations()
-    from maptab.metadata import load_reasonmap
+    from maptab.io.metadata import load_reasonmap
 
     net = load_reasonmap(STATIONS / "china" / "beijing.json", map_id="china/beijing")
     qs = reasonmap_questions(net, map_difficulty="hard", split="test", rng_seed=0)
@@ -270,7 +270,7 @@ def test_quota_on_a_real_city():
 @pytest.mark.conformance
 def test_rome_branch_is_respected():
     _need_stations()
-    from maptab.metadata import load_reasonmap
+    from maptab.io.metadata import load_reasonmap
 
     net = load_reasonmap(STATIONS / "italy" / "rome.json", map_id="italy/rome")
     (route,) = plan_routes(net, "Rebibbia Station", "Jonio Station")
@@ -282,8 +282,8 @@ def test_rome_branch_is_respected():
 @pytest.mark.conformance
 def test_build_reasonmap_dataset_is_deterministic(tmp_path):
     _need_stations()
-    from maptab.dataset import Dataset
     from maptab.generate.reasonmap import build_reasonmap_dataset
+    from maptab.io.dataset import Dataset
 
     src = tmp_path / "stations"
     for rel in (
@@ -337,8 +337,8 @@ def _stations_dir(root: Path, cities: dict[str, dict[str, list[str]]]) -> Path:
 
 
 def test_homonymous_stations_build_with_one_warning_each(tmp_path):
-    from maptab.dataset import Dataset
     from maptab.generate.reasonmap import build_reasonmap_dataset
+    from maptab.io.dataset import Dataset
     from reasonmap_fixtures import AV7_BROOKLYN, AV7_MANHATTAN, NYC
 
     src = _stations_dir(tmp_path / "st", {"america/new_york": NYC})
@@ -376,7 +376,7 @@ def test_cli_prints_homonym_warnings_and_succeeds(tmp_path):
 
 def test_all_missing_branch_splits_are_named_in_one_error(tmp_path):
     from maptab.generate.reasonmap import build_reasonmap_dataset
-    from maptab.metadata import MissingBranchSplits
+    from maptab.io.metadata import MissingBranchSplits
 
     branched = ["A", "B (Branch-starting Station)", "C", "D", "E"]
     src = _stations_dir(
@@ -406,8 +406,8 @@ def test_all_real_cities_build_with_sane_question_counts(tmp_path):
     fixture), yields 40 questions, and misses the 20:15:5 quota only where the city has
     fewer eligible pairs of that level than asked (then all of them are used)."""
     _need_stations()
-    from maptab.dataset import Dataset
     from maptab.generate.reasonmap import LEVELS, build_reasonmap_dataset
+    from maptab.io.dataset import Dataset
 
     warnings: list[str] = []
     manifest = build_reasonmap_dataset(STATIONS, tmp_path / "ds", warn=warnings.append)

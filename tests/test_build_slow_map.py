@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from maptab.dataset import DatasetError
 from maptab.generate import pipeline
 from maptab.generate.pipeline import PARTS, Preset, build_benchmark
+from maptab.io.dataset import DatasetError
 
 TINY = Preset("tiny", 3, 3, 18, 18, q_min=2, sizes=("small",), reasonmap_per_map=4)
 

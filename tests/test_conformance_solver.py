@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from maptab.costs import Weights, route_totals
-from maptab.solver import fewest_stations, optimal_routes
-from maptab.tables import derive_mix, read_network
+from maptab.core.costs import Weights, route_totals
+from maptab.core.solver import fewest_stations, optimal_routes
+from maptab.core.tables import derive_mix, read_network
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "maptab-sample"
 LABEL_FILES = sorted(SAMPLE.glob("*/data/test_set/*.json"))

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from maptab.tables import derive_mix, mix_rows, read_network, write_tables
-from maptab.validate import validate_tables
+from maptab.core.tables import derive_mix, mix_rows, read_network, write_tables
+from maptab.core.validate import validate_tables
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 TABLES = SHARED / "maptab-sample" / "metromap" / "tabulars" / "america"

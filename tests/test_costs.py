@@ -12,7 +12,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from maptab.costs import (
+from maptab.core.costs import (
     SCALES,
     CostError,
     CostTable,
@@ -24,8 +24,8 @@ from maptab.costs import (
     weigh,
     within,
 )
-from maptab.network import Edge, Network, Vertex
-from maptab.solver import Solver
+from maptab.core.network import Edge, Network, Vertex
+from maptab.core.solver import Solver
 
 # The released Cleveland sample, Triskett → West 25th_Ohio City (SPEC 3 worked example).
 ROUTE = (
@@ -315,7 +315,7 @@ def _shared_track_route(draw):
 def test_optimal_assignments_equal_enumeration(case) -> None:
     """The layered programme of optimal_assignments against every line assignment scored
     one by one: the same J* and the same markings (J-tight, fewest transfers)."""
-    from maptab.costs import _all_assignments, _transfer_positions, optimal_assignments
+    from maptab.core.costs import _all_assignments, _transfer_positions, optimal_assignments
 
     net, stations, weights = case
     table = CostTable(net)
@@ -340,7 +340,7 @@ def test_optimal_assignments_equal_enumeration(case) -> None:
 def _plain_programme(table: CostTable, costs: Any, path: list[int]) -> tuple[float, list]:
     """The layered programme of optimal_assignments written plainly (every transition
     through one ``step`` function, no scalar lanes): what the scalar lanes must equal."""
-    from maptab.costs import Marking
+    from maptab.core.costs import Marking
 
     k = len(path) - 1
     opts = [table.hops[(path[h], path[h + 1])] for h in range(k)]
@@ -465,7 +465,7 @@ def _long_route(draw):
 def test_optimal_assignments_equal_the_plain_programme(case) -> None:
     """The scalar lanes of optimal_assignments give the same floats and markings (lines
     included) as the plain programme."""
-    from maptab.costs import optimal_assignments
+    from maptab.core.costs import optimal_assignments
 
     net, stations, weights = case
     table = CostTable(net)

@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from maptab.cli.app import app
-from maptab.describe import (
+from maptab.core.network import Network
+from maptab.generate.pipeline import build_benchmark
+from maptab.report.describe import (
     PAPER_TABLE4,
     count_simple_paths,
     describe_dataset,
@@ -28,8 +30,6 @@ from maptab.describe import (
     reference_figures,
     summarize_networks,
 )
-from maptab.generate.pipeline import build_benchmark
-from maptab.network import Network
 from maptab.run import make_provider, run
 from maptab.score.scorer import score_run
 
@@ -199,7 +199,7 @@ def test_shipped_reference_is_recomputed_from_the_real_networks():
     if not STATIONS.is_dir():
         pytest.skip(f"{STATIONS} is absent (the shared ReasonMap data)")
     from maptab.cli.stats import _reasonmap_networks
-    from maptab.describe import describe_networks
+    from maptab.report.describe import describe_networks
 
     real = describe_networks(_reasonmap_networks(STATIONS))["scenarios"]["metromap"]["networks"]
     assert reference_figures(real) == load_reference()
@@ -238,8 +238,8 @@ def test_cli_errors_are_one_line(tmp_path: Path):
 def test_pair_figures_equal_the_solver(n_lines, n_stations, seed):
     """Ties and fewest transfers per pair equal what the exact solver's criteria-free
     routes say (every fewest-stations route with its fewest-transfer marking)."""
+    from maptab.core.solver import fewest_stations
     from maptab.generate.synth import MetroSpec, synth_metro
-    from maptab.solver import fewest_stations
 
     net = synth_metro(MetroSpec(n_lines, max(n_stations, 3 + 2 * n_lines)), seed)
     f = network_figures(net)

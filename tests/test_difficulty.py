@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from maptab.core.network import Network
 from maptab.generate.difficulty import (
     DifficultyError,
     SimplePathCounter,
@@ -24,7 +25,6 @@ from maptab.generate.difficulty import (
     tercile_levels,
     wasp,
 )
-from maptab.network import Network
 
 # A 4-cycle a-b-c-d-a with a tail d-e.
 KITE = Network.from_edges([("a", "b"), ("b", "c"), ("c", "d"), ("d", "a"), ("d", "e")])

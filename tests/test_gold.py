@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 
+from maptab.core.network import Network
+from maptab.core.schema import RP_BY_NAME, RPQuery
+from maptab.core.solver import Route, solve_routes
+from maptab.core.tables import derive_mix
 from maptab.generate import queries
 from maptab.generate.queries import Gold, gold_label, repetition_class
-from maptab.network import Network
-from maptab.schema import RP_BY_NAME, RPQuery
-from maptab.solver import Route, solve_routes
-from maptab.tables import derive_mix
 
 
 def lines_grid(k: int) -> Network:

@@ -11,8 +11,8 @@ import pytest
 from PIL import Image
 
 from fakeserver import rehash
-from maptab.dataset import Dataset
 from maptab.generate.hf import export_hf
+from maptab.io.dataset import Dataset
 from test_release import build_small_dataset
 
 

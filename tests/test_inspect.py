@@ -17,14 +17,14 @@ inspect_ai = pytest.importorskip(
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 
-from maptab.dataset import DatasetError  # noqa: E402
+from maptab.core.schema import Prediction  # noqa: E402
 from maptab.generate.pipeline import build_benchmark  # noqa: E402
 from maptab.integrations.common import sample_values  # noqa: E402
 from maptab.integrations.inspect_tasks import maptab_task  # noqa: E402
+from maptab.io.dataset import DatasetError  # noqa: E402
 from maptab.render.images import DatasetImager  # noqa: E402
 from maptab.run.baselines import BASELINE_CLASSES  # noqa: E402
 from maptab.run.requests import build_requests  # noqa: E402
-from maptab.schema import Prediction  # noqa: E402
 from maptab.score.scorer import score_predictions  # noqa: E402
 from maptab.tasks import get  # noqa: E402
 

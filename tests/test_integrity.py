@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from fakeserver import rehash, write_dataset
-from maptab import limits
+from maptab import _limits as limits
 from maptab.cli import app
-from maptab.dataset import Dataset, DatasetError, DatasetWriter, MapEntry
+from maptab.core.network import Network
+from maptab.core.schema import Prediction, QAQuery, ReasonMapQuestion, RPQuery
 from maptab.generate.pipeline import Preset, build_benchmark
-from maptab.network import Network
+from maptab.io.dataset import Dataset, DatasetError, DatasetWriter, MapEntry
 from maptab.run.requests import build_requests, iter_samples
-from maptab.schema import Prediction, QAQuery, ReasonMapQuestion, RPQuery
 from maptab.score.scorer import ScoreError, load_predictions, score_predictions
 
 SMALL = Preset("small", 1, 1, 6, 6, q_min=2, sizes=("small",))
@@ -87,8 +87,8 @@ def _killed_writer(root: Path) -> None:
     """A process that starts a rebuild of ``root``, writes a map and rows, and is killed."""
     code = f"""
 import os, signal
-from maptab.dataset import DatasetWriter, MapEntry
-from maptab.network import Network
+from maptab.io.dataset import DatasetWriter, MapEntry
+from maptab.core.network import Network
 w = DatasetWriter({str(root)!r}, 7)
 net = Network.from_lines({{"L": ["A", "B", "C"]}}, map_id="new")
 w.add_map(net, MapEntry("new", "metromap", "easy", "test"))
@@ -407,7 +407,7 @@ def test_render_scale_is_bounded(tmp_path):
 
 
 def test_tables_must_be_regular_files_under_the_byte_limit(tmp_path, monkeypatch):
-    from maptab.tables import example_tables
+    from maptab.core.tables import example_tables
 
     edges, vertices = example_tables("metromap")
     fifo = tmp_path / "fifo.csv"
@@ -419,7 +419,7 @@ def test_tables_must_be_regular_files_under_the_byte_limit(tmp_path, monkeypatch
     zero.symlink_to("/dev/zero")
     res, _ = _invoke("validate", str(zero), str(vertices))
     assert res.exit_code == 1 and "not a regular file" in res.stdout
-    monkeypatch.setattr("maptab.tables.MAX_TABLE_BYTES", 100)
+    monkeypatch.setattr("maptab.core.tables.MAX_TABLE_BYTES", 100)
     res, _ = _invoke("validate", str(edges), str(vertices))
     assert res.exit_code == 1 and "over the limit of 100 bytes" in res.stdout
 
@@ -486,7 +486,7 @@ def test_render_transfers_must_be_stations_of_the_route(tmp_path):
 
 # --------------------------------------------------------------------------- smaller items
 def test_a_misspelt_metromap_header_says_so(tmp_path):
-    from maptab.tables import example_tables
+    from maptab.core.tables import example_tables
 
     edges, vertices = example_tables("metromap")
     bad = tmp_path / "edges.csv"
@@ -650,7 +650,7 @@ _JSON = st.recursive(
 def test_field_annotations_follow_the_json_type_rules(value):
     import msgspec
 
-    from maptab.schema import RMSegment
+    from maptab.core.schema import RMSegment
 
     checked = 0
     for cls in (RPQuery, QAQuery, ReasonMapQuestion, Prediction, MapEntry, RMSegment):
@@ -705,7 +705,7 @@ def test_validate_lists_every_problem_of_a_dataset(built, tmp_path):
 def test_the_gold_sample_is_uniform_and_reproducible():
     import random
 
-    from maptab.integrity import _Reservoir
+    from maptab.score.integrity import _Reservoir
 
     counts = [0] * 10
     for seed in range(3000):
@@ -730,7 +730,7 @@ def test_real_datasets_validate_clean(tmp_path):
     """The imported MapTab sample and a ReasonMap build from the real topologies."""
     from maptab.generate.reasonmap import build_reasonmap_dataset
     from maptab.generate.release import import_maptab_release
-    from maptab.integrity import validate_dataset
+    from maptab.score.integrity import validate_dataset
 
     if not (SHARED / "maptab-sample").is_dir() or not (SHARED / "reasonmap-stations").is_dir():
         pytest.skip(f"shared data not found at {SHARED}")

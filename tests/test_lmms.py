@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from maptab.cli import app
+from maptab.core.schema import Prediction
 from maptab.generate.pipeline import build_benchmark
 from maptab.integrations.common import sample_values
 from maptab.integrations.lmms import (
@@ -28,7 +29,6 @@ from maptab.integrations.lmms import (
 from maptab.render.images import DatasetImager
 from maptab.run.baselines import BASELINE_CLASSES
 from maptab.run.requests import build_requests
-from maptab.schema import Prediction
 from maptab.score.scorer import score_predictions
 from maptab.tasks import all_kinds, get
 
@@ -170,8 +170,8 @@ def test_resolve_dataset_folder_or_preset(
 ) -> None:
     """The harness adapters' `dataset`: a folder as it is, a preset built once into
     $MAPTAB_CACHE and reused, anything else one clear error."""
-    from maptab.dataset import DatasetError
     from maptab.integrations.common import resolve_dataset
+    from maptab.io.dataset import DatasetError
 
     monkeypatch.setenv("MAPTAB_CACHE", str(tmp_path))
     assert resolve_dataset(mini) == mini

@@ -1,4 +1,4 @@
-"""``maptab.limits.loads_json`` decodes with msgspec and falls back to ``json.loads``: the
+"""``maptab._limits.loads_json`` decodes with msgspec and falls back to ``json.loads``: the
 value, or the error, must be the one ``json.loads`` gives (differential tests)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maptab.limits import LimitError, loads_json
+from maptab._limits import LimitError, loads_json
 
 
 def reference(text: str | bytes) -> tuple[str, str]:

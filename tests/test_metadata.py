@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from maptab.metadata import (
+from maptab.core.validate import validate_network
+from maptab.io.metadata import (
     MetadataError,
     MissingBranchSplits,
     default_map_id,
@@ -16,7 +17,6 @@ from maptab.metadata import (
     load_reasonmap,
     strip_annotations,
 )
-from maptab.validate import validate_network
 from reasonmap_fixtures import AV7_BROOKLYN, AV7_MANHATTAN, NYC, ST36_BROOKLYN, ST36_QUEENS
 
 STATIONS = Path(__file__).resolve().parents[2] / "shared" / "data" / "reasonmap-stations"

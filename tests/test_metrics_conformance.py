@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from maptab.schema import RPQuery
+from maptab.core.schema import RPQuery
+from maptab.core.tables import derive_mix, read_network
 from maptab.score.paper import paper_scores, reference_tokens
 from maptab.score.parse import parse_route, parse_totals
 from maptab.score.qa import totals_correct
 from maptab.score.verified import station_index, verify_route
-from maptab.tables import derive_mix, read_network
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "maptab-sample"
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from maptab.cli import app
-from maptab.schema import read_jsonl
+from maptab.core.schema import read_jsonl
 from maptab.score.paper import (
     difficulty_score,
     ema,

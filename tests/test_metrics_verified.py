@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maptab.network import Network
-from maptab.schema import RPQuery
+from maptab.core.network import Network
+from maptab.core.schema import RPQuery
 from maptab.score.errors import ERROR_TYPES, error_type
 from maptab.score.parse import parse_route
 from maptab.score.qa import qa_correct, totals_correct

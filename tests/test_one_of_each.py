@@ -7,8 +7,8 @@ from fractions import Fraction
 from hypothesis import given
 from hypothesis import strategies as st
 
-from maptab.cache import IdentityCache, KeyedCache
-from maptab.rounding import half_up, round_half_up
+from maptab._cache import IdentityCache, KeyedCache
+from maptab.core.rounding import half_up, round_half_up
 
 
 def _by_hand(text: str, digits: int) -> Fraction:
@@ -74,8 +74,8 @@ def test_identity_cache_keys_on_the_object_not_its_value():
 
 
 def test_the_qa_type_count_is_the_length_of_the_table():
-    from maptab.generate.qa import QA_TYPES
-    from maptab.schema import QA_TYPE_COUNT
+    from maptab.core.qa_types import QA_TYPES
+    from maptab.core.schema import QA_TYPE_COUNT
 
     assert len(QA_TYPES) == QA_TYPE_COUNT
     assert sorted(t.number for t in QA_TYPES) == list(range(1, QA_TYPE_COUNT + 1))
@@ -108,8 +108,8 @@ def test_the_builder_reports_progress_through_the_hook_and_draws_through_the_ren
     """Progress and images are injected (issue 12): the builder calls what it is given."""
     from pathlib import Path
 
-    from maptab.dataset import Dataset
     from maptab.generate.pipeline import Preset, build_benchmark
+    from maptab.io.dataset import Dataset
 
     calls: list[tuple[str, int | None, int]] = []
 

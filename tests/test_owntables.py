@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from maptab import tables
 from maptab.cli.app import app
-from maptab.dataset import Dataset
+from maptab.core import tables
+from maptab.core.schema import RP_CATEGORIES
 from maptab.generate.owntables import OwnTablesError, build_from_tables
 from maptab.generate.pipeline import PRESETS, synthesize_maps
-from maptab.schema import RP_CATEGORIES
+from maptab.io.dataset import Dataset
 
 
 def _write_map(folder: Path, net, mix: bool = True) -> None:

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from maptab.costs import Weights
-from maptab.dataset import Dataset
+from maptab.core.costs import Weights
+from maptab.core.schema import RP_BY_NAME, RP_CATEGORIES, RP_STYLES
+from maptab.core.solver import brute_force_routes
+from maptab.core.tables import derive_mix
+from maptab.executors import local_executor
 from maptab.generate.pipeline import PRESETS, Preset, build_benchmark
-from maptab.processes import local_executor
-from maptab.schema import RP_BY_NAME, RP_CATEGORIES, RP_STYLES
-from maptab.solver import brute_force_routes
-from maptab.tables import derive_mix
+from maptab.io.dataset import Dataset
 
 # small maps only, so brute-force enumeration of simple paths stays instant
 TINY = Preset("tiny", 3, 3, 18, 18, q_min=2, sizes=("small",), reasonmap_per_map=4)
@@ -180,7 +180,7 @@ HASH_SEED_SCRIPT = """
 import hashlib, json, sys, tempfile
 from pathlib import Path
 from maptab.generate.pipeline import Preset, build_benchmark
-from maptab.network import Network
+from maptab.core.network import Network
 from maptab.render import layout_network
 
 tiny = Preset("tiny", 2, 2, 8, 8, q_min=2, sizes=("small",), reasonmap_per_map=4)

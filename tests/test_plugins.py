@@ -38,7 +38,7 @@ class ToyProvider:
 
     async def complete(self, request):
         from maptab.run.base import Completion
-        from maptab.reasoning import split_reasoning
+        from maptab._reasoning import split_reasoning
 
         text, reasoning = split_reasoning(f"<think>toy {self.model}</think>{request.id}")
         return Completion(text, reasoning, 1, 2)

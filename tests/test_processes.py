@@ -1,4 +1,4 @@
-"""The one way maptab starts and stops worker processes (maptab.processes): workers end when
+"""The one way maptab starts and stops worker processes (maptab.executors): workers end when
 a stage fails or is interrupted, even mid-task, and when their parent dies."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from maptab.processes import local_executor, stop_executor, worker_processes
+from maptab.executors import local_executor, stop_executor, worker_processes
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/stat").exists(), reason="needs Linux /proc to see processes"
@@ -122,7 +122,7 @@ def test_a_stop_now_of_an_executor_without_terminate_waits_for_its_tasks() -> No
 
 _ORPHAN = """
 import os, sys, time
-from maptab.processes import local_executor
+from maptab.executors import local_executor
 
 if __name__ == "__main__":
     pool = local_executor(2)

@@ -8,7 +8,8 @@ import re
 import numpy as np
 import pytest
 
-from maptab.generate.qa import (
+from maptab.core.network import Edge, Network, Vertex
+from maptab.core.qa_types import (
     CAPABILITIES,
     QA_TYPES,
     QAError,
@@ -19,8 +20,7 @@ from maptab.generate.qa import (
     round2,
     sample_qa_params,
 )
-from maptab.network import Edge, Network, Vertex
-from maptab.schema import QA_STYLES
+from maptab.core.schema import QA_STYLES
 
 
 # ---------------------------------------------------------------- hand-worked metromap

@@ -1,11 +1,11 @@
-"""The one reasoning splitter (maptab.reasoning) against a brute-force reading of its rule."""
+"""The one reasoning splitter (maptab._reasoning) against a brute-force reading of its rule."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maptab.reasoning import REASONING_TAGS, split_reasoning, strip_reasoning
+from maptab._reasoning import REASONING_TAGS, split_reasoning, strip_reasoning
 from maptab.run.providers import split_reasoning as provider_split
 from maptab.score.parse import strip_reasoning as score_strip
 

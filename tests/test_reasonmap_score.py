@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from maptab.network import Network
-from maptab.schema import ReasonMapQuestion
+from maptab.core.network import Network
+from maptab.core.schema import ReasonMapQuestion
 from maptab.score.parse import parse_reasonmap
 from maptab.score.reasonmap import difficulty_weight, lenient_key, score_reasonmap
 

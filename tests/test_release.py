@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from maptab.dataset import Dataset, DatasetWriter, MapEntry
+from maptab.core.network import Network
+from maptab.core.schema import TOTAL_FIELDS, QAQuery, RPQuery
+from maptab.core.tables import derive_mix
 from maptab.generate.queries import od_queries
 from maptab.generate.reasonmap import reasonmap_questions
 from maptab.generate.release import (
@@ -23,9 +25,7 @@ from maptab.generate.release import (
     export_maptab_release,
     import_maptab_release,
 )
-from maptab.network import Network
-from maptab.schema import TOTAL_FIELDS, QAQuery, RPQuery
-from maptab.tables import derive_mix
+from maptab.io.dataset import Dataset, DatasetWriter, MapEntry
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "maptab-sample"
 

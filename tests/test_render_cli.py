@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from maptab.cli import app
 from maptab.cli.render import parse_route
-from maptab.network import Network
+from maptab.core.network import Network
 
 runner = CliRunner()
 

@@ -6,7 +6,7 @@ import pytest
 import uharfbuzz as hb
 from PIL import Image, ImageChops, ImageDraw
 
-from maptab.network import Network
+from maptab.core.network import Network
 from maptab.render import MissingGlyphError, check_legibility, render_map
 from maptab.render.fonts import FontFace, coverage, font_runs, is_rtl, primary_script
 from maptab.render.text import has_shaper, measure, pil_font

@@ -33,7 +33,7 @@ SCRIPT_LABELS = {
 
 PROBE = r"""
 import json, sys
-from maptab.network import Network
+from maptab.core.network import Network
 from maptab.render import check_legibility, render_map
 from maptab.render.fonts import face_for_script, font_dirs, font_runs, primary_script
 

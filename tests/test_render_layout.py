@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maptab.network import Network
+from maptab.core.network import Network
 from maptab.render import check_legibility, layout_network, layout_quality, render_map
 from maptab.render.geometry import octilinear_route, offset_polyline, segments_cross
 from maptab.render.layout import count_crossings
@@ -120,7 +120,7 @@ def test_reasonmap_topologies_lay_out_legibly(city):
     path = DATA / "reasonmap-stations" / city
     if not path.is_file():
         pytest.skip(f"{path} is absent (shared data not beside the repo)")
-    from maptab.metadata import load_reasonmap
+    from maptab.io.metadata import load_reasonmap
 
     net = load_reasonmap(path)
     pos = layout_network(net)
@@ -138,7 +138,7 @@ def test_crowded_real_topology_renders_legibly():
     path = DATA / "reasonmap-stations" / "singapore" / "singapore.json"
     if not path.is_file():
         pytest.skip(f"{path} is absent (shared data not beside the repo)")
-    from maptab.metadata import load_reasonmap
+    from maptab.io.metadata import load_reasonmap
 
     net = load_reasonmap(path)
     net.positions = layout_network(net)

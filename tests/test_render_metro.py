@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from maptab.network import Network
+from maptab.core.network import Network
 from maptab.render import RenderError, check_legibility, render_map, save_map
 from maptab.render.geometry import Box
 from maptab.render.metro import LINE_WIDTH, STATION_AREA_PX, trails

@@ -11,7 +11,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from maptab.cli import app
-from maptab.network import Network
+from maptab.core.network import Network
 from maptab.render import render_map
 from maptab.render.ocr import (
     Detection,
@@ -166,7 +166,7 @@ def test_real_cleveland_image_is_read_partly():
     base = SHARED / "maptab-sample" / "metromap"
     if not base.is_dir():
         pytest.skip("../shared/data/maptab-sample is absent")
-    from maptab.tables import read_network
+    from maptab.core.tables import read_network
 
     tab = base / "tabulars" / "america"
     net = read_network(tab / "cleveland_edge.csv", tab / "cleveland_vertex.csv")

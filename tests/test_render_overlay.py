@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from maptab.network import Network
+from maptab.core.network import Network
 from maptab.render import draw_route, render_map
 from maptab.render.overlay import ROUTE_COLORS, TRANSFER, WARNING, route_hops
 

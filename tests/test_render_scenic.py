@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from maptab.network import Network
+from maptab.core.network import Network
 from maptab.render import check_legibility, render_map
 from maptab.render.scenic import STYLES, annotation_text
 from samplenets import sample_scenic

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageChops
 
+from maptab.core.matching import station_match
+from maptab.core.network import Network
 from maptab.generate.synth import METRO_LANGUAGE_WEIGHTS
-from maptab.matching import station_match
-from maptab.network import Network
 from maptab.render import check_legibility, place_map, render_map
 from maptab.render.draw import to_image
 from maptab.render.geometry import Box, LabelBox, PlacedGeometry

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from maptab.core.schema import Prediction, ReasonMapQuestion
 from maptab.report import write_report
 from maptab.report.html import json_for_html, sample_records
 from maptab.report.loader import Run, load_runs
-from maptab.schema import Prediction, ReasonMapQuestion
 from test_report_fixture import HOSTILE, make_runs
 
 CHROMIUM = next(
@@ -236,7 +236,7 @@ def test_samples_without_route_pictures_show_their_map(tmp_path):
     from PIL import Image
 
     from fakeserver import rehash
-    from maptab.dataset import Dataset
+    from maptab.io.dataset import Dataset
     from maptab.report.loader import load_runs
     from maptab.report.overlays import Overlays, attach_map_pictures
     from test_report_fixture import make_runs

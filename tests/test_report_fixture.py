@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from maptab.costs import Weights
-from maptab.dataset import DatasetWriter, MapEntry
-from maptab.network import Edge, Network, Vertex
-from maptab.schema import Prediction, QAQuery, RPQuery
+from maptab.core.costs import Weights
+from maptab.core.network import Edge, Network, Vertex
+from maptab.core.schema import Prediction, QAQuery, RPQuery
+from maptab.core.solver import fewest_stations, optimal_routes
+from maptab.io.dataset import DatasetWriter, MapEntry
 from maptab.score.scorer import score_run
-from maptab.solver import fewest_stations, optimal_routes
 
 # a payload that must stay text: script tags, a breakout of the JSON block, an event
 # handler, quotes, and right-to-left text (an override character and Arabic)
@@ -155,7 +155,7 @@ def make_runs(tmp: Path) -> tuple[Path, list[Path]]:
     ``shortest`` (a fewest-stations route, unmarked), ``chaos`` (hostile text, unknown
     stations, reversed routes, wrong QA answers, one API error; its model name is hostile)."""
     ds = build_dataset(tmp / "dataset")
-    from maptab.dataset import Dataset
+    from maptab.io.dataset import Dataset
 
     d = Dataset(ds)
     rp, qa = d.rp(), d.qa()

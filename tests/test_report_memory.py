@@ -240,7 +240,7 @@ def test_a_report_reads_each_query_file_once_for_every_run(tmp_path, monkeypatch
     """Three runs of one dataset: the pictures and the browser of the report get their
     records from one pass over each query file (before: one for the pictures and one per
     run for the browser), and the browser's records are those of separate reads."""
-    from maptab.dataset import Dataset
+    from maptab.io.dataset import Dataset
     from maptab.report import write_report
     from maptab.report.html import listed_ids, sample_records, shown_rows
     from maptab.report.loader import QueryRecords
@@ -296,7 +296,7 @@ def test_a_report_reads_each_query_file_once_for_every_run(tmp_path, monkeypatch
 
 
 def test_query_records_asked_for_an_unannounced_id_read_it_in_one_more_pass(tmp_path, monkeypatch):
-    from maptab.dataset import Dataset
+    from maptab.io.dataset import Dataset
     from maptab.report.loader import QueryRecords
 
     _, run_dirs = make_runs(tmp_path)

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from maptab.kinds.qa import capability_cell, qa_table
+from maptab.kinds.reasonmap import reasonmap_table
+from maptab.kinds.rp import repetition_table
 from maptab.report import leaderboard, leaderboard_rows
 from maptab.report.loader import ReportError, Run, load_runs
 from maptab.report.tables import (
@@ -19,9 +22,6 @@ from maptab.report.tables import (
     to_latex,
     to_markdown,
 )
-from maptab.tasks.qa import capability_cell, qa_table
-from maptab.tasks.reasonmap import reasonmap_table
-from maptab.tasks.rp import repetition_table
 
 
 def rp(i, *, strict, ema=None, pma=1.0, ds=0, map_id="m1", cat="time", rep="FR", gap=0.0, **kw):

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maptab.dataset import Dataset
+from maptab.core.schema import Prediction, parse_record
 from maptab.generate.pipeline import build_benchmark
+from maptab.io.dataset import Dataset
 from maptab.rewards import (
     RP_WEIGHTS,
     ReferenceError,
@@ -31,7 +32,6 @@ from maptab.rewards.trl import maptab_reward
 from maptab.rewards.verl import compute_score, compute_score_details
 from maptab.run.baselines import BASELINE_CLASSES, reasonmap_answer, route_block, totals_lines
 from maptab.run.requests import build_requests
-from maptab.schema import Prediction, parse_record
 from maptab.score.scorer import score_predictions
 
 SEED = 9

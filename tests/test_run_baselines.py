@@ -16,12 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maptab.dataset import DatasetError
+from maptab.core.schema import RP_CATEGORIES, TOTAL_FIELDS
 from maptab.generate.pipeline import build_benchmark
+from maptab.io.dataset import DatasetError
 from maptab.run import make_provider, run
 from maptab.run.baselines import OracleProvider, answer_block, totals_lines
 from maptab.run.requests import ChatRequest
-from maptab.schema import RP_CATEGORIES, TOTAL_FIELDS
 from maptab.score.parse import parse_answer, parse_totals
 from maptab.score.scorer import score_run
 
@@ -288,7 +288,7 @@ def test_sample_refs_travel_to_run_workers_unchanged(sid, kind, variant, offset,
     import dataclasses
     import pickle
 
-    from maptab.dataset import SampleRef
+    from maptab.io.dataset import SampleRef
 
     ref = SampleRef(sid, kind, variant, offset, line, version)
     back = pickle.loads(pickle.dumps(ref, protocol=pickle.HIGHEST_PROTOCOL))

@@ -87,7 +87,7 @@ def test_cli_errors_are_one_line(tmp_path):
 
 
 def test_help_lists_every_accepted_category():
-    from maptab.schema import RP_CATEGORIES
+    from maptab.core.schema import RP_CATEGORIES
 
     res = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "400"})
     assert res.exit_code == 0

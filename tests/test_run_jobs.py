@@ -21,9 +21,9 @@ import pytest
 
 from fakeserver import write_dataset
 from maptab.api import run_model
-from maptab.dataset import DatasetError
+from maptab.executors import POOL_MIN, local_executor, workers_for
 from maptab.generate.pipeline import build_benchmark
-from maptab.processes import POOL_MIN, local_executor, workers_for
+from maptab.io.dataset import DatasetError
 from maptab.run import inprocess, make_provider, run
 from maptab.run.base import ProviderConfigError
 from maptab.run.inprocess import RunWorkerError
@@ -191,7 +191,7 @@ def test_the_workers_come_from_the_executor_factory_given(mini, tmp_path):
 
 
 def test_workers_for_follows_the_scorers_rule(monkeypatch):
-    monkeypatch.setattr("maptab.processes.default_workers", lambda: 6)
+    monkeypatch.setattr("maptab.executors.default_workers", lambda: 6)
     assert workers_for(3, 10) == 3
     assert workers_for(None, POOL_MIN - 1) == 1
     assert workers_for(None, POOL_MIN) == 6

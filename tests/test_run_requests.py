@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from fakeserver import rehash, write_dataset
-from maptab.dataset import Dataset, DatasetError
+from maptab.io.dataset import Dataset, DatasetError
 from maptab.run.requests import ImageSpec, RequestBuilder, build_requests, iter_samples
 
 
@@ -207,10 +207,10 @@ def test_select_then_load_gives_the_samples_of_one_pass(ds):
 
 
 def test_select_reads_each_row_once_and_load_only_the_selected_ones(ds, monkeypatch):
-    import maptab.dataset
+    import maptab.io.dataset
 
     selected, loaded_rows = [], []
-    reader, row = maptab.dataset.row_reader, maptab.dataset._row
+    reader, row = maptab.io.dataset.row_reader, maptab.io.dataset._row
 
     def counted_reader(kind):
         inner = reader(kind)
@@ -225,8 +225,8 @@ def test_select_reads_each_row_once_and_load_only_the_selected_ones(ds, monkeypa
         loaded_rows.append(n)
         return row(line, path, n)
 
-    monkeypatch.setattr(maptab.dataset, "row_reader", counted_reader)
-    monkeypatch.setattr(maptab.dataset, "_row", counted_row)
+    monkeypatch.setattr(maptab.io.dataset, "row_reader", counted_reader)
+    monkeypatch.setattr(maptab.io.dataset, "_row", counted_row)
     data = Dataset(ds)
     refs = list(data.select())
     assert len(selected) == 8 + 2 + 2 and not loaded_rows  # rows, not samples (reasonmap: 2)
@@ -271,7 +271,7 @@ def test_other_split_rows_are_skipped_unchecked_and_a_changed_file_is_an_error(d
 def test_a_kind_registered_in_place_of_a_built_in_keeps_its_own_checks(ds, monkeypatch):
     from dataclasses import replace
 
-    from maptab.schema import RecordError
+    from maptab.core.schema import RecordError
     from maptab.tasks import base
 
     def strict(row):

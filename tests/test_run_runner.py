@@ -7,7 +7,7 @@ import json
 import pytest
 
 from fakeserver import FakeServer, Reply, write_dataset
-from maptab.dataset import DatasetError
+from maptab.io.dataset import DatasetError
 from maptab.run import make_provider, run
 from maptab.run.store import StoreError
 

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import fields
 
+from maptab.core.schema import Prediction, PredictionLines
 from maptab.run.store import PredictionStore, StoreError
-from maptab.schema import Prediction, PredictionLines
 
 
 def _pred(i: int, error: str | None = None, response: str = "ok") -> Prediction:

@@ -1,4 +1,4 @@
-"""The records of ``maptab.schema`` read from JSONL rows: a line decoded by msgspec straight
+"""The records of ``maptab.core.schema`` read from JSONL rows: a line decoded by msgspec straight
 into its record (``line_decoder``) gives the record, or the one-line error, that checking
 the row's ``json.loads`` value gives (``row_decoder``); rows the builder writes read back
 to themselves (differential tests over mutated and damaged rows)."""
@@ -14,9 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maptab.dataset import DatasetError, MapEntry, record_decoder
-from maptab.limits import LimitError
-from maptab.schema import (
+from maptab._limits import LimitError
+from maptab.core.schema import (
     QAQuery,
     ReasonMapQuestion,
     RecordError,
@@ -25,6 +24,7 @@ from maptab.schema import (
     parse_prediction,
     row_decoder,
 )
+from maptab.io.dataset import DatasetError, MapEntry, record_decoder
 from maptab.tasks.base import get as get_kind
 
 RP_ROW: dict[str, Any] = {

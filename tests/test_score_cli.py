@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from maptab.cli import app
-from maptab.dataset import DatasetWriter, MapEntry
-from maptab.network import Network
-from maptab.schema import Prediction, QAQuery, ReasonMapQuestion, RPQuery, write_jsonl
+from maptab.core.network import Network
+from maptab.core.schema import Prediction, QAQuery, ReasonMapQuestion, RPQuery, write_jsonl
+from maptab.io.dataset import DatasetWriter, MapEntry
 from maptab.score.scorer import compare_runs, load_scores, score_predictions, score_run
 from networks import PFQ
 from networks import hyphen_metro as metro

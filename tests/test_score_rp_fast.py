@@ -1,6 +1,6 @@
 """The shortcuts of scoring one route-planning answer against the straightforward path.
 
-``maptab.tasks.rp.score`` reads an answer text once per map, tokenises a query's references
+``maptab.kinds.rp.score`` reads an answer text once per map, tokenises a query's references
 once, scores EMA/PMA 1 without the fuzzy rule when the answer's tokens are a reference's,
 and does not cost an answer that is the first gold route with one line per hop
 (``_Costing.fixed_markings``); ``parse_route`` reads a text whose only tags are the route
@@ -17,9 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from maptab.costs import CostTable, mean_assignments, optimal_assignments, within
-from maptab.network import Edge, Network, Vertex
-from maptab.schema import RPQuery
+from maptab.core.costs import CostTable, mean_assignments, optimal_assignments, within
+from maptab.core.network import Edge, Network, Vertex
+from maptab.core.schema import RPQuery
+from maptab.core.tables import derive_mix
 from maptab.score.errors import error_type
 from maptab.score.paper import difficulty_score, matching_references, paper_scores, reference_tokens
 from maptab.score.parse import (
@@ -33,7 +34,6 @@ from maptab.score.parse import (
 )
 from maptab.score.qa import totals_correct
 from maptab.score.verified import RoutePlan, Verification, gold_routes, station_index
-from maptab.tables import derive_mix
 from maptab.tasks import rp
 from test_costs import _shared_track_route
 

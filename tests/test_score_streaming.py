@@ -1,7 +1,7 @@
 """Whole-command scoring paths of issue 16: the fast paths give what the general ones give.
 
 * reading a row's fields without decoding all of it (:func:`_row_id`, the match index and
-  :meth:`Dataset.records_of`: :func:`maptab.dataset.string_fields`; ``_fields_checked``, its
+  :meth:`Dataset.records_of`: :func:`maptab.io.dataset.string_fields`; ``_fields_checked``, its
   full path) agrees with ``json.loads`` on any string, whatever the
   key order and nested objects;
 * the results file decoded one sample at a time equals ``json.loads`` of it;
@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from maptab.dataset import _fields_checked, string_fields
-from maptab.schema import Prediction
+from maptab.core.schema import Prediction
+from maptab.io.dataset import _fields_checked, string_fields
 from maptab.score.parse import parse_route
 from maptab.score.scorer import (
     UNSET,
@@ -47,7 +47,7 @@ TEXT = st.text(
 @settings(max_examples=300, deadline=None)
 @given(sid=TEXT, question=TEXT, source=TEXT)
 def test_fields_read_without_decoding_match_json(sid: str, question: str, source: str) -> None:
-    from maptab.dataset import DatasetError
+    from maptab.io.dataset import DatasetError
     from maptab.tasks.base import get
 
     row = {"id": sid, "map_id": "m", "question": question, "source": source, "n": [1]}
@@ -96,7 +96,7 @@ def test_match_index_fields_are_the_rows_top_level_values(
 
 
 def test_match_index_names_a_row_whose_field_is_not_a_string(tmp_path: Path) -> None:
-    from maptab.dataset import DatasetError
+    from maptab.io.dataset import DatasetError
     from maptab.tasks.base import get
 
     good = dict.fromkeys(MATCH_KEYS, "x")
@@ -306,7 +306,7 @@ def test_plain_split_takes_the_common_lines() -> None:
 
 
 def test_only_the_answered_rows_are_decoded(tmp_path: Path, dataset: Path) -> None:  # noqa: F811
-    from maptab.dataset import Dataset
+    from maptab.io.dataset import Dataset
 
     manifest = Dataset(dataset).manifest
     rp = dataset / "rp.jsonl"
@@ -411,8 +411,8 @@ def test_worker_processes_score_as_this_process_does(tmp_path: Path, dataset: Pa
 def test_a_score_pool_takes_its_workers_from_the_executor_factory_given(
     dataset: Path,  # noqa: F811
 ) -> None:
-    from maptab.dataset import Dataset
-    from maptab.processes import local_executor
+    from maptab.executors import local_executor
+    from maptab.io.dataset import Dataset
     from maptab.score.workers import InlineScorer, ScorePool
 
     made = []
@@ -522,7 +522,7 @@ def test_remembered_matches_equal_matching_each_sample(
     """Samples repeated in a results file are matched from the memo: ids and errors must be
     what matching every sample afresh gives (samples differing from the first in one field
     each, repeated)."""
-    from maptab.dataset import Dataset
+    from maptab.io.dataset import Dataset
     from maptab.score.scorer import _match_sample, _MatchIndex, load_external_results
 
     samples = []
@@ -595,7 +595,7 @@ def test_records_of_equals_the_filtered_records(dataset: Path) -> None:  # noqa:
     """``Dataset.records_of`` (the report's read of the listed samples) gives the records
     :meth:`Dataset.records` gives for those ids, in file order, whatever the ids asked and
     whatever collection holds them."""
-    from maptab.dataset import Dataset
+    from maptab.io.dataset import Dataset
 
     ds = Dataset(dataset)
     for kind in ("rp", "qa", "reasonmap"):
@@ -611,7 +611,7 @@ def test_records_of_equals_the_filtered_records(dataset: Path) -> None:  # noqa:
 def test_records_of_reads_only_the_wanted_rows(dataset: Path) -> None:  # noqa: F811
     """A broken row nobody asked for is not decoded; a broken wanted row, a row whose id
     is not a string, or a line that is not JSON is an error naming file and line."""
-    from maptab.dataset import Dataset, DatasetError
+    from maptab.io.dataset import Dataset, DatasetError
 
     path = dataset / "rp.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines()

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from maptab.costs import CostError, Weights, optimal_assignments, route_cost, within
-from maptab.network import Edge, Network, Vertex
-from maptab.solver import (
+from maptab.core.costs import CostError, Weights, optimal_assignments, route_cost, within
+from maptab.core.network import Edge, Network, Vertex
+from maptab.core.solver import (
     MAX_EXPANSIONS,
     Route,
     SearchLimit,

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from maptab.core.network import Network, table_name
 from maptab.generate.names import (
     HUB_KINDS,
     LANGUAGES,
@@ -32,7 +33,6 @@ from maptab.generate.synth import (
     synth_metro,
     synth_scenic,
 )
-from maptab.network import Network, table_name
 
 FAST = settings(max_examples=40, deadline=None)
 FEW = settings(max_examples=4, deadline=None)
@@ -401,8 +401,8 @@ def test_generated_shapes_match_real_networks_within_tolerances():
     """A small preset (30 + 30 maps, the three sizes in turn) against the issue's targets,
     with room for the sampling noise of 30 maps (the paper preset's figures are in
     docs/synthesis.md)."""
-    from maptab.describe import network_figures, summarize_networks
     from maptab.generate.pipeline import Preset, synthesize_maps
+    from maptab.report.describe import network_figures, summarize_networks
 
     nets = synthesize_maps(Preset("shape", 30, 30, 150, 150), seed=5)
     metro = summarize_networks([network_figures(n) for n in nets if n.scenario == "metromap"])
@@ -425,9 +425,9 @@ def test_single_line_maps_are_sampled():
     net = synth_metro(ones[0], 1)
     check_metro(net, ones[0])
     # a single-line map gets its RP and QA queries like any other (no transfer anywhere)
-    from maptab.dataset import MapEntry
     from maptab.generate.attributes import synthesize_attributes
     from maptab.generate.pipeline import qa_queries_for_map, rp_queries_for_map
+    from maptab.io.dataset import MapEntry
 
     net = synthesize_attributes(net, 1)
     entry = MapEntry("one", "metromap", "easy", "test")

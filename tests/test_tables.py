@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from maptab.network import Edge, Network, Vertex, table_name
-from maptab.tables import (
+from maptab.core.network import Edge, Network, Vertex, table_name
+from maptab.core.tables import (
     EDGE_COLUMNS,
     LINE_SEPARATOR,
     VERTEX_COLUMNS,

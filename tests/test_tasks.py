@@ -129,7 +129,7 @@ TOY_KIND = '''
 """A toy task kind: the model must repeat a word (registered through an entry point)."""
 from dataclasses import dataclass, fields
 
-from maptab.schema import decode_record
+from maptab.core.schema import decode_record
 from maptab.score.metrics import Columns, Metric, aggregate
 from maptab.tasks import Prompt, TaskKind
 
@@ -256,7 +256,7 @@ def _toy_dataset(root: Path, words: list[str]) -> None:
     ]
     (root / "echo.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     manifest = {
-        "schema_version": maptab.schema.SCHEMA_VERSION,
+        "schema_version": maptab.core.schema.SCHEMA_VERSION,
         "maps": [{"id": "m1", "scenario": "metromap", "difficulty": "easy", "split": "test"}],
         "files": {"echo.jsonl": hashlib.sha256((root / "echo.jsonl").read_bytes()).hexdigest()},
     }

@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from maptab.cli import app
-from maptab.network import Edge, Network, Vertex
-from maptab.tables import example_tables, write_tables
-from maptab.validate import RULES, Problem, validate_network, validate_tables
+from maptab.core.network import Edge, Network, Vertex
+from maptab.core.tables import example_tables, write_tables
+from maptab.core.validate import RULES, Problem, validate_network, validate_tables
 
 
 def good_metro() -> Network:
@@ -95,7 +95,7 @@ def test_line_count_check_understands_loop_lines() -> None:
 def test_line_stations_of_a_line_that_is_no_path_tree_or_single_loop() -> None:
     """A figure-eight line (two cycles through X) has no terminus but is not one loop: an
     error, not an endless walk round one cycle; validation reports its station count."""
-    from maptab.network import NetworkError
+    from maptab.core.network import NetworkError
 
     pairs = [("B", "A"), ("X", "C"), ("C", "D"), ("D", "X"), ("A", "X"), ("X", "B")]
     edges = [Edge(a, b, "L", 2.5, 0.75, 0.5, 0.0) for a, b in pairs]

@@ -6,7 +6,7 @@ use, so ``import maptab`` stays fast. Everything else is reached through its mod
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from maptab._version import __version__
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (import speed)
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         task_kinds,
         write_report,
     )
-    from maptab.network import Edge, NetworkError, Vertex, table_name
+    from maptab.core.network import Edge, NetworkError, Vertex, table_name
 
 __all__ = [
     "Completion",
@@ -71,7 +71,7 @@ def __getattr__(name: str) -> object:
     """Import a public name on first use (PEP 562)."""
     if name not in __all__:
         raise AttributeError(f"module 'maptab' has no attribute {name!r}")
-    module = "maptab.network" if name in _FROM_NETWORK else "maptab.api"
+    module = "maptab.core.network" if name in _FROM_NETWORK else "maptab.api"
     import importlib
 
     value = getattr(importlib.import_module(module), name)

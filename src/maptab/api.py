@@ -4,7 +4,7 @@ Each function here is a thin front over the stage that does the work (no logic o
 build or load a dataset, read a map's tables and solve a route on it, run a model (a
 ``--model`` spec, a Python callable or a provider object) over a dataset, score the run,
 report on runs, and the two registries (task kinds, providers). Library calls are silent
-unless given a ``progress`` (:class:`maptab.progress.Progress`).
+unless given a ``progress`` (:class:`maptab._progress.Progress`).
 
 Names that would clash with the stage packages (``maptab.run``, ``maptab.score``,
 ``maptab.report``) are spelt as verbs with an object: :func:`run_model`, :func:`score_run`,
@@ -17,16 +17,16 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from maptab.costs import Weights
-from maptab.dataset import Dataset
+from maptab._progress import Progress
+from maptab.core.costs import Weights
+from maptab.core.network import Network
+from maptab.core.solver import Route, Solution, solve_routes
+from maptab.core.tables import read_network
 from maptab.errors import MaptabError
-from maptab.network import Network
-from maptab.progress import Progress
+from maptab.io.dataset import Dataset
 from maptab.run.base import Completion, Provider
 from maptab.run.providers import available_providers, make_provider
 from maptab.run.runner import RunSummary
-from maptab.solver import Route, Solution, solve_routes
-from maptab.tables import read_network
 from maptab.tasks.base import TaskKind, all_kinds, register
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def build_dataset(
 def load(path: str | Path, *, verify: bool = True) -> Dataset:
     """Open the dataset folder ``path`` (its ``manifest.json``); files are checked against
     their SHA-256 as they are read unless ``verify=False`` (SPEC 16). Raises
-    :class:`~maptab.dataset.DatasetError` when the folder has no valid manifest."""
+    :class:`~maptab.io.dataset.DatasetError` when the folder has no valid manifest."""
     return Dataset(path, verify=verify)
 
 

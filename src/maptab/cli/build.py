@@ -13,8 +13,8 @@ from rich.markup import escape
 
 from maptab.cli.app import app, console, err_console, fail
 from maptab.cli.progress import track
-from maptab.dataset import MapImager
 from maptab.errors import MaptabError
+from maptab.io.dataset import MapImager
 
 
 def _warn(message: str) -> None:
@@ -110,7 +110,7 @@ def build(
       maptab build --from-tables MY_MAPS --out out/mine
     """
     # SIGTERM stops a build as Ctrl-C does: its worker processes are ended on the way out
-    # (maptab.processes) instead of being orphaned
+    # (maptab.executors) instead of being orphaned
     main = threading.current_thread() is threading.main_thread()  # handlers live there only
     previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _terminated)} if main else {}
     try:

@@ -1,6 +1,6 @@
 """A rich progress bar usable as a plain iterator wrapper (long work shows progress).
 
-:func:`track` is the command line's :class:`maptab.progress.Progress`, with its optional
+:func:`track` is the command line's :class:`maptab._progress.Progress`, with its optional
 ``done`` and ``status`` keywords."""
 
 from __future__ import annotations

@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
+from maptab._limits import MAX_RENDER_SCALE, read_json
 from maptab.cli.app import app, console, fail
-from maptab.dataset import Dataset
+from maptab.core.network import Network
 from maptab.errors import MaptabError
-from maptab.limits import MAX_RENDER_SCALE, read_json
-from maptab.network import Network
+from maptab.io.dataset import Dataset
 
 
 class RenderInputError(MaptabError):
@@ -20,7 +20,7 @@ class RenderInputError(MaptabError):
 
 def _load_json_map(path: Path) -> Network:
     """A ``network.json`` (Network.to_dict) or a ReasonMap metadata file ({line: [stations]})."""
-    from maptab.metadata import load_reasonmap
+    from maptab.io.metadata import load_reasonmap
 
     data = read_json(path, error=RenderInputError)
     if isinstance(data, dict) and "vertices" in data:
@@ -39,7 +39,7 @@ def load_map(paths: list[Path], map_id: str | None) -> Network:
     * ``FILE.json`` — a ``network.json`` or a ReasonMap metadata file;
     * ``EDGE_TAB VERTEX_TAB`` — a pair of MapTab tables (CSV or JSON, either order).
     """
-    from maptab.tables import read_network
+    from maptab.core.tables import read_network
 
     if len(paths) == 2:
         edges, vertices = paths
@@ -83,7 +83,7 @@ def parse_route(network: Network, text: str) -> list[str]:
     Station names may contain hyphens, so pieces are joined greedily: at each position the
     longest run of ``-``-separated pieces that names a station (table name or label) wins.
     A run of ``m`` pieces resolves only to a key with at least ``m - 1`` hyphens or
-    underscores (:func:`maptab.network.table_name`), so runs are tried up to the longest
+    underscores (:func:`maptab.core.network.table_name`), so runs are tried up to the longest
     such key: linear in the route's length.
     """
     text = text.replace("→", "-").replace(">", "-")

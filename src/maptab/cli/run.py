@@ -11,9 +11,9 @@ import typer
 
 from maptab.cli.app import VerifyOption, app, console, fail
 from maptab.cli.progress import track
+from maptab.core.qa_types import QA_TYPES
+from maptab.core.schema import RP_BY_NAME
 from maptab.errors import MaptabError
-from maptab.generate.qa import QA_TYPES
-from maptab.schema import RP_BY_NAME
 
 
 @app.command("run")

@@ -11,12 +11,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from maptab.cli.app import app, console, fail
-from maptab.costs import MODELS, Weights, route_totals
+from maptab.core.costs import MODELS, Weights, route_totals
+from maptab.core.network import SCENARIOS
+from maptab.core.solver import MAX_ROUTES, Solution, solve_routes
+from maptab.core.tables import derive_mix, read_network
+from maptab.core.validate import validate_tables
 from maptab.errors import MaptabError
-from maptab.network import SCENARIOS
-from maptab.solver import MAX_ROUTES, Solution, solve_routes
-from maptab.tables import derive_mix, read_network
-from maptab.validate import validate_tables
 
 
 def _payload(solution: Solution, totals: dict[str, float] | None) -> dict[str, object]:

@@ -74,7 +74,7 @@ def _fmt(value: Any, name: str) -> str:
 def _tables(figures: dict[str, Any], reference: dict[str, Any] | None) -> list[Table | str]:
     """One table per scenario; with a reference, its value and a numbered source per row,
     the sources listed below the tables."""
-    from maptab.describe import flatten
+    from maptab.report.describe import flatten
 
     out: list[Table | str] = []
     sources: dict[str, int] = {}
@@ -134,7 +134,7 @@ def stats(
     """Figures that describe a dataset: network shape (stations, lines, cycles, degrees,
     path lengths, ties, transfers, simple paths), gold labels (FR/PR/NR per category,
     gold route lengths), attribute quantiles, difficulty shares; see docs/synthesis.md."""
-    from maptab.describe import describe_dataset, describe_networks, load_reference
+    from maptab.report.describe import describe_dataset, describe_networks, load_reference
 
     if (dataset is None) == (from_reasonmap is None):
         fail("give a DATASET folder or --from-reasonmap DIR (one of them)")
@@ -160,7 +160,7 @@ def stats(
 
 
 def _reasonmap_networks(folder: Path) -> list:
-    from maptab.metadata import load_reasonmap
+    from maptab.io.metadata import load_reasonmap
 
     files = sorted(p for p in folder.rglob("*.json") if p.is_file())
     if not files:

@@ -8,10 +8,10 @@ from typing import Annotated
 import typer
 
 from maptab.cli.app import app, console, fail
+from maptab.core.network import SCENARIOS
+from maptab.core.tables import read_network
+from maptab.core.validate import validate_tables
 from maptab.errors import MaptabError
-from maptab.network import SCENARIOS
-from maptab.tables import read_network
-from maptab.validate import validate_tables
 
 
 @app.command()
@@ -65,7 +65,7 @@ def validate(
 
 
 def _validate_dataset(root: Path, sample: int) -> None:
-    from maptab.integrity import MAX_PROBLEMS, validate_dataset
+    from maptab.score.integrity import MAX_PROBLEMS, validate_dataset
 
     try:
         report = validate_dataset(root, sample=sample)

@@ -42,8 +42,8 @@ from statistics import NormalDist
 
 import numpy as np
 
+from maptab.core.network import Edge, Network, Vertex
 from maptab.errors import MaptabError
-from maptab.network import Edge, Network, Vertex
 
 
 class AttributeSynthesisError(MaptabError):

@@ -33,8 +33,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from maptab.core.network import Network
 from maptab.errors import MaptabError
-from maptab.network import Network
 
 LEVELS: tuple[str, str, str] = ("easy", "medium", "hard")
 SPLITS: tuple[str, str] = ("train", "test")

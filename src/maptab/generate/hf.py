@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from maptab.dataset import TABLE_FILES, Dataset
+from maptab.io.dataset import TABLE_FILES, Dataset
 
 CONFIGS = ("rp", "qa", "reasonmap")
 IMAGE_TYPE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])

@@ -8,7 +8,7 @@ from hand-made word lists. Only the generic words a map needs around a number or
 Every function takes a :class:`numpy.random.Generator`, draws one integer from it and seeds
 a faker instance with it, so the same generator state gives the same names (for a given
 faker version, which the dataset manifest records). Names returned by one call are unique
-*as table keys*: after :func:`maptab.network.table_name` (``-`` → ``_``, trimmed) and
+*as table keys*: after :func:`maptab.core.network.table_name` (``-`` → ``_``, trimmed) and
 case-folding, so two names can never collide in a MapTab table or under case-insensitive
 matching. Candidates with characters that would break a table or a route string
 (``, ; ( ) < >`` and line breaks) or that are too wide for a map label are skipped.
@@ -23,8 +23,8 @@ from functools import cache
 import numpy as np
 from faker import Faker
 
+from maptab.core.network import table_name
 from maptab.errors import MaptabError
-from maptab.network import table_name
 
 #: Supported map languages: code -> faker locale.
 LANGUAGES: dict[str, str] = {

@@ -9,8 +9,8 @@ The folder holds one sub-folder per map (``docs/import-export.md``)::
 
 The map id is the sub-folder's path below ``DIR`` (``europe/lyon`` for ``DIR/europe/lyon``).
 The scenario of each map comes from its columns (a ``Line`` column: metromap; SPEC 5). The
-tables are read as the MapTab tables are everywhere (:func:`maptab.tables.read_network`) and
-must pass the structural checks of SPEC 7 (:func:`maptab.validate.validate_tables`, without
+tables are read as the MapTab tables are everywhere (:func:`maptab.core.tables.read_network`) and
+must pass the structural checks of SPEC 7 (:func:`maptab.core.validate.validate_tables`, without
 the synthetic value ranges). From there the maps go through the same steps as generated ones
 (:func:`maptab.generate.pipeline.write_benchmark`): map difficulty and train/test split
 (SPEC 8), OD pairs by Algorithm 1, 12 RP queries per pair with exact gold labels and 12 QA
@@ -22,13 +22,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from maptab import tables
-from maptab.dataset import MapImager, safe_join
+from maptab._progress import Progress
+from maptab.core import tables
+from maptab.core.network import Network
+from maptab.core.validate import validate_tables
 from maptab.errors import MaptabError
 from maptab.generate.pipeline import Preset, style_name, write_benchmark
-from maptab.network import Network
-from maptab.progress import Progress
-from maptab.validate import validate_tables
+from maptab.io.dataset import MapImager, safe_join
 
 __all__ = ["OwnTablesError", "build_from_tables", "find_maps"]
 

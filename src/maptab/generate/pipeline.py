@@ -10,8 +10,8 @@ byte-identical dataset:
 3. allocate OD pairs per map with Algorithm 1 (:mod:`maptab.generate.allocation`);
 4. per map: sample OD pairs, rank their query difficulty (SPLI / SPCI thirds), emit the 12
    RP queries of each pair with exact gold labels (:mod:`maptab.generate.queries`), and the 12
-   QA queries of its scenario (:mod:`maptab.generate.qa`);
-5. render every map (:mod:`maptab.render`) and write the dataset (:mod:`maptab.dataset`).
+   QA queries of its scenario (:mod:`maptab.core.qa_types`);
+5. render every map (:mod:`maptab.render`) and write the dataset (:mod:`maptab.io.dataset`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,16 @@ from typing import Any
 
 import numpy as np
 
-from maptab.dataset import (
+from maptab._progress import Progress, or_silent
+from maptab.core.network import Network
+from maptab.core.schema import QA_STYLES, RP_STYLES, QAQuery, ReasonMapQuestion, RPQuery
+from maptab.core.tables import derive_mix
+from maptab.executors import ExecutorFactory, default_workers, local_executor, worker_processes
+from maptab.generate import allocation, attributes, difficulty, qa, synth
+from maptab.generate.prompts import rp_prompt
+from maptab.generate.queries import eligible_pairs, od_queries, sample_pairs
+from maptab.generate.reasonmap import reasonmap_questions
+from maptab.io.dataset import (
     QUERY_FILES,
     TABLE_FILES,
     DatasetError,
@@ -39,15 +48,6 @@ from maptab.dataset import (
     draw_map_image,
     query_lines,
 )
-from maptab.generate import allocation, attributes, difficulty, qa, synth
-from maptab.generate.prompts import rp_prompt
-from maptab.generate.queries import eligible_pairs, od_queries, sample_pairs
-from maptab.generate.reasonmap import reasonmap_questions
-from maptab.network import Network
-from maptab.processes import ExecutorFactory, default_workers, local_executor, worker_processes
-from maptab.progress import Progress, or_silent
-from maptab.schema import QA_STYLES, RP_STYLES, QAQuery, ReasonMapQuestion, RPQuery
-from maptab.tables import derive_mix
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,18 +368,18 @@ def build_benchmark(
 ) -> dict[str, Any]:
     """Build a MapTab-style benchmark into ``out_dir``; returns the manifest.
 
-    The build is atomic (:class:`~maptab.dataset.DatasetWriter`): an interrupted or failed
+    The build is atomic (:class:`~maptab.io.dataset.DatasetWriter`): an interrupted or failed
     build leaves the previous dataset at ``out_dir`` untouched.
 
     ``renderer`` draws every map's image (pass :class:`maptab.render.images.DatasetImager`;
     ``None``: no images). ``map_style`` (default: the preset's) is the render style of every
     map image (:mod:`maptab.render.style`; checked by ``renderer``, taken as given without
     one); it is recorded in each map's ``meta["render_style"]``. ``progress`` wraps the loop
-    over maps (:mod:`maptab.progress`).
+    over maps (:mod:`maptab._progress`).
 
     ``workers`` processes compute the maps' queries in parallel (default: one per CPU, up to
     8, for builds of more than 2,000 OD pairs; 1 otherwise), in an executor made by
-    ``executors`` (:mod:`maptab.processes`; default: local processes). The output does not
+    ``executors`` (:mod:`maptab.executors`; default: local processes). The output does not
     depend on either. ``timings``, when given, receives the seconds spent in each stage.
     """
     clock = _Stopwatch(timings)

@@ -12,7 +12,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from maptab.schema import CRITERIA, RPCategory
+from maptab.core.schema import CRITERIA, RPCategory
 
 _CRITERION_NAMES = {
     "time": "travel time",

@@ -1,7 +1,7 @@
 """Route-planning queries: origin–destination sampling, weights, gold labels (SPEC 9).
 
-Each OD pair yields one query per category of :data:`maptab.schema.RP_CATEGORIES` (12),
-with gold labels from the exact solver (:mod:`maptab.solver`): all minimum-hop routes for
+Each OD pair yields one query per category of :data:`maptab.core.schema.RP_CATEGORIES` (12),
+with gold labels from the exact solver (:mod:`maptab.core.solver`): all minimum-hop routes for
 the criteria-free categories, all J-optimal routes for the criteria categories.
 
 Weights (SPEC 9): one integer triple and one integer quadruple (each entry drawn from 1–9)
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from maptab.costs import Weights, route_totals
-from maptab.network import Network, hop_distances
-from maptab.schema import CRITERIA, RP_CATEGORIES, RPCategory
-from maptab.solver import Route, Solution, solve_routes
+from maptab.core.costs import Weights, route_totals
+from maptab.core.network import Network, hop_distances
+from maptab.core.schema import CRITERIA, RP_CATEGORIES, RPCategory
+from maptab.core.solver import Route, Solution, solve_routes
 
 MIN_ROUTE_STATIONS = 3
 
@@ -115,7 +115,7 @@ def gold_label(
     cost_model: str = "additive",
 ) -> Gold:
     """Exact gold routes (and totals of ``routes[0]``) for one query (SPEC 3–4): every
-    optimal route counted, the first :data:`maptab.solver.MAX_ROUTES` listed."""
+    optimal route counted, the first :data:`maptab.core.solver.MAX_ROUTES` listed."""
     if category.criteria_free:
         return Gold.of(solve_routes(network, source, target))
     net = mix_network if category.items == "vertex" else network

@@ -8,7 +8,7 @@ the path through the branch point. Consecutive segments meet at a stop; the rout
 visits no station twice, and no line is ridden twice. Its cost is the lexicographic pair
 ``(transfers, stops)``: transfers = segments − 1, stops = edges travelled.
 
-**Reference routes**: :func:`maptab.planning.plan_routes` (the domain module; the
+**Reference routes**: :func:`maptab.core.planning.plan_routes` (the domain module; the
 ``oracle`` baseline answers with it too).
 
 **Question difficulty** (:func:`question_difficulty`): transfers of the first reference
@@ -30,19 +30,19 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from maptab.dataset import DatasetWriter, MapEntry, MapImager, draw_map_image
+from maptab._progress import Progress, or_silent
+from maptab.core.network import Network
+from maptab.core.planning import PlanError, RoutePlanner
+from maptab.core.schema import ReasonMapQuestion, RMSegment
 from maptab.errors import MaptabError
 from maptab.generate import difficulty
-from maptab.metadata import (
+from maptab.io.dataset import DatasetWriter, MapEntry, MapImager, draw_map_image
+from maptab.io.metadata import (
     MissingBranchSplits,
     homonym_warnings,
     load_branch_splits,
     load_reasonmap,
 )
-from maptab.network import Network
-from maptab.planning import PlanError, RoutePlanner
-from maptab.progress import Progress, or_silent
-from maptab.schema import ReasonMapQuestion, RMSegment
 
 LEVELS = ("easy", "medium", "hard")
 LONG_TEMPLATES = ("num_via", "via_list")
@@ -148,7 +148,7 @@ def reasonmap_questions(
 
     Samples up to ``per_map`` station pairs to the easy:medium:hard ``quota`` (rescaled when
     it does not sum to ``per_map``; shortfalls filled as the module docstring says), plans
-    their reference routes with :func:`maptab.planning.plan_routes`, and writes a short and a long question per
+    their reference routes with :func:`maptab.core.planning.plan_routes`, and writes a short and a long question per
     pair; long questions alternate the ``num_via`` and ``via_list`` templates. Ids are
     ``<map_id>/rm-0001``, … Deterministic for a given ``rng_seed``.
     """
@@ -213,16 +213,16 @@ def build_reasonmap_dataset(
     """A ReasonMap-style dataset on real topologies; returns the manifest (SPEC 14, issue 3.7).
 
     Every metadata JSON under ``stations_dir`` becomes a map with id its relative path without
-    ``.json`` (``italy/rome``), loaded with :func:`maptab.metadata.load_reasonmap` (branched
+    ``.json`` (``italy/rome``), loaded with :func:`maptab.io.metadata.load_reasonmap` (branched
     lines split as the shipped table says, extended and overridden by the
     ``branch_splits`` file). Map difficulty and the
     train/test split come from :mod:`maptab.generate.difficulty` (GS and WASP thirds; consecutive
     triples). ``images_dir/<map_id>.png`` is copied as the map image when present; otherwise,
-    with a ``renderer`` (:class:`maptab.dataset.MapImager`), the map is laid out and drawn.
-    ``progress`` wraps the loop over maps (:mod:`maptab.progress`). Attribute columns of the tables are zero:
+    with a ``renderer`` (:class:`maptab.io.dataset.MapImager`), the map is laid out and drawn.
+    ``progress`` wraps the loop over maps (:mod:`maptab._progress`). Attribute columns of the tables are zero:
     ReasonMap questions use topology only.
 
-    Homonymous stations are kept apart (:mod:`maptab.metadata`); ``warn`` gets one line per
+    Homonymous stations are kept apart (:mod:`maptab.io.metadata`); ``warn`` gets one line per
     homonym and the manifest lists them under ``options.homonyms``. Branched lines without a
     split, in any of the files, are named together in one :class:`MissingBranchSplits`.
     """

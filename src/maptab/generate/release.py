@@ -30,14 +30,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maptab import tables
-from maptab.dataset import Dataset, DatasetWriter, MapEntry, safe_join
+from maptab._limits import read_json
+from maptab.core import tables
+from maptab.core.network import Network
+from maptab.core.schema import (
+    CRITERIA,
+    RP_BY_NAME,
+    RP_CATEGORIES,
+    TOTAL_FIELDS,
+    RPCategory,
+    RPQuery,
+)
+from maptab.core.solver import fewest_stations
 from maptab.errors import MaptabError
 from maptab.generate.queries import gold_label, repetition_class
-from maptab.limits import read_json
-from maptab.network import Network
-from maptab.schema import CRITERIA, RP_BY_NAME, RP_CATEGORIES, TOTAL_FIELDS, RPCategory, RPQuery
-from maptab.solver import fewest_stations
+from maptab.io.dataset import Dataset, DatasetWriter, MapEntry, safe_join
 
 DEFAULT_GROUP = "synthetic"
 RELEASE_STYLE = "release"

@@ -56,6 +56,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 from scipy.spatial import Delaunay
 
+from maptab.core.network import Edge, Network, Vertex, table_name
 from maptab.errors import MaptabError
 from maptab.generate.names import (
     HUB_KINDS,
@@ -65,7 +66,6 @@ from maptab.generate.names import (
     spot_names,
     station_names,
 )
-from maptab.network import Edge, Network, Vertex, table_name
 
 Size = Literal["small", "medium", "large"]
 SIZES: tuple[Size, ...] = ("small", "medium", "large")

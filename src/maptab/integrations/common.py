@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from maptab.dataset import DatasetError
+from maptab.io.dataset import DatasetError
 from maptab.tasks.base import TaskKind
 
 __all__ = ["cache_root", "clean", "resolve_dataset", "sample_values"]

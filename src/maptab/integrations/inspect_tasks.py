@@ -31,8 +31,8 @@ from inspect_ai.model import ChatMessageUser, ContentImage, ContentText
 from inspect_ai.scorer import Score, Target, grouped, mean, scorer, stderr
 from inspect_ai.solver import TaskState, generate
 
-from maptab.dataset import Dataset, DatasetError
 from maptab.integrations.common import clean, resolve_dataset, sample_values
+from maptab.io.dataset import Dataset, DatasetError
 from maptab.run.baselines import BASELINE_CLASSES
 from maptab.run.requests import ChatRequest, RequestBuilder, iter_samples
 from maptab.score.workers import Maps

@@ -26,8 +26,8 @@ from typing import Any, Literal
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from maptab.dataset import Dataset, DatasetError
 from maptab.integrations.common import sample_values
+from maptab.io.dataset import Dataset, DatasetError
 from maptab.rewards import decode_reference
 from maptab.rewards.export import rl_rows
 from maptab.run.baselines import BASELINE_CLASSES

@@ -2,7 +2,7 @@
 
 An instance is handed to the builders (:func:`maptab.generate.pipeline.build_benchmark`,
 ``--from-reasonmap``, ``--from-tables``) as their ``renderer``; it follows
-:class:`maptab.dataset.MapImager`, so neither the dataset writer nor the generator imports
+:class:`maptab.io.dataset.MapImager`, so neither the dataset writer nor the generator imports
 :mod:`maptab.render` (issue 12: the writer receives images).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from maptab.network import Network
+from maptab.core.network import Network
 from maptab.render.legibility import check_legibility
 from maptab.render.maps import save_map
 from maptab.render.style import get_style

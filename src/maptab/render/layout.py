@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from maptab.network import Network, connected_components, hop_distances
+from maptab.core.network import Network, connected_components, hop_distances
 from maptab.render.geometry import GridIndex, Point
 from maptab.render.legibility import overlap_count
 from maptab.render.metro import metro_geometry, pair_key

@@ -14,7 +14,7 @@ An empty list means the map is legible by these rules. ``maptab build`` and the 
 
 from __future__ import annotations
 
-from maptab.network import Network
+from maptab.core.network import Network
 from maptab.render.fonts import coverage
 from maptab.render.geometry import GridIndex, LabelBox, PlacedGeometry
 from maptab.render.metro import pair_key

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from PIL import Image
 
+from maptab._limits import MAX_RENDER_PIXELS, check_image_size, check_label
+from maptab.core.network import Network
 from maptab.errors import MaptabError
-from maptab.limits import MAX_RENDER_PIXELS, check_image_size, check_map_labels
-from maptab.network import Network
 from maptab.render.draw import to_image, to_svg
 from maptab.render.geometry import PlacedGeometry, Point
 from maptab.render.layout import layout_network
@@ -50,7 +50,7 @@ def place_map(network: Network, *, scale: float = 1.0, style: str | None = None)
         raise RenderError(f"scale must be positive, got {scale}")
     if not network.vertices:
         raise RenderError(f"map {network.map_id!r} has no stations to draw")
-    check_map_labels(network)  # issue 10: a huge name would make text layout run for minutes
+    check_map_labels(network)  # a huge name would make text layout run for minutes
     st = style_of(network, style)
     metro = network.scenario == "metromap"
     build = metro_geometry if metro else scenic_geometry
@@ -93,3 +93,13 @@ def save_map(network: Network, path: str | Path, **kw: object) -> RenderResult:
     else:
         result.image.save(path, optimize=False, compress_level=3)
     return result
+
+
+def check_map_labels(network: Network) -> None:
+    """:func:`check_label` for every station (or spot) and line name of ``network``, the
+    names the renderer draws; called where a map enters the renderer."""
+    noun = "station" if network.scenario == "metromap" else "spot"
+    for s in network.vertices:
+        check_label(network.label(s), noun)
+    for line in network.line_names:
+        check_label(line, "line")

@@ -28,7 +28,7 @@ from __future__ import annotations
 import colorsys
 from collections import defaultdict
 
-from maptab.network import Network
+from maptab.core.network import Network
 from maptab.render.geometry import (
     Frame,
     PlacedGeometry,

@@ -37,8 +37,8 @@ from functools import lru_cache
 
 from PIL import Image
 
+from maptab.core.network import Network
 from maptab.errors import MaptabError
-from maptab.network import Network
 from maptab.render.geometry import PlacedGeometry
 
 MAX_PIXELS = 8_000_000

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from PIL import Image, ImageDraw
 
-from maptab.network import Network
+from maptab.core.network import Network
 from maptab.render.draw import dash_polyline
 from maptab.render.geometry import Point
 from maptab.render.maps import RenderResult

@@ -23,7 +23,7 @@ import random
 
 import numpy as np
 
-from maptab.network import Network
+from maptab.core.network import Network
 from maptab.render.geometry import Box, LabelBox, PlacedGeometry, Point, Shape
 from maptab.render.labels import Placer
 from maptab.render.ocr import normalise

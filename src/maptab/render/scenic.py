@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from maptab.network import Edge, Network
+from maptab.core.network import Edge, Network
 from maptab.render.geometry import (
     Box,
     Frame,

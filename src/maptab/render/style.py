@@ -7,7 +7,7 @@
   drawn as a display variant of the table name (abbreviations such as ``Street`` → ``St``, a
   dropped or added station word, a dropped word, initials, changed punctuation or case), each
   at least :data:`MIN_VARIANT_SIMILARITY` similar to the table name under the paper's matching
-  rule (:func:`maptab.matching.station_match`, the table name as reference). Prompts and gold answers keep the table names; a
+  rule (:func:`maptab.core.matching.station_match`, the table name as reference). Prompts and gold answers keep the table names; a
   drawn label maps back to its station through its owner (``LabelBox.owner``);
 * **bilingual labels** — on a share of the maps whose script can be romanised (Chinese by
   pinyin, Korean, Russian, Greek), a smaller second line under the station label;
@@ -32,9 +32,9 @@ import re
 import zlib
 from dataclasses import dataclass
 
+from maptab.core.matching import MATCH_THRESHOLD, station_match
+from maptab.core.network import Network
 from maptab.errors import MaptabError
-from maptab.matching import MATCH_THRESHOLD, station_match
-from maptab.network import Network
 from maptab.render.text import TextBlock, can_stack, oriented
 
 STYLE_NAMES = ("clean", "realistic", "hard")

@@ -26,7 +26,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from maptab.progress import Progress
+from maptab._progress import Progress
 from maptab.report.loader import QueryRecords, load_runs
 from maptab.report.tables import (
     ReportTable,
@@ -99,7 +99,7 @@ def write_report(
     differences) into ``out_dir``; see the module docstring for the layout. The HTML browser
     lists at most ``samples_per_run`` samples of each run (``None``: all). ``verify`` checks
     the dataset files read against their manifest (``--no-verify`` turns it off).
-    ``progress`` shows the drawing of route pictures (:mod:`maptab.progress`).
+    ``progress`` shows the drawing of route pictures (:mod:`maptab._progress`).
 
     Raises :class:`ReportError` (one line, naming the file) on an unreadable run folder.
     """

@@ -1,7 +1,7 @@
 """Reading scored run folders for reports (SPEC 13, issue 6 item 4).
 
 A run folder holds ``run.json`` (settings, ``dataset``, ``model``), ``predictions.jsonl``
-(:class:`~maptab.schema.Prediction` rows) and, after ``maptab score``, ``scores.jsonl`` (one
+(:class:`~maptab.core.schema.Prediction` rows) and, after ``maptab score``, ``scores.jsonl`` (one
 row per answered sample) and ``summary.json``. :func:`load_runs` reads them into
 :class:`Run` records; nothing here recomputes a metric.
 
@@ -20,10 +20,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from maptab.dataset import Dataset, DatasetError
+from maptab._limits import open_regular, read_json
+from maptab.core.schema import Prediction, RecordError, line_decoder, read_jsonl_lines
 from maptab.errors import MaptabError
-from maptab.limits import open_regular, read_json
-from maptab.schema import Prediction, RecordError, line_decoder, read_jsonl_lines
+from maptab.io.dataset import Dataset, DatasetError
 from maptab.score.rows import RowPacker, ScoreRow
 from maptab.tasks.base import TaskError, TaskKind, all_kinds
 from maptab.tasks.base import get as get_kind
@@ -248,7 +248,7 @@ def load_run(run_dir: str | Path, *, verify: bool = True) -> Run:
 
     ``scores.jsonl`` is required (run ``maptab score RUN_DIR`` first); ``run.json``,
     ``summary.json`` and ``predictions.jsonl`` are optional. ``verify`` checks the files
-    read from the run's dataset against its manifest (:class:`~maptab.dataset.Dataset`).
+    read from the run's dataset against its manifest (:class:`~maptab.io.dataset.Dataset`).
     """
     path = Path(run_dir)
     if not path.is_dir():

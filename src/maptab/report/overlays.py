@@ -23,12 +23,12 @@ from typing import Any
 
 from PIL import Image
 
-from maptab.dataset import DatasetError
-from maptab.limits import open_image
-from maptab.network import Network
-from maptab.progress import Progress, or_silent
+from maptab._limits import open_image
+from maptab._progress import Progress, or_silent
+from maptab.core.network import Network
+from maptab.core.schema import RPQuery
+from maptab.io.dataset import DatasetError
 from maptab.report.loader import QueryRecords, Run, outcome
-from maptab.schema import RPQuery
 from maptab.tasks.base import all_kinds
 
 __all__ = [
@@ -173,7 +173,7 @@ def render_overlays(
     selected: Sequence[Sequence[dict[str, Any]]] | None = None,
 ) -> Overlays:
     """Draw the selected samples of every run into ``out_dir/images``; see module docstring.
-    ``progress`` shows the count of pictures drawn (:mod:`maptab.progress`); the samples'
+    ``progress`` shows the count of pictures drawn (:mod:`maptab._progress`); the samples'
     dataset records come from ``queries`` (a fresh :class:`QueryRecords` by default).
     ``selected``: each run's :func:`select_samples` for ``per_group``, when the caller has
     it already.

@@ -37,8 +37,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from maptab.core.schema import QA_CAPABILITIES, RP_CATEGORIES
 from maptab.report.loader import Run
-from maptab.schema import QA_CAPABILITIES, RP_CATEGORIES
 from maptab.score.metrics import Columns, Metric, interval
 from maptab.score.scorer import compare_runs
 from maptab.tasks.base import all_kinds

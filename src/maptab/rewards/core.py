@@ -36,9 +36,9 @@ from functools import lru_cache
 
 import msgspec
 
-from maptab.limits import MAX_RESPONSE_CHARS
-from maptab.network import Network
-from maptab.schema import QAQuery, ReasonMapQuestion, RPQuery
+from maptab._limits import MAX_RESPONSE_CHARS
+from maptab.core.network import Network
+from maptab.core.schema import QAQuery, ReasonMapQuestion, RPQuery
 from maptab.score.errors import ERROR_TYPES
 from maptab.score.parse import (
     _TOTAL_PATTERNS,

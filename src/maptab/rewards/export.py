@@ -42,7 +42,7 @@ from typing import Any, Literal
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from maptab.dataset import Dataset, DatasetError
+from maptab.io.dataset import Dataset, DatasetError
 from maptab.rewards.reference import encode_reference, reward_spec
 from maptab.run.requests import RequestBuilder, iter_samples
 from maptab.tasks.base import get as get_kind

@@ -17,7 +17,7 @@ reference of a sample carries everything the reward reads (``docs/rewards.md``):
 The JSON text starts with ``{"maptab_reward": "<key>"`` where ``<key>`` is a digest of the
 rest: decoding is memoised on that short prefix (and the text's length), so a reference is
 decoded and its key checked once per process however many completions are scored against it, and all references of one map share one
-:class:`~maptab.network.Network` (whose look-up and cost caches the verifier keeps).
+:class:`~maptab.core.network.Network` (whose look-up and cost caches the verifier keeps).
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from maptab.core.network import Edge, Network, NetworkError, Vertex
+from maptab.core.schema import RecordError, parse_record
+from maptab.core.tables import derive_mix
 from maptab.errors import MaptabError
-from maptab.network import Edge, Network, NetworkError, Vertex
-from maptab.schema import RecordError, parse_record
-from maptab.tables import derive_mix
 from maptab.tasks.base import RewardSpec, TaskError, TaskKind
 from maptab.tasks.base import get as get_kind
 

@@ -9,18 +9,18 @@ questions add ``Number of Via Stops:`` or ``Via Stops:`` per the row's ``long_te
 * ``oracle`` solves every sample from the map's own data; it never reads a stored label
   except in the one fallback named below.
 
-  - RP (SPEC 9): :mod:`maptab.solver` — criteria-free categories: a fewest-stations route;
+  - RP (SPEC 9): :mod:`maptab.core.solver` — criteria-free categories: a fewest-stations route;
     criteria categories: the optimum of the query's weights and cost model over the
     category's cost items (Mix_tab values and vertex items only for ``map_mix``). The first
     route in the solver's order is answered. When the sample has ``report_totals`` set, the
     answer adds one line per total (``Total_Time: x`` …, SPEC 9, 13) with the totals of that
-    route and its line assignment from :func:`maptab.costs.route_totals`, written as the
+    route and its line assignment from :func:`maptab.core.costs.route_totals`, written as the
     dataset labels are (times and prices to 2 decimals, averages to 6).
-  - QA (SPEC 10): :func:`maptab.qa.qa_answer` of the row's ``type`` and ``params``,
+  - QA (SPEC 10): :func:`maptab.core.qa_types.qa_answer` of the row's ``type`` and ``params``,
     with the station order of the tables as shown (``tables`` row indices into the map's
     stations; type 22's dropped spot is absent from them). Rows written before QA params
     were stored have no ``params`` key: for them only, the stored ``answer`` is echoed.
-  - ReasonMap (SPEC 14): the optimum of :func:`maptab.planning.plan_routes`.
+  - ReasonMap (SPEC 14): the optimum of :func:`maptab.core.planning.plan_routes`.
 
   So the oracle scores 100% on every category that shows tables, and a disagreement with a
   stored label points at the label, the scorer or the solver.
@@ -44,22 +44,22 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from maptab.cache import IdentityCache, KeyedCache
-from maptab.costs import Weights, route_totals
-from maptab.dataset import Dataset
-from maptab.network import Network
-from maptab.planning import plan_routes
-from maptab.qa import qa_answer_of
+from maptab._cache import IdentityCache, KeyedCache
+from maptab.core.costs import Weights, route_totals
+from maptab.core.network import Network
+from maptab.core.planning import plan_routes
+from maptab.core.qa_types import qa_answer_of
+from maptab.core.schema import RP_BY_NAME, TOTAL_FIELDS, QAQuery, RPCategory, RPQuery
+from maptab.core.solver import Route, fewest_stations, optimal_routes
+from maptab.core.tables import derive_mix
+from maptab.io.dataset import Dataset
 from maptab.run.base import Completion, InProcessProvider
 from maptab.run.requests import ChatRequest
-from maptab.schema import RP_BY_NAME, TOTAL_FIELDS, QAQuery, RPCategory, RPQuery
-from maptab.solver import Route, fewest_stations, optimal_routes
-from maptab.tables import derive_mix
 from maptab.tasks.base import get as get_kind
 
 
 def walked_route(network: Network, stations: list[str]) -> Route:
-    """``stations`` as a :class:`~maptab.solver.Route` with a fewest-transfers line per hop.
+    """``stations`` as a :class:`~maptab.core.solver.Route` with a fewest-transfers line per hop.
 
     Greedy, which is optimal: keep the lines common to the hops so far and change (a
     transfer) only when none of them continues. ``cost`` is the number of stations.

@@ -2,11 +2,11 @@
 
 A provider that answers in process (``complete_sync``: the baselines, a Python function)
 needs no event loop: :func:`answer_sync` turns one sample into its
-:class:`~maptab.schema.Prediction`. Such answers cost CPU, not waiting, so ``maptab run
+:class:`~maptab.core.schema.Prediction`. Such answers cost CPU, not waiting, so ``maptab run
 --jobs N`` spreads them over ``N`` worker processes (:class:`AnswerPool`):
 
 * the parent chooses the samples and keeps the store; each worker reads its samples' rows
-  back itself (:meth:`~maptab.dataset.Dataset.load`, with the parent's ``verify``), builds
+  back itself (:meth:`~maptab.io.dataset.Dataset.load`, with the parent's ``verify``), builds
   the requests, answers them and encodes each row's ``predictions.jsonl`` line, so the
   parent only writes lines;
 * the samples go out in chunks in dataset order and their lines come back in that order,
@@ -21,8 +21,8 @@ needs no event loop: :func:`answer_sync` turns one sample into its
   a worker that dies, or cannot start (a model it cannot unpickle), stops it with one
   line; what was written stays, and a rerun resumes.
 
-The workers are an executor from :mod:`maptab.processes` (by default
-:func:`~maptab.processes.local_executor`: ``spawn``; Ctrl-C is the parent's, which stops
+The workers are an executor from :mod:`maptab.executors` (by default
+:func:`~maptab.executors.local_executor`: ``spawn``; Ctrl-C is the parent's, which stops
 them).
 """
 
@@ -39,13 +39,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from maptab.dataset import DatasetError, SampleRef
+from maptab.core.schema import Prediction, PredictionLines
 from maptab.errors import MaptabError
-from maptab.processes import ExecutorFactory, local_executor, stop_executor
+from maptab.executors import ExecutorFactory, local_executor, stop_executor
+from maptab.io.dataset import DatasetError, SampleRef
 from maptab.run.base import Completion, Provider, ProviderConfigError, ProviderError
 from maptab.run.requests import ChatRequest, ImageSpec, RequestBuilder, Sample
 from maptab.run.store import StoreError
-from maptab.schema import Prediction, PredictionLines
 
 __all__ = [
     "AHEAD",
@@ -248,5 +248,5 @@ class AnswerPool:
 
     def close(self, *, now: bool = False) -> None:
         """Stop the workers: after the chunks sent (``now=False``), or at once (``now=True``:
-        an error or an interruption; :func:`~maptab.processes.stop_executor`)."""
+        an error or an interruption; :func:`~maptab.executors.stop_executor`)."""
         stop_executor(self._pool, now=now)

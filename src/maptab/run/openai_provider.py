@@ -29,9 +29,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from maptab import __version__
+from maptab._reasoning import split_reasoning
+from maptab._version import __version__
 from maptab.errors import MaptabError
-from maptab.reasoning import split_reasoning
 from maptab.run.base import Completion, ProviderConfigError, ProviderError, RateLimiter
 from maptab.run.requests import ChatRequest
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any
 
-from maptab.reasoning import split_reasoning
+from maptab._reasoning import split_reasoning
 from maptab.run.base import (
     Completion,
     Provider,

@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from maptab.dataset import TABLE_FILES, Dataset, DatasetError, Sample, Table, read_table
-from maptab.limits import open_image
-from maptab.tables import split_lines
+from maptab._limits import open_image
+from maptab.core.tables import split_lines
+from maptab.io.dataset import TABLE_FILES, Dataset, DatasetError, Sample, Table, read_table
 from maptab.tasks.base import get as get_kind
 
 Kind = str  # a task kind's name (:mod:`maptab.tasks`)
@@ -183,7 +183,7 @@ def table_text(
 
     CSV keeps the cells exactly as written in the dataset (``\\n`` line ends, no BOM). JSON
     is a list of objects, one per line; numeric cells become numbers and ``Line`` becomes a
-    list (:func:`maptab.tables.split_lines`), as in MapTab's JSON tables.
+    list (:func:`maptab.core.tables.split_lines`), as in MapTab's JSON tables.
     """
     cols, rows = _select(table, order, keep, drop)
     if fmt == "csv":
@@ -217,7 +217,7 @@ def iter_samples(
     limit: int | None = None,
     verify: bool = True,
 ) -> Iterator[Sample]:
-    """The samples of a dataset, filtered: :meth:`maptab.dataset.Dataset.samples` (each row
+    """The samples of a dataset, filtered: :meth:`maptab.io.dataset.Dataset.samples` (each row
     checked against its schema as it is read; with ``verify`` each file is first checked
     against the manifest's hash)."""
     ds = Dataset(dataset_dir, verify=verify)

@@ -30,11 +30,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from maptab import __version__
-from maptab.dataset import DatasetError
-from maptab.limits import read_json
-from maptab.processes import ExecutorFactory, local_executor, workers_for
-from maptab.progress import Progress, Ticker
+from maptab._limits import read_json
+from maptab._progress import Progress, Ticker
+from maptab._version import __version__
+from maptab.core.schema import Prediction
+from maptab.executors import ExecutorFactory, local_executor, workers_for
+from maptab.io.dataset import DatasetError
 from maptab.run.base import Provider, ProviderConfigError, uses_messages
 from maptab.run.inprocess import (
     AnswerPool,
@@ -45,7 +46,6 @@ from maptab.run.inprocess import (
 )
 from maptab.run.requests import ImageSpec, RequestBuilder, Sample
 from maptab.run.store import PredictionStore, StoreError
-from maptab.schema import Prediction
 
 RUN_FILE = "run.json"
 # seconds of in-process answers between two returns to the event loop: Ctrl-C cancels the
@@ -98,13 +98,13 @@ def run(
 
     ``spec`` is the ``--model`` string recorded in ``run.json``. ``jobs``: processes that
     answer with an in-process provider (1: this one; ``N > 1``: ``N`` workers; ``None``:
-    :func:`~maptab.processes.workers_for` the samples to answer); a network provider takes
-    only 1 or ``None``. ``executors`` makes the workers' executor (:mod:`maptab.processes`;
+    :func:`~maptab.executors.workers_for` the samples to answer); a network provider takes
+    only 1 or ``None``. ``executors`` makes the workers' executor (:mod:`maptab.executors`;
     default: local processes, started with ``spawn``, which imports the calling script
     again: a script that asks for them must guard its entry point with
     ``if __name__ == "__main__":``). ``progress`` shows the
     answered count (with the samples done before, the errors and the rate as its ``done`` and
-    ``status``; :mod:`maptab.progress`); none by default. The provider is closed at
+    ``status``; :mod:`maptab._progress`); none by default. The provider is closed at
     the end (a provider serves one run). Raises ``DatasetError`` / ``StoreError`` (one-line
     messages) on a malformed dataset or an unusable run directory.
     """
@@ -329,7 +329,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 class _Counts:
-    """The run's progress: answered samples through a :class:`~maptab.progress.Ticker`, the
+    """The run's progress: answered samples through a :class:`~maptab._progress.Ticker`, the
     samples done before as ``done``, errors and rate as ``status``."""
 
     def __init__(self, progress: Progress | None, total: int, done: int) -> None:

@@ -1,6 +1,6 @@
 """The run directory: append-only predictions with crash-safe resume (SPEC 16).
 
-``RUN_DIR/predictions.jsonl`` gets one :class:`~maptab.schema.Prediction` row per finished
+``RUN_DIR/predictions.jsonl`` gets one :class:`~maptab.core.schema.Prediction` row per finished
 request, each written to the OS in one ``write`` as soon as it is appended, so a killed
 process loses at most the line it was writing. Only the runner's in-process fast path
 (baselines, Python functions: answers that cost nothing to redo) appends with
@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from maptab._limits import open_regular
+from maptab.core.schema import Prediction, PredictionLines, RecordError, parse_prediction
 from maptab.errors import MaptabError
-from maptab.limits import open_regular
-from maptab.schema import Prediction, PredictionLines, RecordError, parse_prediction
 
 PREDICTIONS = "predictions.jsonl"
 

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 from typing import Any
 
-from maptab.reasoning import split_reasoning
+from maptab._reasoning import split_reasoning
 from maptab.run.base import Completion, ProviderConfigError, ProviderError
 from maptab.run.requests import ChatRequest
 

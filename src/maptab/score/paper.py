@@ -21,7 +21,7 @@ stripped; a transfer station is written ``Name(transfer)``):
 An unparseable prediction scores EMA 0, PMA 0, DS 0. docs/scoring.md lists where maptab's
 ``paper`` numbers can still differ from the released script (answer extraction).
 
-The fuzzy rule itself is :func:`maptab.matching.station_match` (memoised, with exact early
+The fuzzy rule itself is :func:`maptab.core.matching.station_match` (memoised, with exact early
 rejections), shared with the renderer's label variants.
 """
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from maptab.matching import MATCH_CACHE, station_match
+from maptab.core.matching import MATCH_CACHE, station_match
 
 __all__ = [
     "DIFFICULTY_LEVEL",

@@ -3,11 +3,11 @@
 Every function here is total: any string (empty, huge, binary-looking, any script) gives a
 result or ``None``, never an exception. ``None`` means *Output Format error*: the sample is
 scored wrong and counted apart. A response longer than
-:data:`~maptab.limits.MAX_RESPONSE_CHARS` is not parsed at all: it is a format error.
+:data:`~maptab._limits.MAX_RESPONSE_CHARS` is not parsed at all: it is a format error.
 
 Pipeline for every answer kind:
 
-1. :func:`strip_reasoning` drops reasoning blocks by the one rule of :mod:`maptab.reasoning`
+1. :func:`strip_reasoning` drops reasoning blocks by the one rule of :mod:`maptab._reasoning`
    (``<think>``, ``<thinking>``, ``<reasoning>``, ``<reason>``,
    ``<|begin_of_thought|>…<|end_of_thought|>``, ``◁think▷…◁/think▷``; unterminated and
    left-over tags as described there), the same rule the run stage records with.
@@ -34,10 +34,10 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from maptab.cache import IdentityCache
-from maptab.limits import MAX_RESPONSE_CHARS
-from maptab.reasoning import REASONING_TAGS as _REASONING_TAGS  # noqa: F401 (tests read it)
-from maptab.reasoning import strip_reasoning as _strip_blocks
+from maptab._cache import IdentityCache
+from maptab._limits import MAX_RESPONSE_CHARS
+from maptab._reasoning import REASONING_TAGS as _REASONING_TAGS  # noqa: F401 (tests read it)
+from maptab._reasoning import strip_reasoning as _strip_blocks
 
 __all__ = [
     "ParsedRoute",
@@ -57,7 +57,7 @@ _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 def _usable(text: object) -> bool:
     """Whether ``text`` is a response to parse: a string of at most
-    :data:`~maptab.limits.MAX_RESPONSE_CHARS` characters (a longer one is a format error)."""
+    :data:`~maptab._limits.MAX_RESPONSE_CHARS` characters (a longer one is a format error)."""
     return isinstance(text, str) and len(text) <= MAX_RESPONSE_CHARS
 
 
@@ -69,7 +69,7 @@ def _ascii_lower(text: str) -> str:
 
 
 def strip_reasoning(text: str) -> str:
-    """``text`` without its reasoning blocks, by the one rule of :mod:`maptab.reasoning`
+    """``text`` without its reasoning blocks, by the one rule of :mod:`maptab._reasoning`
     (shared with the run stage); a response too long to parse gives ``""``."""
     if not _usable(text):
         return ""
@@ -178,7 +178,7 @@ class _Vocab:
     heads: frozenset[str] = frozenset()
 
 
-# one vocabulary per map: more than a paper-size dataset's maps (maptab.cache policy)
+# one vocabulary per map: more than a paper-size dataset's maps (maptab._cache policy)
 _VOCAB_CACHE: IdentityCache[Collection[str], _Vocab] = IdentityCache(1024)
 
 

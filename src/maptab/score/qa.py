@@ -19,8 +19,8 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from decimal import Decimal
 
-from maptab.rounding import half_up
-from maptab.schema import TOTAL_FIELDS
+from maptab.core.rounding import half_up
+from maptab.core.schema import TOTAL_FIELDS
 
 __all__ = ["TOTAL_LETTERS", "capability_weights", "qa_correct", "round2", "totals_correct"]
 

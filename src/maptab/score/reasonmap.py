@@ -38,9 +38,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from maptab.cache import IdentityCache
-from maptab.network import Network
-from maptab.schema import ReasonMapQuestion
+from maptab._cache import IdentityCache
+from maptab.core.network import Network
+from maptab.core.schema import ReasonMapQuestion
 from maptab.score.parse import Segment, normalise_name
 from maptab.score.verified import station_index
 

@@ -33,12 +33,10 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from maptab.dataset import Dataset, DatasetError, json_object, string_fields
-from maptab.limits import MAX_RESULTS_BYTES, loads_json, open_regular, read_bytes, read_json
-from maptab.network import table_name
-from maptab.processes import workers_for
-from maptab.progress import Progress, or_silent
-from maptab.schema import (
+from maptab._limits import MAX_RESULTS_BYTES, loads_json, open_regular, read_bytes, read_json
+from maptab._progress import Progress, or_silent
+from maptab.core.network import table_name
+from maptab.core.schema import (
     Prediction,
     PredictionLines,
     RecordError,
@@ -47,6 +45,8 @@ from maptab.schema import (
     read_jsonl,
     read_jsonl_lines,
 )
+from maptab.executors import workers_for
+from maptab.io.dataset import Dataset, DatasetError, json_object, string_fields
 from maptab.score.metrics import LEVEL, N_BOOT
 from maptab.score.rows import RowPacker, ScoreRow, field_reader
 from maptab.score.stats import paired_difference
@@ -257,11 +257,11 @@ def score_predictions(
     which samples the run was asked to answer, so ``counts.missing`` counts only those; without
     it every sample of the dataset is expected. Raises :class:`ScoreError` for a prediction id
     that is not in the dataset; with ``verify`` every dataset file read is first checked
-    against the manifest's hash (:class:`~maptab.dataset.Dataset`).
+    against the manifest's hash (:class:`~maptab.io.dataset.Dataset`).
 
     ``workers``: processes that score the answers. ``1`` (the default): this process;
-    ``N > 1``: ``N`` worker processes; ``None``: :func:`~maptab.processes.default_workers`
-    for :data:`~maptab.processes.POOL_MIN` predictions or more, else this process
+    ``N > 1``: ``N`` worker processes; ``None``: :func:`~maptab.executors.default_workers`
+    for :data:`~maptab.executors.POOL_MIN` predictions or more, else this process
     (``maptab score --jobs 0``).
     The result does not depend on it. Workers are started with ``spawn``, which imports the
     calling script again: a script that asks for them must guard its entry point with
@@ -525,7 +525,7 @@ def score_run(
 
     The dataset is ``dataset_dir`` or the ``dataset`` recorded in ``RUN_DIR/run.json``;
     predictions are ``predictions`` or ``RUN_DIR/predictions.jsonl``. ``progress``
-    (:class:`maptab.progress.Progress`) shows the scoring loop; by default nothing is shown.
+    (:class:`maptab._progress.Progress`) shows the scoring loop; by default nothing is shown.
     ``workers``: processes that score answers (:func:`score_predictions`).
     """
     run = Path(run_dir)

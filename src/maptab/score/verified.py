@@ -12,7 +12,7 @@ A parsed route is checked against the map itself, not against strings:
 * **transfers_ok** (valid routes) — the set of ``(transfer)`` marks equals the transfer
   stations of one of the route's reference line assignments (SPEC 4): for criteria
   queries the J-optimal assignments with the fewest transfers, for criteria-free queries the
-  minimum-transfer assignments (:func:`maptab.costs.optimal_assignments`). A travelmap
+  minimum-transfer assignments (:func:`maptab.core.costs.optimal_assignments`). A travelmap
   route must carry no marks.
 * **optimal** (valid routes) — criteria queries: ``J(pred)`` within the relative tolerance
   1e-9 of ``J(opt)``, the cost of the first gold route; criteria-free: as few hops as the
@@ -22,7 +22,7 @@ A parsed route is checked against the map itself, not against strings:
 * **correct** (strict) — valid, optimal and transfers right.
 
 The Map+Mix_tab category (``items == "vertex"``) is costed on the Mix_tab network
-(:func:`maptab.tables.derive_mix`), as its gold labels are.
+(:func:`maptab.core.tables.derive_mix`), as its gold labels are.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
 
-from maptab.cache import IdentityCache, KeyedCache
-from maptab.costs import (
+from maptab._cache import IdentityCache, KeyedCache
+from maptab.core.costs import (
     CostTable,
     WeightedCosts,
     Weights,
@@ -41,8 +41,8 @@ from maptab.costs import (
     optimal_assignments,
     within,
 )
-from maptab.network import Network, table_name
-from maptab.schema import RP_BY_NAME, RPQuery
+from maptab.core.network import Network, table_name
+from maptab.core.schema import RP_BY_NAME, RPQuery
 from maptab.score.errors import error_type
 from maptab.score.parse import ParsedRoute, normalise_name
 
@@ -106,7 +106,7 @@ class StationIndex:
 
 
 # per-map caches keep this many maps (a paper-size dataset has 328; keeping only a few dozen
-# made scoring a shuffled results file rebuild them); maptab.cache drops the least recent
+# made scoring a shuffled results file rebuild them); maptab._cache drops the least recent
 _MAPS_KEPT = 1024
 _INDEX_CACHE: IdentityCache[Network, StationIndex] = IdentityCache(_MAPS_KEPT)
 
@@ -229,7 +229,7 @@ class _Costing:
         """The reference markings of a valid route with one line per hop, which are those of
         its only assignment whatever the weights (``assess(...)[1]``, without costing it);
         ``None`` for any other route, or on a map whose costs could overflow
-        (:attr:`maptab.costs.CostTable.bounded`). ``weights`` are checked as
+        (:attr:`maptab.core.costs.CostTable.bounded`). ``weights`` are checked as
         :func:`assess` checks them."""
         if weights is not None and weights not in self._valid_weights:
             Weights(*weights)  # raises CostError as costing the route would

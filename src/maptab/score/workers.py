@@ -12,12 +12,12 @@ work of each distinct answer is a :data:`Job`, done by a :class:`RowScorer`:
   (:func:`row_text`).
 
 :class:`ScorePool` runs the same :class:`RowScorer` in workers, an executor from
-:mod:`maptab.processes` (by default local processes: ``spawn``, Ctrl-C left to the parent).
+:mod:`maptab.executors` (by default local processes: ``spawn``, Ctrl-C left to the parent).
 Each window
 of jobs is split by map (:func:`_map_key`), so every job of one record goes to one worker
 (its ``last`` mark then drops the record there) and the workers' per-map caches do not
 overlap; the rows come back in job order. Results do not depend on the number of workers:
-every cache a worker fills only saves work (:mod:`maptab.cache`).
+every cache a worker fills only saves work (:mod:`maptab._cache`).
 """
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-
 from pathlib import Path
 from typing import Any
 
-from maptab.dataset import Dataset, DatasetError, record_decoder
+from maptab._limits import open_regular
+from maptab.core.network import Network
+from maptab.core.schema import Record
+from maptab.core.tables import derive_mix
 from maptab.errors import MaptabError
-from maptab.limits import open_regular
-from maptab.network import Network
-from maptab.processes import ExecutorFactory, local_executor, stop_executor
-from maptab.schema import Record
+from maptab.executors import ExecutorFactory, local_executor, stop_executor
+from maptab.io.dataset import Dataset, DatasetError, record_decoder
 from maptab.score.rows import RowPacker
-from maptab.tables import derive_mix
 from maptab.tasks.base import get as get_kind
 
 __all__ = [
@@ -268,7 +268,7 @@ class ScorePool:
 
     def close(self, *, now: bool = False) -> None:
         """Stop the workers: after the jobs submitted (``now=False``), or at once (``now=True``:
-        an error or an interruption; :func:`~maptab.processes.stop_executor`)."""
+        an error or an interruption; :func:`~maptab.executors.stop_executor`)."""
         stop_executor(self._pool, now=now)
 
     def __enter__(self) -> ScorePool:

@@ -1,5 +1,6 @@
-"""Task kinds: the registry (:mod:`maptab.tasks.base`) and one module per built-in kind
-(:mod:`~maptab.tasks.rp`, :mod:`~maptab.tasks.qa`, :mod:`~maptab.tasks.reasonmap`).
+"""The task-kind registry (:mod:`maptab.tasks.base`); the built-in kinds are the modules of
+:mod:`maptab.kinds` (:mod:`~maptab.kinds.rp`, :mod:`~maptab.kinds.qa`,
+:mod:`~maptab.kinds.reasonmap`).
 See ``docs/tasks.md`` for adding a kind."""
 
 from maptab.tasks.base import (

@@ -9,23 +9,18 @@ module outside a kind's own file branches on a kind's name (``tests/test_tasks.p
 
 Where kinds come from (``docs/tasks.md``):
 
-* built-in kinds are the modules of the package :mod:`maptab.tasks` (every module but this
-  one) that define ``TASK``; they are imported on the first :func:`get` / :func:`all_kinds`
-  (so importing this module costs nothing, and a source checkout needs no install);
-* third-party kinds are entry points of the group ``maptab.tasks`` (``pyproject.toml``:
-  ``[project.entry-points."maptab.tasks"] mykind = "mypkg.mykind:TASK"``), each naming a
-  :class:`TaskKind` (or a callable returning one);
+* every kind, built-in (:mod:`maptab.kinds`) or a third party's, is an entry point of the
+  group ``maptab.tasks`` (``pyproject.toml``: ``[project.entry-points."maptab.tasks"]
+  mykind = "mypkg.mykind:TASK"``) naming a :class:`TaskKind` (or a callable returning
+  one); they are loaded on the first :func:`get` / :func:`all_kinds`;
 * :func:`register` adds one at run time (tests, notebooks).
 
-This module imports only :mod:`maptab.errors` and the standard library, so the domain
-modules (``schema``, ``dataset``) may use the registry; the kind modules it loads import
-the stages (score, run, report), which is what they wire together.
+This module imports only :mod:`maptab.errors` and the standard library, so every layer may
+use the registry; the kind modules it loads by name import the stages they wire together.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -100,7 +95,7 @@ class TaskKind:
 
     Sample side: ``record`` is its dataclass (with ``id``, ``map_id``, ``split``);
     ``decode(row)`` turns a JSON row into a ``record`` or raises
-    :class:`~maptab.schema.RecordError` naming the field; ``variants`` are the requests one
+    :class:`~maptab.core.schema.RecordError` naming the field; ``variants`` are the requests one
     row becomes (``("",)``: one, with the row's id; otherwise ``<id>/<variant>``);
     ``selector(token)`` returns a predicate on records for a ``--categories`` token of this
     kind (an RP category, ``qa:7``), or ``None`` when the token is not one of its own;
@@ -203,18 +198,12 @@ def register(kind: TaskKind) -> TaskKind:
 
 
 def _load() -> None:
-    """Import the built-in kind modules, then the ``maptab.tasks`` entry points (once)."""
+    """Load the kinds named by the ``maptab.tasks`` entry points (once): the built-in ones
+    (``pyproject.toml``) and any installed plug-in's."""
     global _loaded
     if _loaded:
         return
     _loaded = True
-    package = importlib.import_module("maptab.tasks")
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if info.name == "base" or info.name.startswith("_"):
-            continue
-        task = getattr(importlib.import_module(f"maptab.tasks.{info.name}"), "TASK", None)
-        if isinstance(task, TaskKind):
-            _REGISTRY.setdefault(task.name, task)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         try:
             obj = ep.load()

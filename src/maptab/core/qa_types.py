@@ -37,10 +37,10 @@ from typing import Any
 
 import numpy as np
 
+from maptab.core.network import Edge, Network, Scenario, hop_distances
+from maptab.core.rounding import round_half_up
+from maptab.core.schema import QA_CAPABILITIES, QA_STYLES, QAQuery
 from maptab.errors import MaptabError
-from maptab.network import Edge, Network, Scenario, hop_distances
-from maptab.rounding import round_half_up
-from maptab.schema import QA_CAPABILITIES, QA_STYLES, QAQuery
 
 Params = dict[str, Any]
 Shown = Mapping[str, Sequence[str]] | None
@@ -80,7 +80,7 @@ INPUTS: dict[str, tuple[str, ...]] = {
     "V": ("vertices",),
     "MM": ("map", "mix"),
 }
-"""Input code of Table 1 → the parts shown (names as in :class:`maptab.schema.RPCategory`)."""
+"""Input code of Table 1 → the parts shown (names as in :class:`maptab.core.schema.RPCategory`)."""
 
 ATTRIBUTES: dict[str, str] = {"time": "Time", "price": "Price", "comfort": "Comfort Level"}
 """``attribute`` parameter values and their table column names."""

@@ -26,8 +26,14 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from maptab.network import Edge, Network, Vertex, connected_components
-from maptab.tables import ATTRIBUTE_OF_COLUMN, EDGE_COLUMNS, VERTEX_COLUMNS, location, parse_tables
+from maptab.core.network import Edge, Network, Vertex, connected_components
+from maptab.core.tables import (
+    ATTRIBUTE_OF_COLUMN,
+    EDGE_COLUMNS,
+    VERTEX_COLUMNS,
+    location,
+    parse_tables,
+)
 
 
 @dataclass(frozen=True, slots=True)

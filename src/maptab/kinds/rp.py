@@ -1,6 +1,6 @@
 """Route planning (MapTab, SPEC 9, 11-13): the ``rp`` task kind, wired in one place.
 
-Samples are :class:`~maptab.schema.RPQuery` rows of ``rp.jsonl``; the prompt shows the
+Samples are :class:`~maptab.core.schema.RPQuery` rows of ``rp.jsonl``; the prompt shows the
 category's inputs; an answer is scored with the paper metrics (EMA, PMA, DS) and the strict,
 verified check; the summary breaks the metrics down per scenario, category, difficulty,
 repetition class, reported totals and error type; the report adds MapTab Tables 2 and 4 and
@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from maptab.cache import KeyedCache
+from maptab._cache import KeyedCache
+from maptab.core.schema import RP_BY_NAME, RPQuery, row_decoder
 from maptab.report.tables import (
     CATEGORY_ORDER,
     CATEGORY_TITLES,
@@ -29,7 +30,6 @@ from maptab.report.tables import (
     metric_cell,
     scenarios_of,
 )
-from maptab.schema import RP_BY_NAME, RPQuery, row_decoder
 from maptab.score.errors import ERROR_TYPES, error_type
 from maptab.score.metrics import Columns, Metric, aggregate, metric_text
 from maptab.score.paper import difficulty_score, matching_references, paper_scores, reference_tokens
@@ -82,7 +82,7 @@ def slim(record: RPQuery) -> RPQuery:
 
 
 def prompt(rec: RPQuery, variant: str) -> Prompt:
-    from maptab.dataset import DatasetError
+    from maptab.io.dataset import DatasetError
 
     cat = RP_BY_NAME.get(rec.category)
     if cat is None:
@@ -501,9 +501,9 @@ def _error_figure(runs: Sequence[Any], path: Any) -> Any:
 def check_label(record: RPQuery, network: Any) -> str | None:
     """How the stored gold label of ``record`` differs from the re-derived one (routes,
     station and transfer counts, totals by the exact solver), or ``None``."""
-    from maptab.costs import CostError
+    from maptab.core.costs import CostError
+    from maptab.core.tables import derive_mix
     from maptab.generate.queries import gold_label
-    from maptab.tables import derive_mix
 
     category = RP_BY_NAME[record.category]
     if not category.criteria_free and record.weights is None:

@@ -7,7 +7,7 @@ Feasible routes are **simple paths** ``source … target`` (no station twice).
 * **Criteria-free** (:func:`fewest_stations`): all routes with the fewest stations; each is
   marked with the transfers of its minimum-transfer line assignment(s).
 * **Criteria-based** (:func:`optimal_routes`): all routes whose cost ``J``
-  (:mod:`maptab.costs`, SPEC 3) is within the relative tolerance ``1e-9`` of the optimum, each
+  (:mod:`maptab.core.costs`, SPEC 3) is within the relative tolerance ``1e-9`` of the optimum, each
   marked with its J-optimal line assignment; among tied assignments the fewest transfers;
   if that still ties with different transfer stations, each marking is a separate
   :class:`Route`.
@@ -17,13 +17,13 @@ Algorithm (``additive`` model)
 Dijkstra over *states* ``(station, incoming line)`` (plus one start state per station), where
 an arc ``(u, l_in) → (v, l)`` follows an edge ``u-v`` of line ``l`` and costs
 ``leave(u) + edge + [l ≠ l_in]·transfer(u)``. Item costs must be non-negative (a
-:class:`~maptab.costs.CostError` names the first item that is not). The solver backtracks
+:class:`~maptab.core.costs.CostError` names the first item that is not). The solver backtracks
 from the target over *tied predecessors* (``dist[y] + c ≤ dist[x] + slack``, where the slack
 is a small multiple of the tie tolerance measured on the optimum ``J`` itself, never on the
 partial distance), enumerating distinct station sequences and dropping any that repeats a
 station; every simple route within the tolerance of the optimum is among them, and each
 candidate is then scored exactly: its J-optimal, fewest-transfer markings come from
-:func:`maptab.costs.optimal_assignments`, and candidates outside the tolerance are dropped.
+:func:`maptab.core.costs.optimal_assignments`, and candidates outside the tolerance are dropped.
 
 Why simple paths need care: the state-graph optimum is taken over *walks*, and a walk may
 revisit a station through a line change (ride a shared track one stop on line A, change
@@ -57,8 +57,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from maptab.cache import IdentityCache, KeyedCache
-from maptab.costs import (
+from maptab._cache import IdentityCache, KeyedCache
+from maptab.core.costs import (
     MODELS,
     REL_TOL,
     CostError,
@@ -75,8 +75,8 @@ from maptab.costs import (
     weigh_rows,
     within,
 )
-from maptab.network import Network
-from maptab.tables import ATTRIBUTE_OF_COLUMN
+from maptab.core.network import Network
+from maptab.core.tables import ATTRIBUTE_OF_COLUMN
 
 
 class SearchLimit(CostError):
@@ -145,7 +145,7 @@ def _routes(table: CostTable, found: list[tuple[float, list[int], list[Marking]]
 
 def _slack(j: float) -> float:
     """How far above the optimum ``j`` the state search looks for candidates: three times the
-    tie tolerance of :func:`maptab.costs.within`, so that every route within the tolerance
+    tie tolerance of :func:`maptab.core.costs.within`, so that every route within the tolerance
     of the best *simple* route is found whenever that route is within the tolerance of the
     walk optimum ``j`` (candidates are then filtered with their exact cost)."""
     return 3 * (REL_TOL * abs(j) + 1e-12)
@@ -180,7 +180,7 @@ class _Adjacency:
     """The arcs of every state under one weight vector: ``rows[x]`` lists ``(end, arc)``
     for state ``x`` (fixed per solver) and ``cost[arc]`` is the arc's cost (one sequence of
     floats per weight vector), so a new weight vector costs one weighted sum of arrays
-    (:func:`~maptab.costs.weigh_rows`) and no per-state list.
+    (:func:`~maptab.core.costs.weigh_rows`) and no per-state list.
     ``adj[x]`` is the ``[(end, cost), …]`` list of ``x``, for the searches off the hot path."""
 
     __slots__ = ("cost", "rows")
@@ -755,7 +755,7 @@ class Solver:
         programme counts prefixes per (station, summary) with exact integers. At ``t`` a
         path's cost is its least run; it is optimal within the tolerance of the best path,
         and its markings are its near-optimal runs with the fewest transfers (as in
-        :func:`maptab.costs.optimal_assignments`).
+        :func:`maptab.core.costs.optimal_assignments`).
         """
         tol = REL_TOL * abs(base + costs.dest[t]) + 1e-12
         unit = tol / 65536
@@ -985,7 +985,7 @@ _SOLVERS: IdentityCache[Network, Solver] = IdentityCache(4)
 
 def _solver(network: Network, items: str) -> Solver:
     """A :class:`Solver` for ``network``, reused while the same objects are asked again
-    (:mod:`maptab.cache`; the key also holds the station and edge containers and sizes)."""
+    (:mod:`maptab._cache`; the key also holds the station and edge containers and sizes)."""
     return _SOLVERS.get(
         network,
         lambda: Solver(network, items=items),

@@ -14,14 +14,11 @@ import os
 import stat
 import warnings
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import msgspec
 
 from maptab.errors import MaptabError
-
-if TYPE_CHECKING:
-    from maptab.network import Network
 
 MIB = 1024 * 1024
 
@@ -200,13 +197,3 @@ def check_label(text: str, what: str) -> None:
             f"{what} {text[:40]!r}… has {len(text):,} characters, over the limit of "
             f"{MAX_LABEL_CHARS} for a label on a map"
         )
-
-
-def check_map_labels(network: Network) -> None:
-    """:func:`check_label` for every station (or spot) and line name of ``network``, the
-    names the renderer draws; called where a map enters the renderer."""
-    noun = "station" if network.scenario == "metromap" else "spot"
-    for s in network.vertices:
-        check_label(network.label(s), noun)
-    for line in network.line_names:
-        check_label(line, "line")

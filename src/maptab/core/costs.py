@@ -43,10 +43,10 @@ from typing import Any
 
 import numpy as np
 
-from maptab.cache import IdentityCache
+from maptab._cache import IdentityCache
+from maptab.core.network import Edge, Network
+from maptab.core.rounding import round_half_up
 from maptab.errors import MaptabError
-from maptab.network import Edge, Network
-from maptab.rounding import round_half_up
 
 REL_TOL = 1e-9
 """Relative tolerance under which two costs are the same optimum (SPEC 4)."""
@@ -550,7 +550,7 @@ _TABLES: IdentityCache[Network, CostTable] = IdentityCache(8)
 
 def cost_table(network: Network, items: str = "edge_vertex") -> CostTable:
     """The :class:`CostTable` of ``network``, reused while the same network object is asked
-    again (:mod:`maptab.cache`), so per-route calls on one map do not rebuild it."""
+    again (:mod:`maptab._cache`), so per-route calls on one map do not rebuild it."""
     return _TABLES.get(network, lambda: CostTable(network, items), items)
 
 

@@ -27,7 +27,7 @@ Adjacency is the order of each line's list (SPEC 1), with these rules:
 * **Keys.** A line listed twice in one file (also after whitespace normalisation) is an
   error, as JSON would otherwise keep only the last list.
 
-Station keys follow :meth:`maptab.network.Network.from_lines` (display names kept as labels).
+Station keys follow :meth:`maptab.core.network.Network.from_lines` (display names kept as labels).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from maptab.core.network import Network
 from maptab.errors import MaptabError
-from maptab.network import Network
 
 ANNOTATIONS: dict[str, str] = {
     "transfer station": "transfer",

@@ -24,9 +24,9 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
+from maptab.core.network import Network
+from maptab.core.schema import RMSegment
 from maptab.errors import MaptabError
-from maptab.network import Network
-from maptab.schema import RMSegment
 
 __all__ = ["PlanError", "RoutePlanner", "plan_routes"]
 
@@ -243,7 +243,7 @@ def plan_routes(
     """Reference routes from ``a`` to ``b`` (SPEC 14): fewest transfers, then fewest stops.
 
     Returns up to ``max_alternatives`` routes with pairwise distinct line sequences, the
-    optimum first, each a list of :class:`~maptab.schema.RMSegment` with display names. The
+    optimum first, each a list of :class:`~maptab.core.schema.RMSegment` with display names. The
     exact definitions (what a segment may ride, the ranking, the tie-break) are in the module
     docstring. ``a`` and ``b`` may be station keys or display labels.
 

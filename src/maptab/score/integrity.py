@@ -1,10 +1,10 @@
 """``maptab validate DATASET``: a whole dataset checked end to end (issue 10; SPEC 7, 16).
 
-1. the manifest's shape (:func:`maptab.dataset.check_manifest`);
+1. the manifest's shape (:func:`maptab.io.dataset.check_manifest`);
 2. every file against the manifest's SHA-256, no file missing, none unlisted, none leading
-   outside the folder (:meth:`maptab.dataset.Dataset.verify`);
+   outside the folder (:meth:`maptab.io.dataset.Dataset.verify`);
 3. every map: ``network.json`` loads, and its Edge_tab / Vertex_tab pass the file, value
-   and consistency checks of :func:`maptab.validate.validate_tables` (no value ranges for
+   and consistency checks of :func:`maptab.core.validate.validate_tables` (no value ranges for
    ReasonMap maps, which carry no attributes);
 4. every record of each task kind's query file (``rp.jsonl``, ``qa.jsonl``,
    ``reasonmap.jsonl``, …) against its schema (the kind's ``decode``), its ``map_id``
@@ -27,9 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maptab.dataset import TABLE_FILES, Dataset, DatasetError, json_object, read_table, row_reader
-from maptab.network import Network
-from maptab.schema import RecordError, jsonl_byte_lines
+from maptab.core.network import Network
+from maptab.core.schema import RecordError, jsonl_byte_lines
+from maptab.io.dataset import (
+    TABLE_FILES,
+    Dataset,
+    DatasetError,
+    json_object,
+    read_table,
+    row_reader,
+)
 from maptab.tasks.base import all_kinds
 
 MAX_PROBLEMS = 200
@@ -132,7 +139,7 @@ def validate_dataset(root: str | Path, *, sample: int = 200, seed: int = 0) -> D
 
 def _check_tables(ds: Dataset, map_id: str, report: DatasetReport) -> dict[str, int | None]:
     """Validate the map's Edge_tab / Vertex_tab; returns ``{"<map>/<table>": rows}``."""
-    from maptab.validate import validate_tables
+    from maptab.core.validate import validate_tables
 
     entry = ds.maps[map_id]
     edges, vertices = ds.table_path(map_id, "edges"), ds.table_path(map_id, "vertices")

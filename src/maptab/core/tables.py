@@ -15,13 +15,13 @@ Columns (SPEC 2): metromap Edge_tab ``Edge,Line,Time,Price,Comfort Level,Reliabi
 Vertex_tab ``Vertex,Line,Time,Price,Comfort Level,Reliability,Transfer Time``; travelmap
 drops ``Line`` and ``Transfer Time``. Mix_tab has the Vertex_tab columns.
 
-Station names are written in their table spelling (:func:`maptab.network.table_name`: ``-``
+Station names are written in their table spelling (:func:`maptab.core.network.table_name`: ``-``
 becomes ``_``). On reading, an ``Edge`` cell with several ``-`` is split where both halves
 are stations of the Vertex_tab.
 
 Errors: every problem in a file is a :class:`TableError` naming the file, the row (the line
 number for CSV, header = line 1; the 1-based position in the list for JSON) and the field.
-:func:`parse_tables` collects all of them (used by :mod:`maptab.validate`); the ``read_*``
+:func:`parse_tables` collects all of them (used by :mod:`maptab.core.validate`); the ``read_*``
 functions raise the first.
 """
 
@@ -42,10 +42,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from maptab._limits import MAX_TABLE_BYTES, LimitError, read_bytes
+from maptab.core.network import SCENARIOS, Edge, Network, Scenario, Vertex, table_name
+from maptab.core.rounding import as_decimal, round_half_up
 from maptab.errors import MaptabError
-from maptab.limits import MAX_TABLE_BYTES, LimitError, read_bytes
-from maptab.network import SCENARIOS, Edge, Network, Scenario, Vertex, table_name
-from maptab.rounding import as_decimal, round_half_up
 
 LINE_SEPARATOR = ";"
 """Separator of line names in the CSV ``Line`` cell of a transfer station (``Red;Blue``).
@@ -80,7 +80,7 @@ ATTRIBUTE_OF_COLUMN = {
     "Reliability": "reliability",
     "Transfer Time": "transfer_time",
 }
-"""Table column -> :class:`~maptab.network.Edge` / :class:`~maptab.network.Vertex` field."""
+"""Table column -> :class:`~maptab.core.network.Edge` / :class:`~maptab.core.network.Vertex` field."""
 
 INTEGER_COLUMNS: dict[tuple[str, str], frozenset[str]] = {
     ("metromap", "edge"): frozenset(),
@@ -136,7 +136,7 @@ Record = tuple[int, dict[str, Any]]
 def _decode(path: Path, file: str) -> str:
     """Read ``path`` as UTF-8 text (a leading BOM is dropped), with a clear error otherwise.
 
-    Only a regular file of at most :data:`~maptab.limits.MAX_TABLE_BYTES` is read (a FIFO
+    Only a regular file of at most :data:`~maptab._limits.MAX_TABLE_BYTES` is read (a FIFO
     or a device such as ``/dev/zero`` is refused before reading)."""
     try:
         data = read_bytes(path, MAX_TABLE_BYTES)
@@ -574,7 +574,7 @@ def read_network(
 
     The scenario is inferred (a ``Line`` column means metromap) unless given. Raises
     :class:`TableError` naming file, row and field of the first problem; does not run the
-    consistency checks of SPEC 7 (see :func:`maptab.validate.validate_tables`).
+    consistency checks of SPEC 7 (see :func:`maptab.core.validate.validate_tables`).
     """
     parsed = parse_tables(edges_path, vertices_path, scenario, map_id)
     _raise_first(parsed.errors)

@@ -1,6 +1,6 @@
 """ReasonMap questions (SPEC 14): the ``reasonmap`` task kind, wired in one place.
 
-Samples are :class:`~maptab.schema.ReasonMapQuestion` rows of ``reasonmap.jsonl``; each row
+Samples are :class:`~maptab.core.schema.ReasonMapQuestion` rows of ``reasonmap.jsonl``; each row
 is asked twice, as ``<id>/short`` and ``<id>/long``; an answer (line segments) is scored for
 lenient and strict correctness and a map score; the summary gives per mode the accuracy and
 map score, plain and difficulty-weighted (ReasonMap Table 2).
@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from maptab.core.schema import ReasonMapQuestion, row_decoder
 from maptab.report.tables import Cell, Column, ReportTable, by, metric_cell
-from maptab.schema import ReasonMapQuestion, row_decoder
 from maptab.score.errors import ERROR_TYPES
 from maptab.score.metrics import Columns, Metric, aggregate, metric_text
 from maptab.score.parse import parse_reasonmap

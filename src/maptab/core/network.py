@@ -10,7 +10,7 @@ A :class:`Network` is one map. It holds
 * ``labels`` — display names (the original spelling, hyphens kept) for names that differ;
 * optional geometry (``positions``) used by the renderer, and free-form ``meta``.
 
-Attribute values are raw units (SPEC 6); normalisation happens in :mod:`maptab.costs`.
+Attribute values are raw units (SPEC 6); normalisation happens in :mod:`maptab.core.costs`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The one cache policy for derived tables (cost tables, solvers, station indexes, ...).
 
-Work derived from a map (a :class:`~maptab.solver.Solver`, a cost table, a station index) is
+Work derived from a map (a :class:`~maptab.core.solver.Solver`, a cost table, a station index) is
 reused while the *same object* is asked again, so per-route calls on one map do not rebuild
 it. Every such memo in maptab is one of the two classes here, with one rule:
 

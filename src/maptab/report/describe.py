@@ -41,10 +41,10 @@ from typing import Any
 
 import numpy as np
 
+from maptab._progress import Progress, or_silent
+from maptab.core.network import Network, connected_components, hop_distances
 from maptab.errors import MaptabError
 from maptab.generate.queries import MIN_ROUTE_STATIONS
-from maptab.network import Network, connected_components, hop_distances
-from maptab.progress import Progress, or_silent
 
 MIN_HOPS = MIN_ROUTE_STATIONS - 1
 PATH_CAP = 50
@@ -340,11 +340,11 @@ def _attribute_figures(nets: Sequence[Network]) -> dict[str, dict[str, float]]:
 
 
 def gold_figures(rows: Sequence[Any]) -> dict[str, Any]:
-    """Figures of one scenario's RP rows (:class:`maptab.schema.RPQuery`): FR/PR/NR per
+    """Figures of one scenario's RP rows (:class:`maptab.core.schema.RPQuery`): FR/PR/NR per
     weighted category and over all of them, criteria-free gold routes (stations,
     transfers, ties; one row per OD pair, the ``map_only`` category), split and
     difficulty shares."""
-    from maptab.schema import RP_BY_NAME
+    from maptab.core.schema import RP_BY_NAME
 
     weighted = [q for q in rows if not RP_BY_NAME[q.category].criteria_free]
     free = [q for q in rows if q.category == "map_only"]
@@ -382,8 +382,8 @@ def baseline_figures(
     """Paper EMA (SPEC 13) of the ``shortest`` and ``random`` baselines on ``rows``, per
     category and over the criteria-free and the weighted categories, with the very
     answers ``maptab run --model shortest|random --seed SEED`` gives."""
+    from maptab.core.schema import RP_BY_NAME
     from maptab.run.baselines import RandomProvider, ShortestProvider
-    from maptab.schema import RP_BY_NAME
     from maptab.score.paper import ema
 
     providers = {"shortest": ShortestProvider(seed), "random": RandomProvider(seed)}
@@ -419,7 +419,7 @@ def describe_dataset(
     """All figures of a dataset folder, per scenario: networks, gold labels, attributes, map
     difficulty shares and (``baselines``) the shortest/random EMA. ``split`` restricts the
     query figures (not the network ones) to ``train`` or ``test`` maps."""
-    from maptab.dataset import Dataset
+    from maptab.io.dataset import Dataset
 
     ds = root if hasattr(root, "manifest") else Dataset(root)
     track = or_silent(progress)

@@ -26,8 +26,8 @@ from typing import Annotated, Any, Literal, TypeVar, Union
 
 import msgspec
 
+from maptab._limits import loads_json, open_regular
 from maptab.errors import MaptabError
-from maptab.limits import loads_json, open_regular
 
 SCHEMA_VERSION = 1
 
@@ -223,7 +223,7 @@ class QAQuery(msgspec.Struct):
     """One diagnostic QA sample (a row of ``qa.jsonl``); ``type`` is 1–24 (SPEC 10).
 
     ``params`` are the stations, lines or edges the question is about, so the answer can be
-    recomputed from the map (:func:`maptab.qa.qa_answer`).
+    recomputed from the map (:func:`maptab.core.qa_types.qa_answer`).
     """
 
     id: NonEmpty
@@ -418,7 +418,7 @@ def line_decoder(cls: type[R]) -> Callable[..., R | None]:
     caller adds the file and line).
 
     The line is decoded by msgspec straight into the record; a line msgspec refuses is
-    read again with ``json.loads`` (:func:`~maptab.limits.loads_json`) and checked as a
+    read again with ``json.loads`` (:func:`~maptab._limits.loads_json`) and checked as a
     value, which names the problem (or accepts what only ``json.loads`` reads, such as an
     unpaired surrogate escape)."""
     typed = msgspec.json.Decoder(cls).decode

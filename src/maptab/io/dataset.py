@@ -1,6 +1,6 @@
 """The on-disk dataset layout: writing it deterministically and reading it back.
 
-Layout (schema version :data:`maptab.schema.SCHEMA_VERSION`)::
+Layout (schema version :data:`maptab.core.schema.SCHEMA_VERSION`)::
 
     DIR/manifest.json              schema version, generator version, seed, options,
                                    maps (id, scenario, difficulty, split, language),
@@ -42,11 +42,10 @@ from typing import IO, Any, Protocol
 
 import msgspec
 
-from maptab import __version__
-from maptab.errors import MaptabError
-from maptab.limits import MAX_TABLE_BYTES, loads_json, open_regular, read_bytes, read_json
-from maptab.network import Network
-from maptab.schema import (
+from maptab._limits import MAX_TABLE_BYTES, loads_json, open_regular, read_bytes, read_json
+from maptab._version import __version__
+from maptab.core.network import Network
+from maptab.core.schema import (
     SCHEMA_VERSION,
     Number,
     QAQuery,
@@ -58,6 +57,7 @@ from maptab.schema import (
     line_text,
     row_decoder,
 )
+from maptab.errors import MaptabError
 from maptab.tasks.base import TaskKind, all_kinds
 from maptab.tasks.base import get as get_kind
 
@@ -184,7 +184,7 @@ class MapEntry(msgspec.Struct):
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> MapEntry:
         """The entry of a manifest ``maps`` item; keys this version does not know are ignored.
-        Raises :class:`~maptab.schema.RecordError` naming a field of the wrong type."""
+        Raises :class:`~maptab.core.schema.RecordError` naming a field of the wrong type."""
         return row_decoder(cls)(d)
 
 
@@ -250,7 +250,7 @@ class DatasetWriter:
         image's legibility problems (SPEC 15); any are recorded in the manifest's
         ``options.legibility_problems``. The writer draws nothing itself.
         """
-        from maptab import tables  # local import: tables is a sibling leaf module
+        from maptab.core import tables
 
         folder = self.map_dir(entry.id)
         folder.mkdir(parents=True, exist_ok=True)
@@ -831,11 +831,11 @@ def row_reader(kind: TaskKind) -> Callable[[bytes, str], Any]:
     """``read(line, where)``: the record of one JSONL line (bytes) of ``kind``'s query file,
     as ``kind.decode`` makes it from the line's JSON value; ``None`` for a blank line. A
     line that is not UTF-8 text or not JSON raises :class:`DatasetError` naming ``where``;
-    a row ``kind.decode`` refuses raises its :class:`~maptab.schema.RecordError` (the
+    a row ``kind.decode`` refuses raises its :class:`~maptab.core.schema.RecordError` (the
     caller names file and line). For readers that keep no row (:meth:`Dataset.select`,
-    the scorer): a kind whose ``decode`` is :func:`maptab.schema.row_decoder` of its record
+    the scorer): a kind whose ``decode`` is :func:`maptab.core.schema.row_decoder` of its record
     class (the built-in kinds) has its lines decoded by msgspec straight into the record
-    (:func:`maptab.schema.line_decoder`), with the same checks and messages; any other
+    (:func:`maptab.core.schema.line_decoder`), with the same checks and messages; any other
     kind's ``decode`` gets the JSON value."""
     if kind.decode is row_decoder(kind.record):
         typed = line_decoder(kind.record)
@@ -891,7 +891,7 @@ def _row(line: bytes, path: Path, n: int) -> Any:
     """The JSON value of line ``n`` of ``path`` (its bytes), ``_BLANK`` for a blank line,
     or a one-line error. The bytes go to msgspec as they are (it checks the UTF-8 of every
     string it decodes; 3 µs a row less than decoding the text first); what it refuses is
-    read as text by :func:`~maptab.limits.loads_json`, whose values and errors are json's."""
+    read as text by :func:`~maptab._limits.loads_json`, whose values and errors are json's."""
     try:
         return _DECODE_ROW(line)
     except (msgspec.DecodeError, ValueError, RecursionError):

@@ -1,6 +1,6 @@
 """Map question answering (MapTab QA, SPEC 10-13): the ``qa`` task kind, wired in one place.
 
-Samples are :class:`~maptab.schema.QAQuery` rows of ``qa.jsonl`` (24 types); an answer is
+Samples are :class:`~maptab.core.schema.QAQuery` rows of ``qa.jsonl`` (24 types); an answer is
 right when it equals the label (:func:`maptab.score.qa.qa_correct`); the summary gives the
 accuracy per scenario, type and capability (paper Table 3); the reference answer is
 computed from the map (:func:`maptab.answers.qa_answer_of`).
@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from maptab.core.schema import QA_TYPE_COUNT, QAQuery, row_decoder
 from maptab.report.tables import (
     CAPABILITY_ORDER,
     Cell,
@@ -25,7 +26,6 @@ from maptab.report.tables import (
     metric_cell,
     scenarios_of,
 )
-from maptab.schema import QA_TYPE_COUNT, QAQuery, row_decoder
 from maptab.score.errors import ERROR_TYPES
 from maptab.score.metrics import Columns, Metric, aggregate, metric_text
 from maptab.score.parse import parse_answer
@@ -53,7 +53,7 @@ def selector(token: str) -> Any:
 
 
 def slim(record: QAQuery) -> QAQuery:
-    """The prompt and table row orders dropped, in place (as :func:`maptab.tasks.rp.slim`)."""
+    """The prompt and table row orders dropped, in place (as :func:`maptab.kinds.rp.slim`)."""
     record.question = ""
     record.tables = {}
     return record
@@ -225,7 +225,7 @@ def _capability_figure(runs: Sequence[Any], path: Any) -> Any:
 def check_label(record: QAQuery, network: Any) -> str | None:
     """How the stored answer differs from the one re-derived from its parameters, or
     ``None``."""
-    from maptab.qa import QAError, qa_answer_of
+    from maptab.core.qa_types import QAError, qa_answer_of
 
     try:
         answer = qa_answer_of(record, network)

@@ -1,0 +1,1 @@
+"""The built-in task kinds, one module each (docs/tasks.md)."""
