@@ -1,4 +1,4 @@
-"""Throughput of the built-in baselines on a real dataset, beside a minimal loop (issue 16).
+"""Throughput of the built-in baselines on a real dataset, beside a minimal loop.
 
     python benchmarks/bench_baselines.py                      # the mini preset (built here)
     python benchmarks/bench_baselines.py --dataset DIR --split test --models oracle,random

@@ -9,7 +9,7 @@ without images; print wall time, peak memory, queries/second and where the time 
 ``/usr/bin/time -v``, once as is and once with its first map held back ``S`` seconds
 (``MAPTAB_SLOW_MAPS=metro-000=S``, :data:`maptab.generate.pipeline.SLOW_MAPS`), and prints
 the peak resident memory of each: workers write each map's rows as parts that the parent
-concatenates in map order, so a slow map must not raise the peak (issue 16).
+concatenates in map order, so a slow map must not raise the peak.
 
 Baseline in the same run: a tenth of the preset built with one worker process and with the
 default worker count, so the parallel speed-up is a ratio measured here.

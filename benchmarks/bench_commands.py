@@ -1,4 +1,4 @@
-"""Whole commands as a user runs them, each beside its anchor in the same run (issue 16).
+"""Whole commands as a user runs them, each beside its anchor in the same run.
 
 Every command runs in its own process; we report its wall time and peak resident memory
 (``ru_maxrss`` of that child, from ``os.wait4``).
@@ -41,16 +41,16 @@ station, a wrong station, a dropped transfer mark, a truncated route or a route 
 prose and tags. Targets: score ≥ 5x faster than the released scorer, peak ≤ 1.5x its peak.
 
 ``--reference-src OTHER/src`` also scores the file with another checkout's code and checks
-that every output file is identical to the byte (how the optimisations of issue 16 were
-checked against the code before them).
+that every output file is identical to the byte (how an optimisation is checked against
+the code before it).
 
 * **paper memory** (``--paper``): peak memory of ``maptab run --model random``, ``maptab
   score`` and ``maptab report`` over the paper preset (built once into ``CACHE/paper-1``).
   Target: <= 1 GB each. With ``--reference-src``, the other checkout's report of the same
   run is timed as well, and every report file but the route pictures must be identical.
   Unless ``--skip-score``, then the score comparison above on ``--answers`` answers drawn
-  from the paper dataset (196,800 RP queries, so most answers are to distinct queries; the
-  issue's second case, slower per answer than the default dataset's).
+  from the paper dataset (196,800 RP queries, so most answers are to distinct queries,
+  so slower per answer than on the default dataset).
 
 ``--seeds 1,2,3`` repeats the score and run parts on the dataset of each seed (built with
 that seed, answers drawn with it; seed 1's dataset is ``CACHE/ds-M-P``, another's
@@ -483,7 +483,7 @@ def bench_run(
 
 def bench_paper_memory(paper: Path, work: Path, reference: Path | None = None) -> None:
     """Peak memory of ``maptab run --model random``, ``maptab score`` and ``maptab report``
-    over a paper-size dataset (issue 16 target: <= 1 GB each). ``paper`` is built with
+    over a paper-size dataset (target: <= 1 GB each). ``paper`` is built with
     ``maptab build --preset paper --seed 1 --no-render`` when it has no manifest. With
     ``reference`` (another checkout's ``src``), that code's report of the same run is timed
     too, and every file but the route pictures must be the same to the byte (the pictures'
@@ -588,7 +588,7 @@ def main() -> None:
     if args.paper:
         with tempfile.TemporaryDirectory() as tmp:
             bench_paper_memory(args.cache / "paper-1", Path(tmp), args.reference_src)
-            if not args.skip_score:  # the issue's second case: answers to the paper dataset
+            if not args.skip_score:  # the score comparison on answers to the paper dataset
                 results = Path(tmp) / "paper-results.json"
                 write_results(args.cache / "paper-1", n, results, seed=1)
                 print(f"{n:,} answers in MapTab's layout drawn from the paper dataset (seed 1)")

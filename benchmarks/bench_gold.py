@@ -1,5 +1,5 @@
 """Worst-case view of the exact solver: gold-label times on the ``paper`` preset, the
-queries that needed the best-first simple-path search, tie counts, and k×k grids (issue 11).
+queries that needed the best-first simple-path search, tie counts, and k×k grids.
 
 Part 1, gold labels: for each seed, synthesise the ``paper`` preset's maps exactly as
 ``maptab build`` does and build every map's route-planning queries

@@ -1,4 +1,4 @@
-"""How hard maps are to read (issue 14): OCR station-label recall on real and generated maps.
+"""How hard maps are to read: OCR station-label recall on real and generated maps.
 
 The meter (:mod:`maptab.render.ocr`, ``maptab legibility``) reads each image with RapidOCR
 and matches the text to the map's own station list. Measured here:

@@ -1,4 +1,4 @@
-"""Seconds per rendered map (issue 4 item 9): metro maps of 30, 120 and 400 stations and scenic
+"""Seconds per rendered map: metro maps of 30, 120 and 400 stations and scenic
 maps, at full size (target: under 1 s for 400 stations). Besides the renderer's own sample
 maps, two of the benchmark builder's synthetic maps (``maptab.generate.synth``), whose sparse
 grid layouts exercise the canvas sizing: a medium one and a 434-station one.
@@ -7,7 +7,7 @@ Baseline, measured in the same run: matplotlib (Agg) drawing the same network at
 pixel size with straight edges, dots and unplaced, unshaped labels — what a quick script
 would do. The ratio is ours / baseline (below 1 means faster). ``--quick`` skips the large map.
 
-Map styles (issue 14): 400-station maps (zh and en, several seeds) rendered ``clean``,
+Map styles: 400-station maps (zh and en, several seeds) rendered ``clean``,
 ``realistic`` and ``hard`` (target: realistic under 1 s); p50 / p99 / max seconds per style and
 the ratio to clean, all measured in the same run, with the load average (the machine is
 shared: compare ratios when it is loaded). ``--styles-only`` runs just this part.

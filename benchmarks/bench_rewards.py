@@ -1,4 +1,4 @@
-"""Latency of one RL reward call on metro route-planning samples (issue 15, target ≤ 50 µs),
+"""Latency of one RL reward call on metro route-planning samples (target ≤ 50 µs),
 beside maptab's full per-sample scorer measured in the same run (docs/rewards.md).
 
 For each seed a preset is built (no images), and every metro RP sample gets three answers:

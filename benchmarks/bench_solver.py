@@ -1,4 +1,4 @@
-"""Exact all-ties route solver throughput on the largest shared real topologies (issue 2, item 7).
+"""Exact all-ties route solver throughput on the largest shared real topologies.
 
 For each of the five largest ReasonMap topologies: synthesise metromap attributes (seeded
 uniform draws in the SPEC 6 ranges), then solve random origin-destination pairs under the

@@ -1,4 +1,4 @@
-"""Cost of verifying dataset files against the manifest (issue 10), next to the work of
+"""Cost of verifying dataset files against the manifest, next to the work of
 ``maptab run`` and ``maptab score`` on the paper preset.
 
 Every file a verb reads from a dataset is hashed (SHA-256) once per process before use. This

@@ -41,14 +41,14 @@ def test_import_maptab_loads_no_stage() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
-    assert out.strip() == "['maptab']"
+    assert out.strip() == "['maptab', 'maptab._version']"
 
 
 def test_every_public_name_resolves_and_nothing_else_does() -> None:
     for name in maptab.__all__:
         assert getattr(maptab, name) is not None, name
         assert name in dir(maptab)
-    assert maptab.Network is __import__("maptab.core.network").network.Network
+    assert maptab.Network is __import__("maptab.core.network").core.network.Network
     assert maptab.run_model.__module__ == "maptab.api"
     with pytest.raises(AttributeError, match="no attribute 'build_benchmark'"):
         maptab.build_benchmark  # noqa: B018 - internal names are not public

@@ -34,7 +34,7 @@ from maptab.score.parse import (
 )
 from maptab.score.qa import totals_correct
 from maptab.score.verified import RoutePlan, Verification, gold_routes, station_index
-from maptab.tasks import rp
+from maptab.kinds import rp
 from test_costs import _shared_track_route
 
 # Red and Blue share the track Bravo - Porta Furba-Quadraro - Delta; Green shares Delta-Echo

@@ -1,4 +1,4 @@
-"""``maptab legibility``: how many station labels OCR finds on a map image (issue 14)."""
+"""``maptab legibility``: how many station labels OCR finds on a map image."""
 
 from __future__ import annotations
 

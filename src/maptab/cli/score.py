@@ -44,7 +44,7 @@ def score_cmd(
 
     # The one piece of interpreter tuning, kept at the command's edge: scoring holds every
     # answer's row until the summary and forms no reference cycles, so the cyclic collector
-    # only re-walks live objects (with it on, scoring 50,824 answers took 1.39x the CPU time).
+    # only re-walks live objects (with it on, scoring 50,824 answers takes 1.39x the CPU time).
     gc.disable()
     try:
         preds = None
@@ -65,7 +65,7 @@ def score_cmd(
     except KeyboardInterrupt:  # scores.jsonl and summary.json are replaced only at the end
         fail("interrupted; scores.jsonl and summary.json are as they were", code=130)
     _print(summary)
-    console.print(f"wrote {run_dir / 'scores.jsonl'} and {run_dir / 'summary.json'}")
+    console.print(f"wrote {run_dir / 'scores.jsonl'} and {run_dir / 'summary.json'}", soft_wrap=True)
 
 
 def _table(title: str, columns: tuple[str, ...], left: int) -> Table:

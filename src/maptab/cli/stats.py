@@ -1,4 +1,4 @@
-"""``maptab stats``: the shape of a dataset's networks and gold labels (issue 13)."""
+"""``maptab stats``: the shape of a dataset's networks and gold labels."""
 
 from __future__ import annotations
 

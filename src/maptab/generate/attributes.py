@@ -14,7 +14,7 @@ so they are exact after rounding and always inside their SPEC 6 ranges.
   (highest score, costliest value): the score mixes the line's level (a line quality shared
   by its attributes), the station's or track's busyness (betweenness rank) and noise, so
   whole lines are slow or dear and busy interchanges slow, as on real networks; weighted
-  optima then leave the fewest-stations route about as often as in the paper (issue 13).
+  optima then leave the fewest-stations route about as often as in the paper.
 
 **travelmap** (the skewed distributions are ours; see ``docs/synthesis.md``)
 

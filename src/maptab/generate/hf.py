@@ -1,4 +1,4 @@
-"""Export a maptab dataset as a Hugging Face ``datasets`` folder (issue 3.7).
+"""Export a maptab dataset as a Hugging Face ``datasets`` folder.
 
 Layout::
 

@@ -1,4 +1,4 @@
-"""``maptab build --from-tables DIR``: a benchmark over the user's own maps (issue 12).
+"""``maptab build --from-tables DIR``: a benchmark over the user's own maps.
 
 The folder holds one sub-folder per map (``docs/import-export.md``)::
 

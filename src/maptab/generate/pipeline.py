@@ -30,11 +30,12 @@ from typing import Any
 import numpy as np
 
 from maptab._progress import Progress, or_silent
+from maptab.core import qa_types
 from maptab.core.network import Network
 from maptab.core.schema import QA_STYLES, RP_STYLES, QAQuery, ReasonMapQuestion, RPQuery
 from maptab.core.tables import derive_mix
 from maptab.executors import ExecutorFactory, default_workers, local_executor, worker_processes
-from maptab.generate import allocation, attributes, difficulty, qa, synth
+from maptab.generate import allocation, attributes, difficulty, synth
 from maptab.generate.prompts import rp_prompt
 from maptab.generate.queries import eligible_pairs, od_queries, sample_pairs
 from maptab.generate.reasonmap import reasonmap_questions
@@ -226,11 +227,11 @@ def qa_queries_for_map(
     """
     rng = np.random.default_rng(seed)
     out: list[QAQuery] = []
-    for qtype in qa.QA_TYPES:
+    for qtype in qa_types.QA_TYPES:
         if qtype.scenario != net.scenario:
             continue
         style = QA_STYLES[style_offset % len(QA_STYLES)]
-        params = qa.sample_qa_params(qtype.number, net, rng)
+        params = qa_types.sample_qa_params(qtype.number, net, rng)
         shown = _shown_orders(qtype.inputs, net, rng)
         if "dropped" in params:  # type 22: one spot left out of the table shown
             drop = set(params["dropped"])
@@ -243,8 +244,8 @@ def qa_queries_for_map(
             for part, order in shown.items()
             if part != "edges"
         }
-        answer = qa.qa_answer(qtype.number, net, params, shown=table_order)
-        question = qa.qa_question(qtype.number, style, params, net) + "\n" + QA_OUTPUT
+        answer = qa_types.qa_answer(qtype.number, net, params, shown=table_order)
+        question = qa_types.qa_question(qtype.number, style, params, net) + "\n" + QA_OUTPUT
         out.append(
             QAQuery(
                 id=f"{entry.id}/qa-{qtype.number:02d}",

@@ -210,7 +210,7 @@ def build_reasonmap_dataset(
     renderer: MapImager | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """A ReasonMap-style dataset on real topologies; returns the manifest (SPEC 14, issue 3.7).
+    """A ReasonMap-style dataset on real topologies; returns the manifest (SPEC 14).
 
     Every metadata JSON under ``stations_dir`` becomes a map with id its relative path without
     ``.json`` (``italy/rome``), loaded with :func:`maptab.io.metadata.load_reasonmap` (branched

@@ -1,4 +1,4 @@
-"""The MapTab release layout: export a maptab dataset to it and import it back (issue 3.7, 9.2).
+"""The MapTab release layout: export a maptab dataset to it and import it back.
 
 The layout (as in MapTab's public repository, both scenarios)::
 
@@ -224,7 +224,7 @@ def _parse_query_file(path: Path, scenario: str, folder: str) -> str:
 
 
 def _load_records(path: Path) -> list[dict[str, Any]]:
-    data = read_json(path, error=ReleaseError)  # issue 10: regular file, size and depth limits
+    data = read_json(path, error=ReleaseError)  # regular file, size and depth limits
     if not isinstance(data, list):
         raise ReleaseError(f"{path}: expected a JSON list of query records")
     return data

@@ -1,4 +1,4 @@
-"""Synthetic networks with geometry: metro systems and scenic areas (SPEC 1; issues 3, 13).
+"""Synthetic networks with geometry: metro systems and scenic areas (SPEC 1).
 
 **Metro systems** (:func:`synth_metro`) are grown on an octilinear grid. Every station sits
 on an integer grid point (x to the right, y downward as in an image) and every edge is a
@@ -6,7 +6,7 @@ straight run of 1–3 grid units (:data:`_SPACING`) in one of the eight compass 
 so lines run horizontally, vertically or diagonally and bend by 45°. Because station
 spacing varies, the station count of a route is not its grid length, and geometrically
 equal detours rarely have equally many stations: tied fewest-stations routes stay at the
-level of real networks (issue 13). Lines are added one at a time:
+level of real networks. Lines are added one at a time:
 
 * line 0 is a path grown in both directions from the origin;
 * every later line passes through an existing station near the middle of the network (its

@@ -263,7 +263,7 @@ TASK = TaskKind(
     figures=((20, _capability_figure, "capability_profile.png"),),
     match_question=True,
     check_label=check_label,
-    # rows written before QA parameters were stored have none to re-derive from
+    # a row without QA parameters has none to re-derive from
     label_checkable=lambda row: "params" in row,
     category=lambda record, variant: f"{_PREFIX}{record.type}",
     reward=RewardSpec(

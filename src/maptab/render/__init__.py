@@ -1,6 +1,6 @@
 """Map rendering: metro and scenic maps in any script, layout, legibility, route overlay.
 
-SPEC 15 / issue 4. Data flows one way: a :class:`~maptab.core.network.Network` is laid out
+SPEC 15. Data flows one way: a :class:`~maptab.core.network.Network` is laid out
 (:func:`layout_network`, when it has no positions), placed (:mod:`.metro`, :mod:`.scenic`:
 every mark, stroke and label as a :class:`PlacedGeometry`), painted (:mod:`.draw`: PNG or
 SVG), checked (:func:`check_legibility`) and overlaid with routes (:func:`draw_route`).

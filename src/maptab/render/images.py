@@ -3,7 +3,7 @@
 An instance is handed to the builders (:func:`maptab.generate.pipeline.build_benchmark`,
 ``--from-reasonmap``, ``--from-tables``) as their ``renderer``; it follows
 :class:`maptab.io.dataset.MapImager`, so neither the dataset writer nor the generator imports
-:mod:`maptab.render` (issue 12: the writer receives images).
+:mod:`maptab.render` (the writer receives images).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Layout for topologies without coordinates, and layout quality numbers (issue 4 item 3).
+"""Layout for topologies without coordinates, and layout quality numbers.
 
 :func:`layout_network` places each connected component in four steps:
 

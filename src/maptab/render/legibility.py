@@ -1,4 +1,4 @@
-"""Legibility checks on the renderer's own placed-geometry record (issue 4 item 5).
+"""Legibility checks on the renderer's own placed-geometry record.
 
 :func:`check_legibility` lists every problem it finds, as one readable line each:
 

@@ -1,6 +1,6 @@
 """Metro map geometry: octilinear lines, offsets on shared track, stations, labels, legend.
 
-SPEC 15 / issue 4 item 1. :func:`metro_geometry` turns a metromap with positions into a
+SPEC 15. :func:`metro_geometry` turns a metromap with positions into a
 :class:`~maptab.render.geometry.PlacedGeometry`; the backends in :mod:`maptab.render.draw`
 paint it. Conventions:
 
@@ -19,8 +19,8 @@ paint it. Conventions:
   ``STATION_AREA_PX × scale²`` square pixels (about 4,000 × 3,700 px for 400 stations, as in
   the papers), but no shorter than ``MIN_EDGE_PX`` and no longer than ``EDGE_PX`` (× scale);
   when some label finds no free place, the map is placed again with edges
-  ``RETRY_GROWTH`` times longer, up to ``EDGE_PX``. A sparse layout therefore no longer
-  blows up the canvas, and a crowded one still gets room for its labels.
+  ``RETRY_GROWTH`` times longer, up to ``EDGE_PX``. A sparse layout therefore does not blow
+  up the canvas, and a crowded one still gets room for its labels.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Reading-difficulty meter: how many station labels a machine reader finds on a map (issue 14).
+"""Reading-difficulty meter: how many station labels a machine reader finds on a map.
 
 The same figure is measured on real maps (ReasonMap images, MapTab's Cleveland image) and on
 maps this package renders, so a render style can be compared with what the papers collected.

@@ -1,4 +1,4 @@
-"""Route overlay: a gold or predicted route drawn on a rendered map (issue 4 item 6).
+"""Route overlay: a gold or predicted route drawn on a rendered map.
 
 The base map is faded, then the route is drawn on the renderer's own centre paths
 (``placed.edge_paths``) in the route colour over a dark casing: gold routes in gold,

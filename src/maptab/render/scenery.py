@@ -1,4 +1,4 @@
-"""What real maps carry and the tables do not (issue 14): distractor layers, second-language
+"""What real maps carry and the tables do not: distractor layers, second-language
 labels and the paper-like canvas of the ``realistic`` / ``hard`` styles.
 
 :func:`decorate` runs after a map is placed (:func:`maptab.render.maps.place_map`):

@@ -1,4 +1,4 @@
-"""Scenic (travelmap) geometry: spots, styled paths and edge annotations (issue 4 item 2).
+"""Scenic (travelmap) geometry: spots, styled paths and edge annotations.
 
 * ``network.meta["modes"]`` — ``{edge_name: "walk" | "drive"}``: walking paths are dashed
   green, driving roads solid brown with a light casing, others solid grey; a legend band

@@ -1,6 +1,6 @@
-"""Map styles: how close a render comes to a real, hard-to-read map (issue 14).
+"""Map styles: how close a render comes to a real, hard-to-read map.
 
-``clean`` is the plain schematic (the image as it was before styles existed). ``realistic``
+``clean`` is the plain schematic, with none of the additions below. ``realistic``
 (the ``paper`` preset) and ``hard`` add, deterministically from the map id:
 
 * **label variants** — a share of the station labels (:attr:`Style.variant_share`, 20–40%) is

@@ -1,4 +1,4 @@
-"""Figures that describe the shape of networks and datasets (``maptab stats``; issue 13).
+"""Figures that describe the shape of networks and datasets (``maptab stats``).
 
 Network figures (per map, then pooled over the maps of a scenario) are computed the same way
 for generated maps and for real ones (ReasonMap topologies, MapTab tables), so they can be
@@ -503,7 +503,7 @@ PAPER_TABLE4 = {
 }
 _TABLE4 = "MapTab paper Table 4 (Average row): FR/PR/NR shares solved from EMA and PMA"
 _REASONMAP = "25 ReasonMap metro topologies in ../shared/data/reasonmap-stations"
-_AUDIT = "issue 13 audit of MapTab's released scenic tables (not in ../shared/data)"
+_AUDIT = "audit of MapTab's released scenic tables (not in ../shared/data)"
 
 
 def implied_shares(ema: Sequence[float], pma: Sequence[float]) -> tuple[float, float, float]:
@@ -516,8 +516,8 @@ def implied_shares(ema: Sequence[float], pma: Sequence[float]) -> tuple[float, f
 
 def reference_figures(real_metro: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
     """The shipped reference: ``real_metro`` (:func:`summarize_networks` of real metro
-    networks) with the figures of the MapTab paper and of issue 13 that are not recomputable
-    here, each ``{"value": v, "source": "..."}`` under the keys of :func:`flatten`."""
+    networks) with the figures of the MapTab paper and of an audit of its released tables
+    that are not recomputable here, each ``{"value": v, "source": "..."}`` under the keys of :func:`flatten`."""
     out: dict[str, dict[str, dict[str, Any]]] = {"metromap": {}, "travelmap": {}}
     for key, value in flatten(real_metro).items():
         out["metromap"][f"networks.{key}"] = {"value": value, "source": _REASONMAP}
@@ -530,7 +530,7 @@ def reference_figures(real_metro: dict[str, Any]) -> dict[str, dict[str, dict[st
             }
     out["metromap"]["baselines.shortest.weighted"] = {
         "value": 0.70,
-        "source": "issue 13 estimate from the Table 4 shares (FR + part of PR)",
+        "source": "estimate from the Table 4 shares (FR + part of PR)",
     }
     for key, value in (
         ("networks.dead_end_share", 0.038),

@@ -1,4 +1,4 @@
-"""Reading scored run folders for reports (SPEC 13, issue 6 item 4).
+"""Reading scored run folders for reports (SPEC 13).
 
 A run folder holds ``run.json`` (settings, ``dataset``, ``model``), ``predictions.jsonl``
 (:class:`~maptab.core.schema.Prediction` rows) and, after ``maptab score``, ``scores.jsonl`` (one
@@ -145,14 +145,14 @@ _PREDICTION = line_decoder(Prediction)
 class PredictionFile(Mapping[str, Prediction]):
     """The predictions of a ``predictions.jsonl`` by id, read from the file when asked for
     (a report shows a few thousand answers of a run; holding all 200,000 of a paper-size run
-    took hundreds of megabytes). Opening it reads every row once, checks it (an error names
+    would take hundreds of megabytes). Opening it reads every row once, checks it (an error names
     file and line) and keeps only where each id's last row is (the last row wins, as in
     the run store)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         # id -> line number of its last row; the line's byte offset is _starts[line - 1]
-        # (an int per id and 8 bytes per line: a (offset, line) tuple per id took 110)
+        # (an int per id and 8 bytes per line: a (offset, line) tuple per id would take 110)
         self._line: dict[str, int] = {}
         self._starts = array("q")
         offset = 0

@@ -18,8 +18,8 @@ questions add ``Number of Via Stops:`` or ``Via Stops:`` per the row's ``long_te
     dataset labels are (times and prices to 2 decimals, averages to 6).
   - QA (SPEC 10): :func:`maptab.core.qa_types.qa_answer` of the row's ``type`` and ``params``,
     with the station order of the tables as shown (``tables`` row indices into the map's
-    stations; type 22's dropped spot is absent from them). Rows written before QA params
-    were stored have no ``params`` key: for them only, the stored ``answer`` is echoed.
+    stations; type 22's dropped spot is absent from them). For a row without a
+    ``params`` key (nothing to derive from), the stored ``answer`` is echoed.
   - ReasonMap (SPEC 14): the optimum of :func:`maptab.core.planning.plan_routes`.
 
   So the oracle scores 100% on every category that shows tables, and a disagreement with a
@@ -267,7 +267,7 @@ class OracleProvider(_Baseline):
         return routes[0]
 
     def qa(self, request: ChatRequest, row: dict[str, Any]) -> str:
-        if "params" not in row:  # written before QA params were stored: echo the label
+        if "params" not in row:  # no QA params to derive from: echo the label
             return answer_block(row["answer"])
         return answer_block(qa_answer_of(QAQuery.from_dict(row), self.network(request)))
 

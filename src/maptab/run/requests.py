@@ -1,6 +1,6 @@
 """Chat requests built from dataset samples (SPEC 11): question text, tables, map image.
 
-A dataset directory follows the layout of the builder (issue 3, item 6)::
+A dataset directory follows the layout of the builder::
 
     DIR/manifest.json
     DIR/maps/<map_id>/{edges,vertices,mix}.csv, network.json, image.png

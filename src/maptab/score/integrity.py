@@ -1,4 +1,4 @@
-"""``maptab validate DATASET``: a whole dataset checked end to end (issue 10; SPEC 7, 16).
+"""``maptab validate DATASET``: a whole dataset checked end to end (SPEC 7, 16).
 
 1. the manifest's shape (:func:`maptab.io.dataset.check_manifest`);
 2. every file against the manifest's SHA-256, no file missing, none unlisted, none leading
@@ -11,8 +11,8 @@
    listed in the manifest and its table row indices in range;
 5. gold labels re-derived on a seeded random sample per kind, by the kind's
    ``check_label``: route-planning routes, station and transfer counts and totals by the
-   exact solver; QA answers from the stored parameters (rows written before parameters
-   were stored are skipped, ``label_checkable``). ReasonMap references are not re-derived
+   exact solver; QA answers from the stored parameters (rows without stored parameters
+   are skipped, ``label_checkable``). ReasonMap references are not re-derived
    (several plans can be equally right). Queries
    the manifest lists under ``options.label_mismatches`` (an import's known differences)
    are skipped.

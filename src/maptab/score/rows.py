@@ -1,4 +1,4 @@
-"""Score rows held compactly (SPEC 12; issue 16): read-only mappings that share their
+"""Score rows held compactly (SPEC 12): read-only mappings that share their
 field index, short strings and floats with the other rows of a run.
 
 The scorer keeps a run's rows for its summary and the report loads them for its tables; at
@@ -23,7 +23,7 @@ class ScoreRow(Mapping[str, Any]):
     was read from (``row["ema"]``, ``row.get("gap")``, ``row.items()``, equal to that
     object).
 
-    A paper-size run has 200,000 rows of ~25 fields; as dicts they took 830 bytes each
+    A paper-size run has 200,000 rows of ~25 fields; as dicts they would take 830 bytes each
     before their values. Here the rows that share one list of fields (all rows of a kind)
     share one field index, and a row keeps only its values, in a tuple (~290 bytes)."""
 
