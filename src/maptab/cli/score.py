@@ -65,7 +65,9 @@ def score_cmd(
     except KeyboardInterrupt:  # scores.jsonl and summary.json are replaced only at the end
         fail("interrupted; scores.jsonl and summary.json are as they were", code=130)
     _print(summary)
-    console.print(f"wrote {run_dir / 'scores.jsonl'} and {run_dir / 'summary.json'}", soft_wrap=True)
+    console.print(
+        f"wrote {run_dir / 'scores.jsonl'} and {run_dir / 'summary.json'}", soft_wrap=True
+    )
 
 
 def _table(title: str, columns: tuple[str, ...], left: int) -> Table:
