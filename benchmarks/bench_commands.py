@@ -12,8 +12,8 @@ Every command runs in its own process; we report its wall time and peak resident
   ``benchmarks/released_planning.py`` stands in. The output says which. With ``--reps N``
   the three commands alternate N times and each is reported as the p50 and range of its
   wall times; the ratios are of the p50s. The ratio depends on the machine (the released
-  scorer is one loop over ``difflib``, ours many small functions): docs/scoring.md gives
-  it on two machines. A fourth command is the floor: ``maptab score`` with the scoring of
+  scorer is one loop over ``difflib``, ours many small functions): measure it on
+  yours (docs/performance.md). A fourth command is the floor: ``maptab score`` with the scoring of
   each RP answer replaced by a stub that returns a real row of the answer's category (its
   id, map, scenario, difficulties and repetition swapped in, so the summary has the real
   groups), so that reading, matching, the dataset rows, the writes and the summary are all
@@ -214,7 +214,7 @@ def bench_score(
     """The released scorer, ``maptab score --results`` in one process and with ``--jobs 0``,
     and the floor (module docstring), alternating ``reps`` times (in the same minutes); p50
     and range of each, and the ratios of the p50s (a ratio measured on one machine: it
-    differs between machines, see docs/scoring.md), which are also returned."""
+    differs between machines, see docs/performance.md), which are also returned."""
     if released is not None:
         anchor = [sys.executable, str(released), "--input_file", str(results)]
         label = f"released {released}"

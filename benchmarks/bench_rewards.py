@@ -1,5 +1,5 @@
 """Latency of one RL reward call on metro route-planning samples (target ≤ 50 µs),
-beside maptab's full per-sample scorer measured in the same run (docs/rewards.md).
+beside maptab's full per-sample scorer measured in the same run (docs/guides/train-with-rewards.md).
 
 For each seed a preset is built (no images), and every metro RP sample gets three answers:
 the ``oracle`` (right), ``shortest`` and ``random`` (seeded) baselines — a mix of strictly

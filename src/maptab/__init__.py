@@ -1,6 +1,6 @@
 """maptab: multi-criteria, multimodal route-planning benchmarks (MapTab + ReasonMap).
 
-The public API (``docs/api.md``) is the names in ``__all__``; they are imported on first
+The public API (``docs/reference/api.md``) is the names in ``__all__``; they are imported on first
 use, so ``import maptab`` stays fast. Everything else is reached through its module.
 """
 

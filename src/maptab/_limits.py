@@ -3,7 +3,7 @@
 Every file maptab reads from a user is finite and bounded: it must be a *regular* file (a
 FIFO or a device such as ``/dev/zero`` is refused before anything is read), and tables,
 JSON documents and images have a size cap. JSON nesting beyond the parser's recursion limit
-is an error, not a crash. The numbers are listed (and justified) in ``docs/limits.md``; each
+is an error, not a crash. The numbers are listed (and justified) in ``docs/reference/limits.md``; each
 is far above what a MapTab- or ReasonMap-sized dataset needs.
 """
 

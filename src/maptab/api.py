@@ -1,4 +1,4 @@
-"""The public Python API: the handful of names ``import maptab`` gives (``docs/api.md``).
+"""The public Python API: the handful of names ``import maptab`` gives (``docs/reference/api.md``).
 
 Each function here is a thin front over the stage that does the work (no logic of its own):
 build or load a dataset, read a map's tables and solve a route on it, run a model (a

@@ -25,7 +25,7 @@ VerifyOption = Annotated[
         "(--no-verify: read a dataset edited on purpose).",
     ),
 ]
-"""The ``--verify/--no-verify`` flag of the verbs that read a dataset (docs/limits.md)."""
+"""The ``--verify/--no-verify`` flag of the verbs that read a dataset (docs/reference/limits.md)."""
 err_console = Console(stderr=True)
 
 

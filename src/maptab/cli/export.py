@@ -1,6 +1,6 @@
 """``maptab export``: a dataset in the MapTab release layout, as a Hugging Face folder, as
-Parquet splits for the RL trainers TRL and verl (``docs/rewards.md``), or as an lmms-eval
-task folder (``docs/integrations.md``)."""
+Parquet splits for the RL trainers TRL and verl (``docs/guides/train-with-rewards.md``), or as an lmms-eval
+task folder (``docs/guides/evaluation-harnesses.md``)."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ def export(
             help="'maptab': the MapTab release layout (images/, tabulars/, data/training_set|test_set/); "
             "'hf': Parquet with embedded images, loadable with datasets.load_dataset(OUT, 'rp'); "
             "'trl' / 'verl': train/test Parquet in the columns those RL trainers read, each row "
-            "with its self-contained reward reference (docs/rewards.md); 'lmms-eval': a task "
-            "folder for lmms_eval --include_path OUT (docs/integrations.md).",
+            "with its self-contained reward reference (docs/guides/train-with-rewards.md); 'lmms-eval': a task "
+            "folder for lmms_eval --include_path OUT (docs/guides/evaluation-harnesses.md).",
         ),
     ] = "maptab",
     images: Annotated[

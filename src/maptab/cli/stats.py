@@ -133,7 +133,7 @@ def stats(
 ) -> None:
     """Figures that describe a dataset: network shape (stations, lines, cycles, degrees,
     path lengths, ties, transfers, simple paths), gold labels (FR/PR/NR per category,
-    gold route lengths), attribute quantiles, difficulty shares; see docs/synthesis.md."""
+    gold route lengths), attribute quantiles, difficulty shares; see docs/reference/synthesis.md."""
     from maptab.report.describe import describe_dataset, describe_networks, load_reference
 
     if (dataset is None) == (from_reasonmap is None):

@@ -2,7 +2,7 @@
 registry of the 12 route-planning categories (SPEC 9) expressed as data.
 
 Each record is one :class:`msgspec.Struct`: its fields are the keys of its JSON row (the
-dataset contract, README "Dataset layout"), and the annotations, with their
+dataset contract, docs/reference/file-formats.md), and the annotations, with their
 :class:`msgspec.Meta` constraints, are the whole check of a row. :func:`row_decoder` and
 :func:`line_decoder` read a row into its record, or raise :class:`RecordError` naming the
 field. The four reported totals keep their MapTab spellings (``Total_Time``,
@@ -158,11 +158,11 @@ class RPQuery(msgspec.Struct):
     the model (per-sample shuffle, SPEC 5). ``repetition`` is FR/PR/NR (criteria only).
     ``release_rank`` is the rank field of a record imported from a MapTab release (metromap
     ``shortest_route_vertex_numbers_rank``, travelmap ``qdi_rank``), kept verbatim so the
-    record can be exported back; maptab never computes it (``docs/import-export.md``).
+    record can be exported back; maptab never computes it (``docs/guides/import-and-export.md``).
     ``route_count`` is the exact number of optimal routes, of which ``routes`` lists the
     first ones (``truncated`` when it lists fewer; ``None`` in records that do not say,
     e.g. imported MapTab labels, whose lists are complete). Scoring never needs the full
-    list (docs/scoring.md, docs/cost-model.md).
+    list (docs/reference/metrics.md, docs/reference/cost-model.md).
     """
 
     id: NonEmpty
@@ -448,7 +448,7 @@ def decode_record(
     """The record of the class ``cls`` made from a dataset row (:func:`row_decoder`), after
     checking that its ``id`` and ``map_id`` are not empty and ``extra`` (the values the
     scorer relies on); raises :class:`RecordError` naming the field. For third-party task
-    kinds whose records are dataclasses (``docs/tasks.md``)."""
+    kinds whose records are dataclasses (``docs/guides/add-a-task-kind.md``)."""
     record = row_decoder(cls)(row)
     for key in ("id", "map_id"):
         if getattr(record, key, None) == "":

@@ -33,7 +33,7 @@ candidate is within the tolerance of ``D``, the simple optima are among the cand
 Otherwise the solver answers that query with an exact best-first (A*) search over partial
 simple paths (:meth:`Solver._best_first`: per-prefix line-assignment DP, keyed by the exact
 walk cost-to-go of a reverse Dijkstra, an admissible and consistent bound; the proof is in
-docs/cost-model.md).
+docs/reference/cost-model.md).
 
 Ties are counted, not necessarily listed (:class:`Solution`): past ``max_routes + 64``
 candidates the exact number of optimal routes comes from a dynamic programme over the

@@ -16,7 +16,7 @@ so they are exact after rounding and always inside their SPEC 6 ranges.
   whole lines are slow or dear and busy interchanges slow, as on real networks; weighted
   optima then leave the fewest-stations route about as often as in the paper.
 
-**travelmap** (the skewed distributions are ours; see ``docs/synthesis.md``)
+**travelmap** (the skewed distributions are ours; see ``docs/reference/synthesis.md``)
 
 * Edge Time: from the map's annotation of that edge (``meta["annotations"]``): a time
   annotation is used as is; a distance ``d`` km gives ``d`` minutes when ``d ≥ 1`` (60 km/h)
@@ -59,7 +59,7 @@ def _comfort(rng: np.random.Generator) -> float:
     return _skewed(rng, 10, 40, 4.0, 2.0) / 10
 
 
-# Shares of a metro item's score variance (docs/synthesis.md, "Attributes"): its line's
+# Shares of a metro item's score variance (docs/reference/synthesis.md, "Attributes"): its line's
 # level (LINE_SHARE), the busyness of its station (BUSY_SHARE, TRANSFER_BUSY_SHARE) or track
 # (EDGE_BUSY_SHARE); the rest is noise. QUALITY_SHARE: the part of a line's level that is
 # its overall quality, common to its four attributes. The values stay SPEC 6's uniform

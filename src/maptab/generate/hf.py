@@ -285,7 +285,7 @@ def _card(
         "of line at a station adds its transfer time (weighted by `wT`). The weights of a "
         "query are non-negative and sum to 1; the categories that ask for the fewest stations "
         "count hops instead. The exact rules (which stations count, the scales) are in "
-        "maptab's `docs/cost-model.md`.",
+        "maptab's `docs/reference/cost-model.md`.",
         "",
         "## Metrics",
         "",

@@ -1,6 +1,6 @@
 """``maptab build --from-tables DIR``: a benchmark over the user's own maps.
 
-The folder holds one sub-folder per map (``docs/import-export.md``)::
+The folder holds one sub-folder per map (``docs/guides/import-and-export.md``)::
 
     DIR/<map id>/Edge_tab.csv     edges (or Edge_tab.json), required
     DIR/<map id>/Vertex_tab.csv   stations (or Vertex_tab.json), required

@@ -71,7 +71,7 @@ def repetition_class(
     among them exactly when it has that many stations. ``shortest_count`` is the exact
     number of min-hop routes when ``shortest`` is a capped list (more than listed: PR). With
     a capped ``optimal`` list the answer is read from the listed routes (see
-    docs/cost-model.md: the default cap does not bind on the ``paper`` preset).
+    docs/reference/cost-model.md: the default cap does not bind on the ``paper`` preset).
     """
     fewest = shortest[0].vertex_count
     if not any(r.vertex_count == fewest for r in optimal):

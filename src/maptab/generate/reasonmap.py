@@ -19,7 +19,7 @@ passes at least one intermediate station, in seeded random order, each drawn in 
 random direction; a pair is kept while its level's quota (20:15:5 by default) is open. When a
 map has too few pairs of some level, the open slots are filled with the remaining pairs of
 the other levels in the same sampled order, so each map still yields ``per_map`` questions
-when it has that many pairs (documented in ``docs/reasonmap.md``).
+when it has that many pairs (documented in ``docs/guides/build-from-reasonmap.md``).
 """
 
 from __future__ import annotations

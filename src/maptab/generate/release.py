@@ -18,7 +18,7 @@ Each query file is a JSON list of records whose field names depend on the scenar
 equals its Vertex_tab (SPEC 5), so the travel Map+Mix_tab records point to ``_vertex.json``.
 The released rank field of criteria-free records (``shortest_route_vertex_numbers_rank`` /
 ``qdi_rank``) is not defined by the paper: it is kept verbatim on import and written back on
-export, never computed (``docs/import-export.md``).
+export, never computed (``docs/guides/import-and-export.md``).
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ annotations on part of their edges; every edge has a rendering mode (walk/drive)
 
 The language mix and the size presets of :func:`sample_metro_spec` /
 :func:`sample_scenic_spec` (fitted to real networks) are documented in
-``docs/synthesis.md``.
+``docs/reference/synthesis.md``.
 """
 
 from __future__ import annotations
@@ -273,7 +273,7 @@ def _check_size(size: str, table: dict) -> None:
 def sample_metro_spec(
     rng: np.random.Generator, size: Size, language: str | None = None
 ) -> MetroSpec:
-    """A random :class:`MetroSpec` of the given size class (ranges in ``docs/synthesis.md``)."""
+    """A random :class:`MetroSpec` of the given size class (ranges in ``docs/reference/synthesis.md``)."""
     _check_size(size, _METRO_LINES)
     choices = _METRO_LINES[size]
     n_lines = list(choices)[int(rng.choice(len(choices), p=list(choices.values())))]
@@ -292,7 +292,7 @@ def sample_metro_spec(
 def sample_scenic_spec(
     rng: np.random.Generator, size: Size, language: str | None = None
 ) -> ScenicSpec:
-    """A random :class:`ScenicSpec` of the given size class (ranges in ``docs/synthesis.md``)."""
+    """A random :class:`ScenicSpec` of the given size class (ranges in ``docs/reference/synthesis.md``)."""
     _check_size(size, _SCENIC_SIZES)
     lo, hi = _SCENIC_SIZES[size]
     n = int(rng.integers(lo, hi + 1))

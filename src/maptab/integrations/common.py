@@ -1,4 +1,4 @@
-"""What every harness adapter shares (``docs/integrations.md``): finding the dataset (a
+"""What every harness adapter shares (``docs/guides/evaluation-harnesses.md``): finding the dataset (a
 folder, or a preset built once into a cache folder), and a score row's per-sample metric
 values as the kind declares them (SPEC 12-14)."""
 

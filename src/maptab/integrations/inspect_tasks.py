@@ -1,4 +1,4 @@
-"""inspect_ai tasks over the task registry (``docs/integrations.md``; extra ``maptab[inspect]``).
+"""inspect_ai tasks over the task registry (``docs/guides/evaluation-harnesses.md``; extra ``maptab[inspect]``).
 
 One adapter, :func:`maptab_task`, turns any registered task kind into an inspect ``Task``:
 

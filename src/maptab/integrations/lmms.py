@@ -1,4 +1,4 @@
-"""An lmms-eval task folder (``docs/integrations.md``): ``maptab export DATASET --format
+"""An lmms-eval task folder (``docs/guides/evaluation-harnesses.md``): ``maptab export DATASET --format
 lmms-eval --out DIR``, then ``lmms_eval --include_path DIR --tasks maptab …``.
 
 The folder holds, per task kind with a reward reference (:class:`~maptab.tasks.RewardSpec`;

@@ -18,7 +18,7 @@ Layout (schema version :data:`maptab.core.schema.SCHEMA_VERSION`)::
 (SPEC 16). Same inputs give byte-identical files: JSON is written with sorted manifest keys,
 ``\\n`` line endings and no timestamps.
 
-Integrity (``docs/limits.md``): :class:`DatasetWriter` builds in a temporary
+Integrity (``docs/reference/limits.md``): :class:`DatasetWriter` builds in a temporary
 sibling folder and renames it into place, so an interrupted build leaves the previous
 dataset; :class:`Dataset` reads every file through :meth:`Dataset.file`, which keeps it
 inside ``DIR`` (symlinks resolved), refuses non-regular files and checks its SHA-256

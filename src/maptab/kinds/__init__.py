@@ -1,1 +1,1 @@
-"""The built-in task kinds, one module each (docs/tasks.md)."""
+"""The built-in task kinds, one module each (docs/guides/add-a-task-kind.md)."""

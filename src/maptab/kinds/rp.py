@@ -173,7 +173,7 @@ def score(maps: Any, query: RPQuery, variant: str, response: str) -> dict[str, A
     :func:`paper_scores` and :func:`verify_route` (tests check it against that): an answer
     text is read once per map (:func:`_read`), a query's references are tokenised once,
     and an answer whose tokens are a reference's scores EMA 1 and PMA 1 without the fuzzy
-    rule (identical tokens always match, docs/scoring.md)."""
+    rule (identical tokens always match, docs/reference/metrics.md)."""
     net = maps.network(query.map_id)
     index = station_index(net)
     reading = _read(index, response)

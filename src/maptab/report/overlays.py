@@ -42,7 +42,7 @@ __all__ = [
 
 MAX_SIDE = 1100
 # zlib level of the pictures: the textured scenic maps barely compress, and level 6 spent
-# 350 ms a picture where level 1 spends 80 for a file 16% larger (docs/reports.md)
+# 350 ms a picture where level 1 spends 80 for a file 16% larger (docs/performance.md)
 PNG_LEVEL = 1
 TRANSFER = "(transfer)"
 

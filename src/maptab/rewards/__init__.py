@@ -1,4 +1,4 @@
-"""Rewards for reinforcement learning on maptab samples (``docs/rewards.md``).
+"""Rewards for reinforcement learning on maptab samples (``docs/guides/train-with-rewards.md``).
 
 * :func:`score_completion` — the :class:`RewardBreakdown` of one completion against a
   reference written by :func:`encode_reference` (self-contained: sample + map tables);

@@ -1,4 +1,4 @@
-"""Rewards for reinforcement learning on maptab samples (``docs/rewards.md``).
+"""Rewards for reinforcement learning on maptab samples (``docs/guides/train-with-rewards.md``).
 
 Each reward is a pure function of the completion text and the sample's reference, in
 ``[0, 1]``, built on the scorer's own parts (:mod:`maptab.score.parse`,
@@ -73,7 +73,7 @@ RP_WEIGHTS = {
     "transfers": 0.15,  # transfer marks right
     "totals": 0.15,  # times the share of asked totals right (optimal routes only)
 }
-"""Weights of the route-planning reward (module docstring; justified in docs/rewards.md)."""
+"""Weights of the route-planning reward (module docstring; justified in docs/guides/train-with-rewards.md)."""
 
 _BELOW_ONE = math.nextafter(1.0, 0.0)
 

@@ -1,4 +1,4 @@
-"""Export a dataset for RL trainers: TRL and verl Parquet splits (``docs/rewards.md``).
+"""Export a dataset for RL trainers: TRL and verl Parquet splits (``docs/guides/train-with-rewards.md``).
 
 ``maptab export DATASET --format trl|verl --out DIR`` writes ``DIR/train.parquet`` and
 ``DIR/test.parquet`` (from each sample's ``split``; a split without samples is not written),

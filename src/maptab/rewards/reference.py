@@ -2,7 +2,7 @@
 
 An RL trainer calls the reward with whatever the dataset row carries (TRL: the row's
 columns; verl: ``reward_model.ground_truth``), far from any maptab dataset folder. So the
-reference of a sample carries everything the reward reads (``docs/rewards.md``):
+reference of a sample carries everything the reward reads (``docs/guides/train-with-rewards.md``):
 
 * ``kind`` (a registered task kind with a :class:`~maptab.tasks.RewardSpec`) and, for a kind
   with variants (ReasonMap), ``mode``: the variant (``short``/``long``);

@@ -4,7 +4,7 @@ TRL calls each reward function as ``f(prompts=…, completions=…, **kwargs)`` 
 ``kwargs`` holds, per dataset column other than ``prompt``, the list of that column's
 values for the batch (plus trainer extras such as ``completion_ids`` or
 ``trainer_state``, ignored here). ``maptab export --format trl`` writes the reference of
-each sample into the column :data:`REFERENCE_COLUMN` (``docs/rewards.md``). Completions are
+each sample into the column :data:`REFERENCE_COLUMN` (``docs/guides/train-with-rewards.md``). Completions are
 strings (standard prompts) or lists of chat messages (conversational prompts).
 """
 

@@ -2,7 +2,7 @@
 
 verl's reward managers call ``compute_score(data_source, solution_str, ground_truth,
 extra_info)`` with the decoded response and the row's ``reward_model.ground_truth``;
-``maptab export --format verl`` writes the maptab reference there (``docs/rewards.md``).
+``maptab export --format verl`` writes the maptab reference there (``docs/guides/train-with-rewards.md``).
 Point verl at this file::
 
     custom_reward_function.path=$(python -c 'import maptab.rewards.verl as m; print(m.__file__)')

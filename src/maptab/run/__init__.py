@@ -1,7 +1,7 @@
 """Run stage: chat requests from dataset samples, providers (OpenAI-compatible endpoints,
 local vLLM, built-in baselines), and resumable concurrent runs into a run directory.
 
-The package gives what ``docs/running.md`` names: :func:`run` / :func:`arun` (the runner),
+The package gives what ``docs/reference/api.md`` names: :func:`run` / :func:`arun` (the runner),
 :func:`make_provider` and :func:`available_providers` (the provider registry),
 :func:`callable_provider` (a Python function as the model) and :class:`ImageSpec`. The rest is
 in its module: :mod:`~maptab.run.base` (``Completion``, the ``Provider`` protocol,

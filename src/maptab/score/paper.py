@@ -18,7 +18,7 @@ stripped; a transfer station is written ``Name(transfer)``):
 * **DS** (difficulty-aware score) — per sample, ``level(map) + level(query)`` with Easy=1,
   Medium=2, Hard=3 when EMA is 1, else 0; a run's DS is the sum over its samples.
 
-An unparseable prediction scores EMA 0, PMA 0, DS 0. docs/scoring.md lists where maptab's
+An unparseable prediction scores EMA 0, PMA 0, DS 0. docs/reference/metrics.md lists where maptab's
 ``paper`` numbers can still differ from the released script (answer extraction).
 
 The fuzzy rule itself is :func:`maptab.core.matching.station_match` (memoised, with exact early

@@ -1,7 +1,7 @@
 """The task-kind registry (:mod:`maptab.tasks.base`); the built-in kinds are the modules of
 :mod:`maptab.kinds` (:mod:`~maptab.kinds.rp`, :mod:`~maptab.kinds.qa`,
 :mod:`~maptab.kinds.reasonmap`).
-See ``docs/tasks.md`` for adding a kind."""
+See ``docs/guides/add-a-task-kind.md`` for adding a kind."""
 
 from maptab.tasks.base import (
     ENTRY_POINT_GROUP,

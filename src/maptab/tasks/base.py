@@ -7,7 +7,7 @@ scored and summarised, the reference (oracle) answer, and its report sections. `
 ``score``, ``report`` and the CLI iterate over :func:`all_kinds` and call these fields; no
 module outside a kind's own file branches on a kind's name (``tests/test_tasks.py``).
 
-Where kinds come from (``docs/tasks.md``):
+Where kinds come from (``docs/guides/add-a-task-kind.md``):
 
 * every kind, built-in (:mod:`maptab.kinds`) or a third party's, is an entry point of the
   group ``maptab.tasks`` (``pyproject.toml``: ``[project.entry-points."maptab.tasks"]
@@ -63,7 +63,7 @@ class Prompt:
 
 @dataclass(frozen=True, slots=True)
 class RewardSpec:
-    """How a kind is rewarded for RL (``docs/rewards.md``), read by :mod:`maptab.rewards`.
+    """How a kind is rewarded for RL (``docs/guides/train-with-rewards.md``), read by :mod:`maptab.rewards`.
 
     ``score(reference, text)`` is the :class:`~maptab.rewards.RewardBreakdown` of one
     completion text against a decoded :class:`~maptab.rewards.Reference` (its ``record``,
