@@ -427,10 +427,8 @@ def _score_items(
     kinds = read("kind")
     summary["counts"] = {
         "predictions": len(ids),
-        # the kinds of this dataset only: a kind registered elsewhere adds no zero count
-        "scored": {
-            k.name: kinds.count(k.name) for k in queries.kinds if queries.ds.has(k.query_file)
-        },
+        # the kinds the dataset has rows of: another registered kind adds no zero count
+        "scored": {k.name: kinds.count(k.name) for k in queries.kinds if queries.counts[k.name]},
         "api_errors": dict(api_errors),
         "format_errors": sum(not parsed for parsed in read("parsed")),
         "missing": expected - len(seen),
