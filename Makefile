@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-rl test-integrations bench lint venv clean
+.PHONY: demo test test-fast test-rl test-integrations bench lint venv clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -17,16 +17,29 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/maptab demo
 
+# pytest over tests/ in 2 worker processes (pytest-xdist). Exit status 5 (no test collected,
+# e.g. every test deselected through PYTEST_ADDOPTS) is turned into a failure with a message:
+# a run that tested nothing never passes.
+PYTEST := $(BIN)/python -m pytest -q -n 2
+run_tests = $(PYTEST) $(1); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make: pytest collected no test" >&2; exit 1; fi; exit $$rc
+
+# the full suite, as CI runs it (.ci/run)
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(call run_tests,tests)
+
+# the quick tier (under 2 minutes on 2 cores): no test marked slow, and every hypothesis test
+# capped at 10 examples (tests/_examples.py)
+test-fast: $(STAMP)
+	MAPTAB_TEST_EXAMPLES_CAP=10 $(call run_tests,-m "not slow" tests)
 
 # the RL smoke test: installs maptab[rl] (torch 2.13.0 CPU, trl, transformers) and runs
-# GRPOTrainer for 2 steps with maptab's reward (docs/rewards.md)
+# GRPOTrainer for 2 steps with maptab's reward (docs/guides/train-with-rewards.md)
 test-rl: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[dev,rl]'
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider -m rl tests/test_rewards_rl.py
 
-# the harness integrations (docs/integrations.md): inspect_ai tasks run through inspect's
+# the harness integrations (docs/guides/evaluation-harnesses.md): inspect_ai tasks run through inspect's
 # mock model, and the lmms-eval task folder loaded by lmms-eval's task loader. lmms-eval
 # pulls torch: the constraint keeps the 2.13.0 CPU build (any other version is a CUDA build
 # of GBs)

@@ -36,7 +36,10 @@ class Reply:
     """One scripted reply. ``kind``: ``ok``, ``status`` (HTTP ``status`` with a JSON error
     whose message is ``message``, default ``scripted <status>``), ``drop`` (close the
     connection without answering) or ``malformed`` (200, not JSON). ``gzip``: send the body
-    gzip-compressed (``Content-Encoding: gzip``)."""
+    gzip-compressed (``Content-Encoding: gzip``). ``hold_until_in_flight``: before its
+    ``delay``, wait until the server has had that many requests in flight at once (at most
+    :data:`HOLD_AT_MOST` seconds), so a test of a client's concurrency sees it reached
+    whatever the machine's load."""
 
     kind: str = "ok"
     text: str = "<answer_begin>1<answer_end>"
@@ -46,7 +49,11 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     message: str | None = None
     gzip: bool = False
+    hold_until_in_flight: int = 0
 
+
+HOLD_AT_MOST = 60.0
+"""Seconds a reply waits for :attr:`Reply.hold_until_in_flight` requests at most."""
 
 Responder = Callable[[dict[str, Any], int], Reply]
 
@@ -81,7 +88,7 @@ class FakeServer:
     def __enter__(self) -> FakeServer:
         self._thread = threading.Thread(target=self._run_thread, daemon=True)
         self._thread.start()
-        if not self._ready.wait(10):
+        if not self._ready.wait(60):
             raise RuntimeError("fake server did not start")
         return self
 
@@ -140,6 +147,12 @@ class FakeServer:
         self.max_in_flight = max(self.max_in_flight, self._in_flight)
         try:
             reply = self.responder(body, seen)
+            if reply.hold_until_in_flight:
+                deadline = time.monotonic() + HOLD_AT_MOST
+                while self.max_in_flight < reply.hold_until_in_flight:
+                    if time.monotonic() >= deadline:
+                        break
+                    await asyncio.sleep(0.002)
             if self.delay or reply.delay:
                 await asyncio.sleep(self.delay + reply.delay)
         finally:

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.generate.allocation import AllocationError, allocate_queries
 from maptab.generate.difficulty import split_maps, tercile_levels
 
@@ -106,7 +107,7 @@ def test_paper_scale_totals_and_ratio(n_maps, Q, lo, hi):
         assert abs(got - target) <= 2  # only Phase 3 moves queries between difficulties
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(
         st.tuples(

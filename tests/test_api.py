@@ -1,4 +1,4 @@
-"""The public API (``docs/api.md``): lazy names, thin fronts, and the one progress hook."""
+"""The public API (``docs/reference/api.md``): lazy names, thin fronts, and the one progress hook."""
 
 from __future__ import annotations
 
@@ -115,6 +115,7 @@ def test_plain_three_argument_progress_still_works(ds: Path, tmp_path: Path) -> 
     assert labels == [("run", 10)]
 
 
+@pytest.mark.slow
 def test_report_overlays_take_the_progress_hook(ds: Path, tmp_path: Path) -> None:
     run = maptab.run_model(ds, "oracle", tmp_path / "o")
     maptab.score_run(run)
@@ -176,6 +177,7 @@ def readme_python() -> str:
     return block
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_readme_python_example_runs(tmp_path: Path) -> None:
     block = readme_python()

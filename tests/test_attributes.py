@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.core.network import Network
 from maptab.generate.attributes import (
     AttributeSynthesisError,
@@ -22,7 +23,7 @@ from maptab.generate.synth import (
     synth_scenic,
 )
 
-FAST = settings(max_examples=25, deadline=None)
+FAST = settings(max_examples=examples(25), deadline=None)
 SEEDS = st.integers(0, 2**32 - 1)
 
 
@@ -124,8 +125,9 @@ def test_deterministic():
         assert a.to_dict() != c.to_dict()
 
 
+@pytest.mark.slow
 def test_travel_skews():
-    """The documented skews (docs/synthesis.md), measured over a few thousand draws."""
+    """The documented skews (docs/reference/synthesis.md), measured over a few thousand draws."""
     edges, vertices = [], []
     for seed in range(60):
         net = synthesize_attributes(synth_scenic(ScenicSpec(40, 8, 4, 0), seed % 5), seed)
@@ -195,7 +197,7 @@ def test_synthesised_maps_pass_spec7_validation():
         assert validate_network(synthesize_attributes(net, i)) == []
 
 
-# ---------------------------------------------------------------- metro structure (issue 13)
+# ---------------------------------------------------------------- metro structure
 
 
 def _brute_betweenness(graph: dict[str, set[str]]) -> tuple[dict, dict]:
@@ -289,8 +291,9 @@ def _spearman(a: list[float], b: list[float]) -> float:
     return float(np.corrcoef(ra, rb)[0, 1])
 
 
+@pytest.mark.slow
 def test_metro_costs_follow_lines_and_busyness():
-    """The documented structure (docs/synthesis.md): a line's edges share a level, and the
+    """The documented structure (docs/reference/synthesis.md): a line's edges share a level, and the
     busiest stations and tracks cost the most time (transfer time above all)."""
     from maptab.generate.attributes import _busyness
 
@@ -332,6 +335,7 @@ def test_metro_structure_keeps_determinism_on_plain_networks():
     check_metro(a)
 
 
+@pytest.mark.slow
 def test_metro_attributes_do_not_follow_the_string_hash_seed():
     """Busyness ranks and hand-out order must not depend on set/dict order of names."""
     import os
@@ -359,10 +363,11 @@ def test_metro_attributes_do_not_follow_the_string_hash_seed():
     assert len(digests) == 1
 
 
+@pytest.mark.slow
 def test_weighted_metro_optima_leave_the_fewest_stations_route_as_in_the_paper():
     """FR / PR / NR of weighted metro queries on a small preset (30 maps, 8 OD pairs each)
-    near the paper's 73 / 7.5 / 19 (issue 13; the paper preset's figures per category are
-    in docs/synthesis.md). Here: 75.4 / 9.6 / 15.0; independent draws gave 80.4 / 11.2 / 8.4."""
+    near the paper's 73 / 7.5 / 19 (the paper preset's figures per category are
+    in docs/reference/synthesis.md). Here: 75.4 / 9.6 / 15.0; independent draws gave 80.4 / 11.2 / 8.4."""
     from collections import Counter
 
     from maptab.core.tables import derive_mix

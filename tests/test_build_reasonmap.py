@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.core.network import Edge, Network, Vertex
 from maptab.core.planning import PlanError, RoutePlanner, plan_routes
 from maptab.core.schema import RMSegment
@@ -119,7 +120,7 @@ def networks(draw):
     return Network("metromap", vertices, edges, map_id="test/net")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(networks(), st.data())
 def test_planner_matches_brute_force(net, data):
     a = data.draw(st.sampled_from(net.stations))
@@ -400,6 +401,7 @@ def test_all_missing_branch_splits_are_named_in_one_error(tmp_path):
     assert manifest["counts"]["maps"] == 3
 
 
+@pytest.mark.slow
 @pytest.mark.conformance
 def test_all_real_cities_build_with_sane_question_counts(tmp_path):
     """Every one of the 25 shared cities imports (no homonyms in them: the NYC case is a

@@ -10,6 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.score import stats
 from maptab.score.metrics import Columns
 
@@ -36,7 +37,7 @@ def _reference(rows, idx, key):
     return dict(sorted(out.items()))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(rows=_ROWS, data=st.data())
 def test_groups_match_the_plain_loop(rows, data) -> None:
     c = Columns(rows)
@@ -56,7 +57,7 @@ def test_groups_match_the_plain_loop(rows, data) -> None:
         assert list(got) == sorted(got)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(rows=_ROWS)
 def test_column_is_floats_with_nan_for_none(rows) -> None:
     col = Columns(rows)["x"]
@@ -80,7 +81,7 @@ def test_remembered_draws_equal_fresh_draws() -> None:
     assert stats.bootstrap_ci(x, clusters=clusters * 5 + 2, n_boot=500) == fresh
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     values=st.lists(st.floats(0, 1), min_size=2, max_size=60),
     seed=st.integers(0, 3),

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.core.costs import (
     SCALES,
     CostError,
@@ -97,7 +98,7 @@ _unit = st.floats(0, 1, allow_nan=False)
 _feature = st.floats(-1e6, 1e6, allow_nan=False)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     rows=st.lists(st.tuples(_feature, _feature, _feature, _feature), min_size=1, max_size=40),
     raw=st.tuples(_unit, _unit, _unit, _unit).filter(lambda w: sum(w) > 0),
@@ -113,7 +114,7 @@ def test_weigh_rows_and_arrays_give_the_same_floats(rows, raw) -> None:
         assert weigh(row, w) == value == expected
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(raw=st.tuples(_unit, _unit, _unit, _unit).filter(lambda w: sum(w) > 0))
 def test_weighted_costs_and_arc_costs_are_weigh_of_their_rows(raw) -> None:
     """Every item cost of CostTable.weighted and every arc cost of the solver's state
@@ -310,7 +311,7 @@ def _shared_track_route(draw):
     return net, stations, weights
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(case=_shared_track_route())
 def test_optimal_assignments_equal_enumeration(case) -> None:
     """The layered programme of optimal_assignments against every line assignment scored
@@ -460,7 +461,7 @@ def _long_route(draw):
     return net, stations, weights
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(case=st.one_of(_long_route(), _shared_track_route()))
 def test_optimal_assignments_equal_the_plain_programme(case) -> None:
     """The scalar lanes of optimal_assignments give the same floats and markings (lines

@@ -1,4 +1,4 @@
-"""The dataset card of the Hugging Face export (issue 15, item 5): YAML metadata that
+"""The dataset card of the Hugging Face export: YAML metadata that
 huggingface_hub's card parser reads (licence, task categories, configs, features, split
 sizes), features equal to the Parquet files' own, and the prose sections."""
 

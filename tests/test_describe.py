@@ -1,4 +1,4 @@
-"""``maptab stats`` figures (issue 13): hand-made networks whose answers are worked out by
+"""``maptab stats`` figures: hand-made networks whose answers are worked out by
 hand, gold-label shares on hand-made rows, the baselines against ``maptab run`` +
 ``maptab score``, the shipped reference, and the CLI."""
 
@@ -15,6 +15,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from _examples import examples
 from maptab.cli.app import app
 from maptab.core.network import Network
 from maptab.generate.pipeline import build_benchmark
@@ -148,6 +149,7 @@ def mini(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_baselines_match_run_and_score(mini: Path, tmp_path: Path):
     figures = describe_dataset(mini, baselines=True)
     for name in ("shortest", "random"):
@@ -194,6 +196,7 @@ def test_shipped_reference_names_a_source_for_every_figure():
             assert entry["source"] and "value" in entry
 
 
+@pytest.mark.slow
 @pytest.mark.conformance
 def test_shipped_reference_is_recomputed_from_the_real_networks():
     if not STATIONS.is_dir():
@@ -203,10 +206,11 @@ def test_shipped_reference_is_recomputed_from_the_real_networks():
 
     real = describe_networks(_reasonmap_networks(STATIONS))["scenarios"]["metromap"]["networks"]
     assert reference_figures(real) == load_reference()
-    # the issue's audit of the same networks: 20% of maps with at most two lines, median 4
+    # an independent audit of the same networks: 20% of maps with at most two lines, median 4
     assert real["maps_le_2_lines"] == 0.2 and real["lines_median"] == 4
 
 
+@pytest.mark.slow
 def test_cli_prints_and_writes_json(mini: Path, tmp_path: Path):
     out = tmp_path / "stats.json"
     result = CliRunner().invoke(
@@ -229,7 +233,7 @@ def test_cli_errors_are_one_line(tmp_path: Path):
 
 
 # ---------------------------------------------------------------- against the solver
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(
     st.integers(1, 4),
     st.integers(15, 40),
@@ -255,7 +259,7 @@ def test_pair_figures_equal_the_solver(n_lines, n_stations, seed):
     assert f.tied_pairs == tied and f.transfers == transfers
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.sets(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=14))
 def test_simple_path_count_equals_brute_force(pairs):
     edges = [(f"s{a}", f"s{b}") for a, b in pairs if a != b]
@@ -275,6 +279,7 @@ def test_simple_path_count_equals_brute_force(pairs):
         assert count_simple_paths(graph, s, t, cap=10**6) == brute(s, t)
 
 
+@pytest.mark.slow
 def test_a_malformed_reference_is_a_one_line_error(mini: Path, tmp_path: Path):
     runner = CliRunner()
     for text in ("[1, 2]", "{not json", '{"metromap": {"x": 3}}'):

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.core.network import Network
 from maptab.generate.difficulty import (
     DifficultyError,
@@ -147,7 +148,7 @@ def _nx(net: Network) -> nx.Graph:
     return g
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(graphs())
 def test_map_metrics_match_networkx(case):
     net, _ = case
@@ -163,7 +164,7 @@ def test_map_metrics_match_networkx(case):
     assert wasp(net) == pytest.approx(expected)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(graphs())
 def test_spli_and_spci_match_brute_force(case):
     net, _ = case

@@ -1,4 +1,4 @@
-"""The examples of ``docs/api.md`` run as written (doctest), in an empty folder."""
+"""The examples of ``docs/reference/api.md`` run as written (doctest), in an empty folder."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import pytest
 
 from maptab.tasks import base as task_registry
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+DOC = Path(__file__).resolve().parents[1] / "docs" / "reference" / "api.md"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_docs_api_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

@@ -1,4 +1,4 @@
-"""``maptab export --format trl|verl`` (issue 15, item 3; docs/rewards.md): the Parquet
+"""``maptab export --format trl|verl`` (docs/guides/train-with-rewards.md): the Parquet
 splits read back with the columns the trainers read, one row per request of ``maptab run``,
 and the adapters score the gold answers 1.0 from the exported references alone."""
 
@@ -20,6 +20,7 @@ from maptab.run.baselines import OracleProvider
 from maptab.run.requests import build_requests
 
 runner = CliRunner()
+pytestmark = pytest.mark.slow  # builds a mini benchmark with images
 
 
 @pytest.fixture(scope="module")

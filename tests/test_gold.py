@@ -1,4 +1,4 @@
-"""Gold labels carry the exact tie count; capped lists are marked (issue 11)."""
+"""Gold labels carry the exact tie count; capped lists are marked."""
 
 from __future__ import annotations
 

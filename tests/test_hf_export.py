@@ -1,4 +1,4 @@
-"""Hugging Face ``datasets`` folder export (issue 3.7)."""
+"""Hugging Face ``datasets`` folder export."""
 
 from __future__ import annotations
 

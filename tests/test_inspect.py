@@ -1,4 +1,4 @@
-"""inspect_ai tasks (issue 15, item 1; docs/integrations.md), offline with inspect's mock
+"""inspect_ai tasks (docs/guides/evaluation-harnesses.md), offline with inspect's mock
 model: gold answers score 100%, blank ones 0%, and every number equals `maptab score` on the
 same answers. Needs the extra maptab[inspect]; skipped with that reason without it."""
 
@@ -28,7 +28,7 @@ from maptab.run.requests import build_requests  # noqa: E402
 from maptab.score.scorer import score_predictions  # noqa: E402
 from maptab.tasks import get  # noqa: E402
 
-pytestmark = pytest.mark.inspect
+pytestmark = [pytest.mark.inspect, pytest.mark.slow]  # builds and evaluates mini datasets
 SEED = 9
 KINDS = ("rp", "qa", "reasonmap")
 

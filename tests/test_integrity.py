@@ -1,4 +1,4 @@
-"""Dataset integrity and hostile inputs (issue 10): atomic builds, verified and contained
+"""Dataset integrity and hostile inputs: atomic builds, verified and contained
 reads, record checks with line numbers, explicit limits, one-line errors."""
 
 from __future__ import annotations
@@ -148,6 +148,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_a_tampered_file_is_named_by_run_score_and_validate(built, tmp_path):
     ds = tmp_path / "ds"
     shutil.copytree(built, ds)

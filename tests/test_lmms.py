@@ -1,4 +1,4 @@
-"""lmms-eval task folder (issue 15, item 2; docs/integrations.md): ``maptab export --format
+"""lmms-eval task folder (docs/guides/evaluation-harnesses.md): ``maptab export --format
 lmms-eval`` writes YAML + utils; the utils functions are tested directly (gold ⇒ 1, blank
 ⇒ 0, equal to `maptab score`), and the YAML is loaded with lmms-eval's own task loader where
 lmms-eval is installed (skipped with that reason otherwise)."""
@@ -36,6 +36,7 @@ SEED = 9
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
 MAIN = {"rp": "strict", "qa": "accuracy", "reasonmap": "accuracy"}
+pytestmark = pytest.mark.slow  # builds a mini benchmark with images
 
 
 @pytest.fixture(scope="module")

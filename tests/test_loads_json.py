@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab._limits import LimitError, loads_json
 
 
@@ -55,7 +56,7 @@ values = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(values, st.booleans())
 def test_documents_decode_as_json_does(value, ascii_only) -> None:
     text = json.dumps(value, ensure_ascii=ascii_only)
@@ -63,7 +64,7 @@ def test_documents_decode_as_json_does(value, ascii_only) -> None:
     same(text.encode("utf-8", "surrogatepass"))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(values, st.integers(min_value=0), st.sampled_from('{}[]",:0e.-+ \t\\u/\x00\x7fé\ud800'))
 def test_broken_documents_fail_or_decode_as_json_does(value, at, char) -> None:
     text = json.dumps(value)

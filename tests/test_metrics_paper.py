@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from _examples import examples
 from maptab.cli import app
 from maptab.core.schema import read_jsonl
 from maptab.score.paper import (
@@ -170,7 +171,7 @@ _tok = st.sampled_from(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     pred=st.lists(_tok, min_size=1, max_size=6),
     refs=st.lists(st.lists(_tok, min_size=1, max_size=6), min_size=1, max_size=3),
@@ -182,7 +183,7 @@ def test_paper_scores_equal_released_rules(pred: list[str], refs: list[list[str]
     )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(
     a=st.text(alphabet="abcAB _(transfer)xyzé ", max_size=14),
     b=st.text(alphabet="abcAB _(transfer)xyzé ", max_size=14),
@@ -193,6 +194,7 @@ def test_station_match_equals_difflib_rule(a: str, b: str) -> None:
     assert station_match(a, b) == (released_scores(b, [a])[1] == 1.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [9, 1])
 def test_baselines_on_mini_score_as_the_released_scorer(tmp_path: Path, seed: int) -> None:
     """Every bare-route answer of the shortest and random baselines on ``mini``: maptab's

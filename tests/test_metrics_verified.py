@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.core.network import Network
 from maptab.core.schema import RPQuery
 from maptab.score.errors import ERROR_TYPES, error_type
@@ -168,7 +169,7 @@ def test_qa_rounding_and_totals() -> None:
 _PIECES = ["Alpha", "Bravo", "Porta Furba", "Quadraro", "Delta", "(transfer)", "-", " → ", "X", "é"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=14), st.sampled_from(["time", "map_only"]))
 def test_verify_never_raises_on_any_answer(pieces: list[str], category: str) -> None:
     routes = [f"Alpha-Bravo-{PFQ}-Delta", "Alpha-Bravo(transfer)-Porta Furba-Delta"]

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 SCRIPT = """
 import numpy as np
 from maptab.generate import names
@@ -26,6 +28,7 @@ def _names(hash_seed: str) -> str:
     return res.stdout
 
 
+@pytest.mark.slow
 def test_names_of_every_language_ignore_the_hash_seed():
     first = _names("1")
     assert first.count("\n") >= 20  # every language printed

@@ -1,4 +1,4 @@
-"""One rounding rule and one cache policy (issue 12): checked against brute force."""
+"""One rounding rule and one cache policy: checked against brute force."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def test_the_qa_type_count_is_the_length_of_the_table():
 
 
 def test_every_exception_class_derives_from_maptab_error():
-    """Every exception defined in src/maptab subclasses MaptabError (one root, issue 12)."""
+    """Every exception defined in src/maptab subclasses MaptabError (one root)."""
     import importlib
     import pkgutil
 
@@ -105,7 +105,7 @@ def test_every_exception_class_derives_from_maptab_error():
 
 
 def test_the_builder_reports_progress_through_the_hook_and_draws_through_the_renderer(tmp_path):
-    """Progress and images are injected (issue 12): the builder calls what it is given."""
+    """Progress and images are injected: the builder calls what it is given."""
     from pathlib import Path
 
     from maptab.generate.pipeline import Preset, build_benchmark

@@ -7,6 +7,7 @@ import math
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.score.parse import (
     _REASONING_TAGS,
     _ascii_lower,
@@ -174,7 +175,7 @@ _WRAPS = [
 ]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     vocab=st.lists(_name, min_size=3, max_size=12, unique_by=normalise_name),
     data=st.data(),
@@ -203,7 +204,7 @@ def test_property_formatted_route_is_recovered(vocab: list[str], data: st.DataOb
     assert got.transfers == marks, text
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=st.text(), vocab=st.lists(st.text(max_size=20), max_size=8))
 def test_fuzz_parsers_never_crash(text: str, vocab: list[str]) -> None:
     r = parse_route(text, vocab)
@@ -215,7 +216,7 @@ def test_fuzz_parsers_never_crash(text: str, vocab: list[str]) -> None:
         parse_reasonmap(text, mode)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     chunk=st.text(min_size=1, max_size=30),
     reps=st.integers(1000, 20000),
@@ -286,7 +287,7 @@ _hard_text = st.lists(st.one_of(st.sampled_from(_HARD), st.text(max_size=4)), ma
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(text=_hard_text)
 def test_fuzz_hard_inputs_give_well_formed_results(text: str) -> None:
     for vocab in (VOCAB, None):
@@ -328,7 +329,7 @@ def test_fuzz_hard_inputs_give_well_formed_results(text: str) -> None:
 _PIECE = st.text(alphabet="ab _-ÁB\u0301 ", min_size=1, max_size=6)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     names=st.lists(_PIECE, min_size=1, max_size=8),
     pieces=st.lists(_PIECE.filter(str.strip), min_size=2, max_size=7),
@@ -356,7 +357,7 @@ def test_segment_head_filter_changes_nothing(
     assert _segment(pieces, between, vocab) == _segment(pieces, between, every)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(
     st.lists(
         st.lists(

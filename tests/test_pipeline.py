@@ -42,6 +42,7 @@ def test_same_seed_gives_byte_identical_dataset(tiny: Path, tmp_path: Path) -> N
     assert _files(other)["rp.jsonl"] != _files(tiny)["rp.jsonl"]
 
 
+@pytest.mark.slow
 def test_parallel_build_is_identical(tiny: Path, tmp_path: Path) -> None:
     made: list[int] = []
 
@@ -193,6 +194,7 @@ print(json.dumps(digest, sort_keys=True))
 """
 
 
+@pytest.mark.slow
 def test_output_does_not_depend_on_the_hash_seed() -> None:
     """Set iteration order changes with PYTHONHASHSEED; nothing we write may follow it."""
     import os

@@ -128,6 +128,7 @@ def _maptab(*args: str, site: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
 
 
+@pytest.mark.slow
 def test_a_provider_from_an_installed_distribution_runs_through_the_cli(toy_site, tmp_path):
     ds = write_dataset(tmp_path / "ds", n_rp=3, n_qa=2, n_reasonmap=1)
     out = tmp_path / "run"
@@ -146,6 +147,7 @@ def test_a_provider_from_an_installed_distribution_runs_through_the_cli(toy_site
     assert record["model"] == "toy:x" and record["provider"] == "toy"
 
 
+@pytest.mark.slow
 def test_without_the_distribution_the_spec_is_a_one_line_error(toy_site, tmp_path):
     ds = write_dataset(tmp_path / "ds", n_rp=1, n_qa=0, n_reasonmap=0)
     done = _maptab("run", str(ds), "--model", "toy:x", "--out", str(tmp_path / "r"), site=tmp_path)

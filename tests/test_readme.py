@@ -49,6 +49,7 @@ def test_readme_lists_the_tour() -> None:
     assert not any("|" in c.split("#")[0] for c in cmds)  # no 'a|b' alternatives: one command each
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_readme_commands_run_as_written(tmp_path: Path) -> None:
     (tmp_path / "src").symlink_to(ROOT / "src")

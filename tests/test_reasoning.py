@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab._reasoning import REASONING_TAGS, split_reasoning, strip_reasoning
 from maptab.run.providers import split_reasoning as provider_split
 from maptab.score.parse import strip_reasoning as score_strip
@@ -82,13 +83,13 @@ PIECES = st.sampled_from(
 TEXTS = st.lists(PIECES, max_size=14).map("".join) | st.text(max_size=40)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(TEXTS)
 def test_strip_matches_the_brute_force_rule(text):
     assert strip_reasoning(text) == _reference(text)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(TEXTS)
 def test_answers_hold_no_tag_and_stripping_again_changes_nothing(text):
     answer = strip_reasoning(text)
@@ -100,7 +101,7 @@ def test_answers_hold_no_tag_and_stripping_again_changes_nothing(text):
     assert score_strip(got) == score_strip(text).strip()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(max_size=60).filter(lambda t: "<" not in t and "◁" not in t))
 def test_text_without_tags_is_untouched(text):
     assert strip_reasoning(text) == text

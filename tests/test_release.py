@@ -1,4 +1,4 @@
-"""MapTab release layout: export and import (issue 3.7)."""
+"""MapTab release layout: export and import."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Fonts come from Python packages: every script renders with the system font folders disabled.
 
-Issue 9 item 1: a fresh ``pip install`` (no root, no apt) must draw every script the renderer
+A fresh ``pip install`` (no root, no apt) must draw every script the renderer
 supports. ``MAPTAB_FONT_DIRS=""`` replaces the system folders with none, so only the fonts that
 the project's dependencies install are visible; the check runs in a fresh interpreter so no
 font look-up cached by other tests leaks in.
@@ -13,6 +13,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from maptab.render.fonts import DEFAULT_FONT_DIRS, font_dirs, package_font_dirs
 
@@ -78,6 +80,7 @@ def test_font_packages_are_installed():
     assert names == {"manimgx_fonts", "noto_cjk_sans_otc"}, "reinstall maptab: font packages"
 
 
+@pytest.mark.slow
 def test_every_script_renders_with_packaged_fonts_only():
     env = {**os.environ, "MAPTAB_FONT_DIRS": ""}
     proc = subprocess.run(

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.core.network import Network
 from maptab.render import check_legibility, layout_network, layout_quality, render_map
 from maptab.render.geometry import octilinear_route, offset_polyline, segments_cross
@@ -21,7 +22,7 @@ point = st.tuples(coord, coord)
 segment = st.tuples(point, point).filter(lambda s: s[0] != s[1])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(segment, max_size=12))
 def test_count_crossings_matches_brute_force(segs):
     expected = sum(
@@ -32,7 +33,7 @@ def test_count_crossings_matches_brute_force(segs):
     assert count_crossings(segs) == expected
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(point, point)
 def test_octilinear_route_keeps_ends_and_angles(a, b):
     pts = octilinear_route(a, b)
@@ -43,7 +44,7 @@ def test_octilinear_route_keeps_ends_and_angles(a, b):
             assert abs(ang / 45 - round(ang / 45)) < 1e-6
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(point, point, st.floats(-8, 8))
 def test_offset_route_stays_parallel_at_distance(a, b, d):
     pts = octilinear_route(a, b)
@@ -164,7 +165,7 @@ def _stress_step_reference(x, d, w):
     return out
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.lists(st.tuples(coord, coord), min_size=2, max_size=7, unique=True), st.randoms())
 def test_stress_step_matches_its_definition(points, rnd):
     import numpy as np

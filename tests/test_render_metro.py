@@ -199,11 +199,12 @@ def test_shared_track_keeps_its_side_whatever_the_station_names():
     assert sides in ([True] * 3, [False] * 3)
 
 
+@pytest.mark.slow
 def test_builder_map_with_a_sparse_layout_is_paper_sized_and_legible():
     """The builder's 434-station map spans 92 × 74 grid steps with long thin arms; one fixed
-    edge length made it 9,280 × 7,606 px (the 9,000-px cap) and slow to paint. The clean style
-    sizes the canvas by station area; since the generator's edges span 1–3 grid units (issue
-    13) such maps come out at 4,200–5,800 px a side (seeds 0–4), so the bound is 6,000 px and
+    edge length would make it 9,280 × 7,606 px (past the 9,000-px cap) and slow to paint. The
+    clean style sizes the canvas by station area; as the generator's edges span 1–3 grid
+    units, such maps come out at 4,200–5,800 px a side (seeds 0–4), so the bound is 6,000 px and
     2.5 station areas per station (the ``realistic`` style fits the paper's size instead)."""
     from maptab.generate.synth import MetroSpec, synth_metro
 

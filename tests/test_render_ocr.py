@@ -1,4 +1,4 @@
-"""The reading-difficulty meter (issue 14): matching rules on hand-made detections, then the
+"""The reading-difficulty meter: matching rules on hand-made detections, then the
 real OCR engine on a rendered map, the CLI, and MapTab's real Cleveland image."""
 
 from __future__ import annotations
@@ -123,6 +123,7 @@ def _small_map() -> Network:
     return Network.from_lines({"Red": names, "Blue": cross}, map_id="small", positions=pos)
 
 
+@pytest.mark.slow
 @needs_ocr
 def test_ocr_reads_a_clean_rendered_map():
     net = _small_map()
@@ -134,6 +135,7 @@ def test_ocr_reads_a_clean_rendered_map():
     assert measure(read_image(blank), station_labels(net, result.placed)).found == 0
 
 
+@pytest.mark.slow
 @needs_ocr
 def test_cli_reports_recall_for_a_map_folder(tmp_path):
     net = _small_map()
@@ -160,6 +162,7 @@ def test_cli_rejects_bad_input_in_one_line(tmp_path):
         assert len(res.output.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.conformance
 @needs_ocr
 def test_real_cleveland_image_is_read_partly():
@@ -181,6 +184,7 @@ def test_real_cleveland_image_is_read_partly():
     assert "Hopkins Airport" in r.missing  # "Cleveland Hopkins International Airport" on the map
 
 
+@pytest.mark.slow
 @needs_ocr
 def test_realistic_style_reads_harder_than_clean():
     from maptab.generate.synth import MetroSpec, synth_metro

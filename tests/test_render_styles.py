@@ -1,4 +1,4 @@
-"""Map styles (issue 14): clean stays as it was; realistic and hard add label variants,
+"""Map styles: clean draws the plain map; realistic and hard add label variants,
 bilingual labels, scenery and a paper-like size while every legibility check still holds."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageChops
 
+from _examples import examples
 from maptab.core.matching import station_match
 from maptab.core.network import Network
 from maptab.generate.synth import METRO_LANGUAGE_WEIGHTS
@@ -103,7 +104,7 @@ def test_label_variants_share_similarity_and_mapping_back(lang):
 
 
 @given(st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_a_variant_is_never_too_far_from_its_name(name):
     v = label_variant(name, "en")
     assert v is None or (v != name and station_match(name, v))
@@ -152,7 +153,7 @@ def test_romanisers():
 
 
 @given(st.lists(st.tuples(*[st.integers(0, 255)] * 3), min_size=2, max_size=14))
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 def test_line_looks_keep_close_colours_apart(rgbs):
     colors = {f"L{i}": "#{:02X}{:02X}{:02X}".format(*c) for i, c in enumerate(rgbs)}
     looks = line_looks(colors)
@@ -198,6 +199,7 @@ def test_legibility_check_sees_second_lines_and_scenery_texts():
     assert any("scenery label" in p and "runs off" in p for p in check_legibility(placed, net))
 
 
+@pytest.mark.slow
 def test_build_passes_the_style_to_the_renderer(tmp_path):
     import json
 

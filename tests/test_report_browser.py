@@ -94,6 +94,7 @@ def _chromium(url: str, profile: Path, *extra: str) -> subprocess.CompletedProce
     )  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_page_runs_in_headless_chromium(report):
     if CHROMIUM is None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from maptab.cli import app
 from test_report_fixture import make_runs
 
 
+@pytest.mark.slow
 def test_report_verb_writes_tables_figures_and_page(tmp_path):
     _, runs = make_runs(tmp_path)
     out = tmp_path / "out"

@@ -1,4 +1,4 @@
-"""The report's memory-saving representations read the same as what they replace (issue 16):
+"""The report's memory-saving representations read the same as what they replace:
 score rows as :class:`~maptab.report.loader.ScoreRow`, the prediction index, route pictures
 drawn map by map, and the two render steps done without full-size copies."""
 
@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+from _examples import examples
 from maptab.report.loader import PredictionFile, ReportError, ScoreRow, _read_rows, load_runs
 from test_report_fixture import make_runs
 
@@ -49,7 +50,7 @@ def _write(path: Path, objs: list[dict]) -> None:
     path.write_text("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objs), "utf-8")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(_row, max_size=12))
 def test_score_rows_read_as_the_json_objects(tmp_path_factory, objs):
     objs = [{"map_id": "m0", **o} for o in objs]
@@ -236,6 +237,7 @@ def test_pictures_of_a_map_that_fails_later_are_not_left_on_disk(tmp_path, monke
 
 
 # --------------------------------------------------------------------------- dataset records
+@pytest.mark.slow
 def test_a_report_reads_each_query_file_once_for_every_run(tmp_path, monkeypatch):
     """Three runs of one dataset: the pictures and the browser of the report get their
     records from one pass over each query file (before: one for the pictures and one per
@@ -325,7 +327,7 @@ def test_query_records_asked_for_an_unannounced_id_read_it_in_one_more_pass(tmp_
 _sizes = st.tuples(st.integers(1, 40), st.integers(1, 40))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(_sizes, st.integers(0, 2**32 - 1), st.sampled_from(["RGB", "RGBA", "L", "P"]))
 def test_fade_table_is_blending_with_white(size, seed, mode):
     from maptab.render.overlay import FADE, _fade_table
@@ -338,7 +340,7 @@ def test_fade_table_is_blending_with_white(size, seed, mode):
     assert rgb.point(_fade_table()).tobytes() == want.tobytes()
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(_sizes, st.integers(0, 2**32 - 1), st.integers(0, 2**16))
 def test_texture_matches_the_broadcast_formula(size, colour_seed, seed):
     from maptab.render.draw import _texture
@@ -346,7 +348,7 @@ def test_texture_matches_the_broadcast_formula(size, colour_seed, seed):
     w, h = size[0] * 9, size[1] * 9
     rng = np.random.default_rng(colour_seed)
     img = Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8), "RGB")
-    # the expression _texture computes, written as one broadcast (its earlier form)
+    # the expression _texture computes, written as one broadcast (a reference form)
     ref = np.random.default_rng(seed)
     coarse = ref.normal(0.0, 1.0, (max(2, h // 160), max(2, w // 160))).astype("float32")
     low = Image.fromarray(((coarse * 7) + 128).clip(0, 255).astype("uint8"), "L")

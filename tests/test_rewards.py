@@ -1,4 +1,4 @@
-"""RL rewards (issue 15, item 3; docs/rewards.md): bounds, gold ⇒ 1, blank ⇒ 0, monotone in
+"""RL rewards (docs/guides/train-with-rewards.md): bounds, gold ⇒ 1, blank ⇒ 0, monotone in
 the optimality gap, agreement with maptab's scorer on strict correctness, references that
 carry everything the reward reads, and the TRL / verl adapters."""
 
@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.core.schema import Prediction, parse_record
 from maptab.generate.pipeline import build_benchmark
 from maptab.io.dataset import Dataset
@@ -168,7 +169,7 @@ parts = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(parts)
 def test_bounded_and_one_only_when_everything_is_right(p: dict[str, Any]) -> None:
     r = combine_rp(**p)
@@ -185,7 +186,7 @@ def test_bounded_and_one_only_when_everything_is_right(p: dict[str, Any]) -> Non
         assert r == 0.0
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(parts, st.floats(0, 1e6), st.floats(0, 1e6))
 def test_monotone_in_the_gap(p: dict[str, Any], g1: float, g2: float) -> None:
     lo, hi = sorted((g1, g2))
@@ -194,7 +195,7 @@ def test_monotone_in_the_gap(p: dict[str, Any], g1: float, g2: float) -> None:
     assert combine_rp(**{**p, "gap": hi}) >= combine_rp(**{**p, "gap": math.inf})
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(parts, parts)
 def test_any_valid_route_beats_any_invalid_one(a: dict[str, Any], b: dict[str, Any]) -> None:
     valid = combine_rp(**{**a, "parsed": True, "valid": True})
@@ -202,7 +203,7 @@ def test_any_valid_route_beats_any_invalid_one(a: dict[str, Any], b: dict[str, A
     assert valid > invalid
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.floats(0, 1), st.floats(0, 1))
 def test_monotone_in_the_prefix(p1: float, p2: float) -> None:
     lo, hi = sorted((p1, p2))
@@ -214,7 +215,7 @@ def _rp_samples(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [s for s in samples if s["kind"] == "rp"]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=st.data())
 def test_random_station_lists_are_bounded_and_never_beat_strictness(
     samples: list[dict[str, Any]], data: st.DataObject
@@ -320,7 +321,7 @@ FRAGMENTS = st.sampled_from(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(data=st.data())
 def test_canonical_fast_path_equals_the_parser(
     samples: list[dict[str, Any]], data: st.DataObject
@@ -367,7 +368,7 @@ TOTALS_FRAGMENTS = st.sampled_from(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(TOTALS_FRAGMENTS, max_size=16))
 def test_canonical_totals_equal_parse_totals(parts: list[str]) -> None:
     """The reward reads the totals of a tags-only answer by trying each pattern where it

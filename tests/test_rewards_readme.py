@@ -1,4 +1,4 @@
-"""The README's TRL and verl sections (issue 15, README): the export commands run as
+"""The README's TRL and verl sections: the export commands run as
 written from a clone (after the tour's mini build), and the files, module and function the
 training snippets name exist. The trainers themselves need a model: `make test-rl` runs
 TRL's GRPOTrainer (tests/test_rewards_rl.py)."""
@@ -36,6 +36,7 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("title", ["TRL", "verl"])
 def test_rl_sections_run_as_written(
     clone: Path, title: str, monkeypatch: pytest.MonkeyPatch

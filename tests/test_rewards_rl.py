@@ -1,4 +1,4 @@
-"""End-to-end RL smoke test (issue 15, item 4): TRL's ``GRPOTrainer`` runs 2 steps on the
+"""End-to-end RL smoke test: TRL's ``GRPOTrainer`` runs 2 steps on the
 CPU with maptab's reward on a handful of ``mini`` samples exported with
 ``maptab export --format trl``.
 

@@ -1,4 +1,4 @@
-"""Built-in baselines end to end on a freshly built mini dataset (issue 5; SPEC 9, 10, 12-14).
+"""Built-in baselines end to end on a freshly built mini dataset (SPEC 9, 10, 12-14).
 
 The dataset is built once per module with reported totals asked; each baseline runs once and
 is scored with :func:`maptab.score.scorer.score_run`. The oracle must be perfect everywhere,
@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.core.schema import RP_CATEGORIES, TOTAL_FIELDS
 from maptab.generate.pipeline import build_benchmark
 from maptab.io.dataset import DatasetError
@@ -128,7 +129,7 @@ def test_oracle_reports_exactly_the_labelled_totals(dataset, scored):
 
 
 def test_oracle_recomputes_instead_of_copying_labels(dataset, scored, tmp_path):
-    """On a copy whose labels are all corrupted the oracle answers exactly as before; the
+    """On a copy whose labels are all corrupted the oracle answers exactly as on the original; the
     one documented fallback (a QA row without ``params``) echoes the stored answer."""
     original = _responses(scored["oracle"][0])
     copy = tmp_path / "tampered"
@@ -205,7 +206,7 @@ _values = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.tuples(_values, _values, _values, _values))
 def test_totals_and_answers_round_trip_through_the_parsers(values):
     totals = dict(zip(TOTAL_FIELDS, values, strict=True))
@@ -273,7 +274,7 @@ def test_oracle_answers_from_its_memo_as_it_solved(dataset):
     assert free and len(set(free)) * 3 == len(free)  # three categories per OD pair, one query
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(
     st.text(max_size=20),
     st.sampled_from(["rp", "qa", "reasonmap"]),

@@ -8,6 +8,7 @@ import them by name.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from fakeserver import write_dataset
+from gated_model import write_plugin
 from maptab.api import run_model
 from maptab.executors import POOL_MIN, local_executor, workers_for
 from maptab.generate.pipeline import build_benchmark
@@ -27,8 +29,17 @@ from maptab.io.dataset import DatasetError
 from maptab.run import inprocess, make_provider, run
 from maptab.run.base import ProviderConfigError
 from maptab.run.inprocess import RunWorkerError
+from maptab.run.store import PredictionStore
 
 DIES_ON = "rp-00013"
+
+# ``maptab`` as a terminal runs it: SIGINT raises KeyboardInterrupt, as Python sets it up
+# by default, even where the test itself runs with SIGINT ignored (a background job of a
+# non-interactive shell passes that on to every process it starts)
+CLI = (
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from maptab.cli import main; main()"
+)
 
 
 def echo_id(request):
@@ -71,6 +82,7 @@ def small_chunks(monkeypatch):
     monkeypatch.setattr(inprocess, "AHEAD", 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["oracle", "random", "shortest"])
 def test_workers_write_the_rows_one_process_writes(mini, tmp_path, small_chunks, model):
     one, two = tmp_path / "one", tmp_path / "two"
@@ -84,6 +96,7 @@ def test_workers_write_the_rows_one_process_writes(mini, tmp_path, small_chunks,
     assert all(r["latency_s"] >= 0 for r in _rows(two, timing=True))
 
 
+@pytest.mark.slow
 def test_a_run_resumed_with_workers_completes_what_one_process_began(mini, tmp_path):
     out = tmp_path / "run"
     run(mini, make_provider("oracle"), out, limit=17)
@@ -98,6 +111,7 @@ def test_a_run_resumed_with_workers_completes_what_one_process_began(mini, tmp_p
     assert rows == _rows(whole)
 
 
+@pytest.mark.slow
 def test_a_python_function_runs_in_workers_with_its_messages_and_errors(tmp_path, small_chunks):
     ds = write_dataset(tmp_path / "ds", n_rp=23, n_qa=4, n_reasonmap=2, image=(32, 24))
     for fn in (echo_id, fails_on_some):
@@ -134,6 +148,7 @@ def test_jobs_is_refused_for_a_model_asked_over_the_network(tmp_path):
         run(ds, make_provider("oracle"), tmp_path / "run", jobs=0)
 
 
+@pytest.mark.slow
 def test_workers_started_before_the_samples_are_chosen_are_stopped_on_an_error(tmp_path):
     ds = write_dataset(tmp_path / "ds", n_rp=3, n_qa=0, n_reasonmap=0)
     with pytest.raises(DatasetError, match="no sample matches categories"):
@@ -146,6 +161,7 @@ def test_workers_started_before_the_samples_are_chosen_are_stopped_on_an_error(t
     assert multiprocessing.active_children() == []
 
 
+@pytest.mark.slow
 def test_a_malformed_dataset_stops_the_run_with_the_message_one_process_gives(tmp_path):
     ds = write_dataset(tmp_path / "ds", n_rp=12, n_qa=0, n_reasonmap=0)
     rows = [json.loads(x) for x in (ds / "rp.jsonl").read_text().splitlines()]
@@ -161,6 +177,7 @@ def test_a_malformed_dataset_stops_the_run_with_the_message_one_process_gives(tm
     assert messages[0] == f"{bad['id']}: 'tables.edges' has a row index out of range"
 
 
+@pytest.mark.slow
 def test_a_dead_worker_stops_the_run_in_one_line_and_a_rerun_resumes(tmp_path, small_chunks):
     ds = write_dataset(tmp_path / "ds", n_rp=40, n_qa=0, n_reasonmap=0, image=(16, 12))
     out = tmp_path / "run"
@@ -176,6 +193,7 @@ def test_a_dead_worker_stops_the_run_in_one_line_and_a_rerun_resumes(tmp_path, s
     assert [r["id"] for r in _rows(out)] == [f"rp-{i:05d}" for i in range(40)]
 
 
+@pytest.mark.slow
 def test_the_workers_come_from_the_executor_factory_given(mini, tmp_path):
     made = []
 
@@ -218,41 +236,74 @@ def _none_left(sid: int) -> bool:
     return not _session(sid)
 
 
-def _cli(args: list[str]) -> subprocess.Popen:
-    cmd = [sys.executable, "-c", "from maptab.cli import main; main()", "run", *args]
+def _stop(proc: subprocess.Popen) -> None:
+    """End what is left of ``proc``'s session (a failed test leaves no run behind)."""
+    for pid in _session(proc.pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def _gated_cli(args: list[str], site: Path) -> subprocess.Popen:
+    """``maptab run`` with the ``gated`` model of ``tests/gated_model.py`` installed."""
+    cmd = [sys.executable, "-c", CLI, "run", *args]
+    path = os.pathsep.join([str(site), str(Path(__file__).parent)])
     return subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env={**os.environ, "PYTHONPATH": path},
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_stops_an_in_process_run_at_once_and_a_rerun_resumes(tmp_path, jobs):
-    """Ctrl-C reaches the whole process group, as from a terminal. Before, a run of an
-    in-process model went on to its last sample (asyncio.run turns the first Ctrl-C into a
-    cancellation, which waits for an ``await``)."""
-    n = 40_000
+    """Ctrl-C reaches the whole process group, as from a terminal, while an in-process model
+    is answering: the run stops within a few samples (not after its last one), with one line
+    and no worker left, keeps the rows answered, and a rerun resumes.
+
+    The ``gated`` model answers the first ``hold`` samples at once and holds the rest until
+    the test opens its gate, which it does only after sending the signal: the run cannot end
+    first. ``hold`` is a worker chunk more than the store's batch of deferred rows, so a
+    batch reaches the file before the signal whatever the chunk sizes and the clock say."""
+    hold = PredictionStore.BATCH_ROWS + inprocess.CHUNK
+    n = hold + 200  # a held sample takes gated_model.PACE once the gate is open
     ds = write_dataset(tmp_path / "ds", n_rp=n, n_qa=0, n_reasonmap=0, image=None)
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    (gate / "hold_from").write_text(str(hold))
+    site = write_plugin(tmp_path / "site")
     out = tmp_path / "run"
     preds = out / "predictions.jsonl"
-    args = [str(ds), "--model", "random", "--out", str(out), "--no-progress", "--jobs", jobs]
-    proc = _cli(args)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if preds.exists() and preds.stat().st_size > 0:
-            break
-        time.sleep(0.005)
-    os.killpg(proc.pid, signal.SIGINT)
-    _, stderr = proc.communicate(timeout=60)
-    text = stderr.decode()
-    assert proc.returncode == 130, text
-    assert text == "error: interrupted; rerun the same command to resume\n"  # no traceback
-    assert _none_left(proc.pid), "a worker outlived the run"
-    done = len(preds.read_text().splitlines())
-    assert 0 < done < n  # stopped early, not after the last sample
-    proc = _cli(args)
-    stdout, stderr = proc.communicate(timeout=300)
-    assert proc.returncode == 0, stderr.decode()
-    assert f"{done} already done" in stdout.decode()
+    args = [str(ds), "--model", f"gated:{gate}", "--out", str(out), "--no-progress"]
+    args += ["--jobs", jobs]
+    proc = _gated_cli(args, site)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None:
+            if preds.exists() and preds.stat().st_size > 0:
+                break
+            time.sleep(0.01)
+        assert proc.poll() is None, proc.communicate()[1].decode()
+        os.killpg(proc.pid, signal.SIGINT)
+        (gate / "open").touch()  # held samples go on: the run must stop on its own
+        _, stderr = proc.communicate(timeout=300)
+        text = stderr.decode()
+        assert proc.returncode == 130, text
+        assert text == "error: interrupted; rerun the same command to resume\n"  # no traceback
+        assert _none_left(proc.pid), "a worker outlived the run"
+        done = len(preds.read_text().splitlines())
+        assert 0 < done < n  # stopped early, not after the last sample
+        proc = _gated_cli(args, site)
+        stdout, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 0, stderr.decode()
+        assert f"{done} already done" in stdout.decode()
+    finally:
+        _stop(proc)
     ids = [json.loads(x)["id"] for x in preds.read_text().splitlines()]
     assert sorted(ids) == [f"rp-{i:05d}" for i in range(n)]
 
@@ -271,6 +322,7 @@ class RebuiltNowhere:
         return (_cannot_rebuild, ())
 
 
+@pytest.mark.slow
 def test_a_worker_that_cannot_start_is_a_one_line_error(tmp_path, capfd):
     ds = write_dataset(tmp_path / "ds", n_rp=9, n_qa=0, n_reasonmap=0, image=(16, 12))
     with pytest.raises(RunWorkerError) as err:
@@ -282,51 +334,81 @@ def test_a_worker_that_cannot_start_is_a_one_line_error(tmp_path, capfd):
     assert multiprocessing.active_children() == []
 
 
-def slow_model(request):
-    """A model that takes half a second a sample (a local model called in process)."""
-    time.sleep(0.5)
-    return request.id
-
-
 _SLOW_RUN = """
+import signal
 import sys
 from maptab.api import run_model
-from test_run_jobs import slow_model
+from gated_model import SlowModel
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as a terminal runs it (CLI)
     try:
-        run_model(sys.argv[1], slow_model, sys.argv[2], jobs=int(sys.argv[3]), uses_images=False)
+        run_model(
+            sys.argv[1],
+            SlowModel(sys.argv[4], int(sys.argv[5])),
+            sys.argv[2],
+            jobs=int(sys.argv[3]),
+            uses_images=False,
+        )
     except KeyboardInterrupt:
         sys.exit(130)
 """
 
 
+def _begun(calls: Path, index: int) -> bool:
+    """Whether the model's log ``calls`` shows sample ``index`` or a later one begun."""
+    if not calls.exists():
+        return False
+    begun = [x.split() for x in calls.read_text().splitlines()]
+    return any(
+        int(b[0].rsplit("-", 1)[1]) >= index for b in begun if b[1:] in (["before"], ["after"])
+    )
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_stops_a_slow_in_process_model_after_the_samples_in_hand(tmp_path, jobs):
-    """A model that takes seconds a sample is not held to a count of samples before Ctrl-C
-    is seen (the loop returns to the event loop every 50 ms; worker chunks are sized to
-    about 0.2 s by the model's pace)."""
-    n = 200
+    """A model that takes a while a sample is not held to a count of samples before Ctrl-C
+    is seen: one process begins no further sample after the signal (the loop returns to the
+    event loop between samples; one sample may be starting as the signal comes), and
+    workers begin at most the chunks already sent, which the model's pace sizes to one
+    sample each (``AHEAD`` per worker). The rows answered before the signal are kept.
+
+    The model logs each sample it begins, and whether the signal had been sent; samples
+    from ``hold`` on wait for the signal, so the run is still going when it comes. The test
+    signals once sample ``hold`` has begun: in one process, rows ``0 .. hold - 1`` are then
+    in; with workers, sample ``hold`` is sent only after chunk ``hold - AHEAD · workers``
+    (at least row 1) is in, and its rows are written before the run next waits, which is
+    where Ctrl-C stops it."""
+    n, hold = 200, inprocess.AHEAD * int(jobs) + 1
     ds = write_dataset(tmp_path / "ds", n_rp=n, n_qa=0, n_reasonmap=0, image=None)
     out = tmp_path / "run"
     preds = out / "predictions.jsonl"
+    log = tmp_path / "log"
+    log.mkdir()
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
     proc = subprocess.Popen(
-        [sys.executable, "-c", _SLOW_RUN, str(ds), str(out), jobs],
+        [sys.executable, "-c", _SLOW_RUN, str(ds), str(out), jobs, str(log), str(hold)],
         stderr=subprocess.PIPE,
         start_new_session=True,
         env=env,
     )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if preds.exists() and len(preds.read_bytes().splitlines()) >= 2:
-            break
-        time.sleep(0.01)
-    os.killpg(proc.pid, signal.SIGINT)
-    t0 = time.monotonic()
-    _, stderr = proc.communicate(timeout=120)
-    waited = time.monotonic() - t0
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None:
+            if _begun(log / "calls", hold):
+                break
+            time.sleep(0.01)
+        assert proc.poll() is None, proc.communicate()[1].decode()
+        os.killpg(proc.pid, signal.SIGINT)
+        (log / "signalled").touch()
+        _, stderr = proc.communicate(timeout=300)
+    finally:
+        _stop(proc)
     assert proc.returncode == 130, stderr.decode()
-    assert waited < 20, waited  # a generous bound: 64 samples, as before, would be 32 s
     assert "Traceback" not in stderr.decode()
-    assert 2 <= len(preds.read_bytes().splitlines()) < 40
+    calls = (log / "calls").read_text().splitlines()
+    after = [c for c in calls if c.endswith(" after")]
+    assert len(after) <= (1 if jobs == "1" else inprocess.AHEAD * int(jobs) + 1), calls
+    rows = len(preds.read_bytes().splitlines())
+    assert 2 <= rows <= len(calls) < n

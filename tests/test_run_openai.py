@@ -36,7 +36,7 @@ def _scripted(body, seen):
         "r500": Reply("status", status=503),
         "drop": Reply("drop"),
         "bad": Reply("malformed"),
-        "slow": Reply(delay=0.6),
+        "slow": Reply(delay=3600),  # never answered in time: the client times out
     }
     if key in faults and seen < 2:
         return faults[key]
@@ -96,10 +96,12 @@ def test_thinking_budget_and_extra_body_are_sent():
     assert body["top_k"] == 1 and body["max_tokens"] == 99
 
 
-@pytest.mark.parametrize("fault", ["r429", "r500", "drop", "bad", "slow"])
+@pytest.mark.parametrize(
+    "fault", ["r429", "r500", "drop", "bad", pytest.param("slow", marks=pytest.mark.slow)]
+)
 def test_transient_faults_are_retried(fault):
     with FakeServer(_scripted) as srv:
-        p = OpenAIProvider("m", base_url=srv.base_url, backoff=0.01, timeout=0.3, max_retries=3)
+        p = OpenAIProvider("m", base_url=srv.base_url, backoff=0.01, timeout=1.0, max_retries=3)
         (out,) = _ask(p, fault)
     assert not isinstance(out, Exception), out
     assert out.text == f"<answer_begin>{fault}<answer_end>"
@@ -118,17 +120,27 @@ def test_client_errors_fail_at_once_and_retries_give_up():
 
 
 def test_backoff_grows_exponentially():
+    waits = []
     with FakeServer(lambda body, seen: Reply("status", status=500)) as srv:
         p = OpenAIProvider("m", base_url=srv.base_url, backoff=0.05, max_retries=3, seed=1)
+        delay = p.retry_delay
+
+        def recorded(attempt, floor=0.0):
+            waits.append((attempt, delay(attempt, floor)))
+            return waits[-1][1]
+
+        p.retry_delay = recorded
         t0 = time.perf_counter()
         _ask(p, "x")
         elapsed = time.perf_counter() - t0
-    # waits 0.05·(1 + 2 + 4) · U[0.5, 1.5]: between 0.175 s and 0.525 s in all
-    assert 0.17 < elapsed < 1.5
+    # retry n waits 0.05 · 2^n · U[0.5, 1.5], and the run waited at least that long
+    assert [a for a, _ in waits] == [0, 1, 2]
+    assert all(0.05 * 2**a * 0.5 <= w <= 0.05 * 2**a * 1.5 for a, w in waits), waits
+    assert elapsed >= sum(w for _, w in waits)
 
 
 def test_concurrency_limit_is_respected():
-    with FakeServer(lambda body, seen: Reply(delay=0.05)) as srv:
+    with FakeServer(lambda body, seen: Reply(hold_until_in_flight=4)) as srv:
         p = OpenAIProvider("m", base_url=srv.base_url, concurrency=4)
         outs = _ask(p, *[f"q{i}" for i in range(24)])
     assert all(not isinstance(o, Exception) for o in outs)
@@ -292,12 +304,12 @@ def test_vllm_malformed_engine_output_fails_requests_not_the_loop(bad):
                 asyncio.gather(
                     *(p.complete(_req(f"q{i}")) for i in range(6)), return_exceptions=True
                 ),
-                10,
+                60,
             )
         finally:
             await p.aclose()
 
-    outs = asyncio.run(main())  # before the fix: the batch task died and this hung
+    outs = asyncio.run(main())  # a batch task that died would leave this waiting
     assert len(outs) == 6 and all(isinstance(o, ProviderError) for o in outs), outs
     assert all(str(o).startswith("vllm: ") for o in outs)
 
@@ -345,7 +357,7 @@ def test_gzip_answers_are_decoded():
 
 
 def test_timeouts_and_refused_connections_are_named():
-    with FakeServer(lambda body, seen: Reply(delay=0.5)) as srv:
+    with FakeServer(lambda body, seen: Reply(delay=3600)) as srv:  # never answered in time
         p = OpenAIProvider("m", base_url=srv.base_url, timeout=0.1, max_retries=0)
         (slow,) = _ask(p, "q")
     assert isinstance(slow, ProviderError) and str(slow) == "timeout"
@@ -377,7 +389,7 @@ def test_bad_base_url_is_a_config_error():
 def test_clients_are_made_on_use_closed_at_the_end_and_left_out_of_pickles():
     import pickle
 
-    with FakeServer(lambda body, seen: Reply(delay=0.02)) as srv:
+    with FakeServer(lambda body, seen: Reply(hold_until_in_flight=6)) as srv:
         p = OpenAIProvider("m", base_url=srv.base_url, concurrency=6)
         assert p._clients == []
         blob = pickle.dumps(p)

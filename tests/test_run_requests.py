@@ -1,4 +1,4 @@
-"""Chat requests from dataset samples: parts, tables, images (issue 5, item 1)."""
+"""Chat requests from dataset samples: parts, tables, images."""
 
 from __future__ import annotations
 

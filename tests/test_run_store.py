@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import fields
 
+from _examples import examples
 from maptab.core.schema import Prediction, PredictionLines
 from maptab.run.store import PredictionStore, StoreError
 
@@ -82,7 +83,7 @@ def test_two_runs_cannot_share_a_directory(tmp_path):
 text_values = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=8)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     strings=st.lists(text_values, min_size=7, max_size=7),
     latency=st.one_of(st.floats(allow_nan=True), st.integers(0, 9), st.none()),

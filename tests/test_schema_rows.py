@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab._limits import LimitError
 from maptab.core.schema import (
     QAQuery,
@@ -296,7 +297,7 @@ def test_predictions_and_manifest_entries_are_checked_the_same_way():
                             "difficulty_score": "x"})  # fmt: skip
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     case=st.sampled_from(CASES),
     data=st.data(),
@@ -320,7 +321,7 @@ def test_a_mutated_row_reads_as_its_json_value_checks(case, data, value, drop, d
     agree(cls, kind, text.encode("utf-8", "surrogatepass"))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(case=st.sampled_from(CASES), raw=st.binary(max_size=40), at=st.integers(0, 400))
 def test_damaged_bytes_read_as_their_json_value_checks(case, raw, at):
     cls, kind, row = case

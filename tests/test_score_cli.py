@@ -250,6 +250,7 @@ def test_cli_writes_scores_and_summary(run_dir: Path) -> None:
     assert summary == score_run(run_dir, progress=False)  # deterministic
 
 
+@pytest.mark.slow
 def test_the_console_script_writes_everything_and_exits_with_its_status(
     tmp_path: Path, run_dir: Path
 ) -> None:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.score.rows import RowPacker, ScoreRow, field_reader
 
 FIELDS = ("id", "kind", "ema", "totals", "error_type")
@@ -18,7 +19,7 @@ _value = st.one_of(
 _row = st.fixed_dictionaries({k: _value for k in FIELDS})
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     rows=st.lists(_row, max_size=12),
     packing=st.lists(st.sampled_from(["pack", "index", "dict", "reordered"]), max_size=12),

@@ -17,10 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.core.costs import CostTable, mean_assignments, optimal_assignments, within
 from maptab.core.network import Edge, Network, Vertex
 from maptab.core.schema import RPQuery
 from maptab.core.tables import derive_mix
+from maptab.kinds import rp
 from maptab.score.errors import error_type
 from maptab.score.paper import difficulty_score, matching_references, paper_scores, reference_tokens
 from maptab.score.parse import (
@@ -34,7 +36,6 @@ from maptab.score.parse import (
 )
 from maptab.score.qa import totals_correct
 from maptab.score.verified import RoutePlan, Verification, gold_routes, station_index
-from maptab.kinds import rp
 from test_costs import _shared_track_route
 
 # Red and Blue share the track Bravo - Porta Furba-Quadraro - Delta; Green shares Delta-Echo
@@ -140,7 +141,7 @@ class _Maps:
 
 
 def _verify_reference(plan: RoutePlan, parsed: Any, totals_ok: bool | None) -> Verification:
-    """verify_planned as it was before the shortcuts: every valid route costed."""
+    """verify_planned without shortcuts: every valid route costed."""
     if parsed is None:
         return Verification(parsed=False, error_type=error_type(None))
     keys = [plan.index.resolve(s) for s in parsed.stations]
@@ -218,7 +219,7 @@ def _score_reference(maps: _Maps, query: RPQuery, response: str) -> dict[str, An
     }
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=_case())
 def test_rp_score_equals_the_straightforward_path(case: Any) -> None:
     net, query, answers = case
@@ -236,7 +237,7 @@ def test_rp_score_equals_the_straightforward_path(case: Any) -> None:
         assert repr(row) == repr(want)  # repr: 0.0 and -0.0, 1 and True told apart
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(case=_shared_track_route(), model=st.sampled_from(["additive", "mean"]))
 def test_single_marks_is_the_only_marking_whatever_the_weights(case: Any, model: str) -> None:
     net, stations, weights = case
@@ -329,7 +330,7 @@ _TEXT_PIECES = [
 ]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.lists(st.sampled_from(_TEXT_PIECES), max_size=16))
 def test_parse_route_shortcuts_equal_the_general_path(pieces: list[str]) -> None:
     net = Network.from_lines(_LINES, map_id="m1")
@@ -338,7 +339,7 @@ def test_parse_route_shortcuts_equal_the_general_path(pieces: list[str]) -> None
     assert parse_route(text, vocabulary) == _parse_general(text, vocabulary)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(st.sampled_from(_TEXT_PIECES[:-9]), min_size=1, max_size=10),
     st.sampled_from(["", "Let me think.\n", "<think>a-b</think>\n", "x\n\nThe route is:\n"]),

@@ -1,4 +1,4 @@
-"""Whole-command scoring paths of issue 16: the fast paths give what the general ones give.
+"""Whole-command scoring paths: the fast paths give what the general ones give.
 
 * reading a row's fields without decoding all of it (:func:`_row_id`, the match index and
   :meth:`Dataset.records_of`: :func:`maptab.io.dataset.string_fields`; ``_fields_checked``, its
@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.core.schema import Prediction
 from maptab.io.dataset import _fields_checked, string_fields
 from maptab.score.parse import parse_route
@@ -44,7 +45,7 @@ TEXT = st.text(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(sid=TEXT, question=TEXT, source=TEXT)
 def test_fields_read_without_decoding_match_json(sid: str, question: str, source: str) -> None:
     from maptab.io.dataset import DatasetError
@@ -69,7 +70,9 @@ MATCH_KEYS = ("id", "map_id", "category", "source", "target")
 
 
 @settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(200),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     rows=st.lists(st.fixed_dictionaries(dict.fromkeys(MATCH_KEYS, TEXT)), min_size=1, max_size=4),
@@ -139,7 +142,7 @@ def _as_read(sample: object) -> object:
 MATCHED = ["response", "id", "question", "station_1", "city", "category", "model"]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     samples=st.lists(
         st.dictionaries(st.sampled_from([*MATCHED, "routes"]), TEXT | st.integers() | st.none()),
@@ -173,7 +176,7 @@ def _outcome_json(path: Path) -> object:
     return [{k: v for k, v in s.items() if k in MATCHED} if isinstance(s, dict) else s for s in got]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     samples=st.lists(st.dictionaries(st.sampled_from([*MATCHED, "routes"]), TEXT), max_size=3),
     at=st.integers(min_value=0),
@@ -214,7 +217,7 @@ STATION = st.sampled_from(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     stations=st.lists(STATION, min_size=0, max_size=6),
     marks=st.lists(st.sampled_from(["", "(transfer)", " (Transfer)", "（换乘）"]), max_size=6),
@@ -287,7 +290,7 @@ LINE = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(line=LINE)
 def test_plain_split_equals_the_regular_expression_split(line: str) -> None:
     from maptab.score.parse import _split_general, _split_plain
@@ -366,7 +369,7 @@ def test_score_run_writes_what_score_predictions_returns(tmp_path: Path, dataset
     assert RED
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(
     text=st.lists(
         st.sampled_from(
@@ -386,6 +389,7 @@ def test_plain_line_test_implies_the_bare_line_test(text: str) -> None:
         assert _clean_line(text) == text
 
 
+@pytest.mark.slow
 def test_worker_processes_score_as_this_process_does(tmp_path: Path, dataset: Path) -> None:  # noqa: F811
     """Two worker processes (small windows, so rows cross windows and workers) give the
     rows, lines and summary of scoring in this process; repeats and API errors included."""
@@ -408,6 +412,7 @@ def test_worker_processes_score_as_this_process_does(tmp_path: Path, dataset: Pa
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 
+@pytest.mark.slow
 def test_a_score_pool_takes_its_workers_from_the_executor_factory_given(
     dataset: Path,  # noqa: F811
 ) -> None:
@@ -435,6 +440,7 @@ def test_a_score_pool_takes_its_workers_from_the_executor_factory_given(
     assert [(dict(r), t) for r, t in pooled] == [(dict(r), t) for r, t in rows]
 
 
+@pytest.mark.slow
 def test_a_worker_names_the_broken_row(dataset: Path) -> None:  # noqa: F811
     rp = dataset / "rp.jsonl"
     lines = rp.read_text(encoding="utf-8").splitlines()
@@ -474,6 +480,7 @@ _HOSTILE = [
 ]
 
 
+@pytest.mark.slow
 def test_answers_of_every_shape_score_alike_in_workers(dataset: Path) -> None:  # noqa: F811
     """Right, wrong and malformed answers of every kind give the same rows and summary in
     this process and through worker processes (many windows)."""
@@ -503,7 +510,9 @@ FIELD = {
 
 
 @settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(300),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     pair=PAIR,
@@ -581,7 +590,7 @@ _JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(row=st.dictionaries(st.text(max_size=6), _JSON_VALUES, max_size=8))
 def test_score_lines_are_json_dumps(row: dict) -> None:
     """A scores.jsonl line is ``json.dumps(row, ensure_ascii=False)`` of the row with NaN

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.core.costs import CostError, Weights, optimal_assignments, route_cost, within
 from maptab.core.network import Edge, Network, Vertex
 from maptab.core.solver import (
@@ -335,7 +336,9 @@ def endpoints(net: Network, data) -> tuple[str, str]:
 
 
 any_network = st.one_of(metro_networks(), detour_networks(), travel_networks())
-PROPS = settings(max_examples=70, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPS = settings(
+    max_examples=examples(70), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @PROPS

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.core.network import Network, table_name
 from maptab.generate.names import (
     HUB_KINDS,
@@ -34,8 +35,8 @@ from maptab.generate.synth import (
     synth_scenic,
 )
 
-FAST = settings(max_examples=40, deadline=None)
-FEW = settings(max_examples=4, deadline=None)
+FAST = settings(max_examples=examples(40), deadline=None)
+FEW = settings(max_examples=examples(4), deadline=None)
 
 
 # ---------------------------------------------------------------- helpers
@@ -213,6 +214,7 @@ def test_metro_invariants_small(spec, seed):
     check_metro(synth_metro(spec, seed, "m"), spec)
 
 
+@pytest.mark.slow
 @FEW
 @given(metro_specs(max_lines=25, max_stations=450).filter(lambda s: s.n_stations > 300), SEEDS)
 def test_metro_invariants_large(spec, seed):
@@ -396,11 +398,12 @@ def test_every_line_has_at_least_three_stations_even_on_a_tight_spec() -> None:
     assert min(len(net.line_edges(line)) for line in net.line_names) >= 2
 
 
-# ---------------------------------------------------------------- shapes (issue 13)
+# ---------------------------------------------------------------- shapes
+@pytest.mark.slow
 def test_generated_shapes_match_real_networks_within_tolerances():
-    """A small preset (30 + 30 maps, the three sizes in turn) against the issue's targets,
-    with room for the sampling noise of 30 maps (the paper preset's figures are in
-    docs/synthesis.md)."""
+    """A small preset (30 + 30 maps, the three sizes in turn) against the shapes of real
+    networks, with room for the sampling noise of 30 maps (the paper preset's figures are in
+    docs/reference/synthesis.md)."""
     from maptab.generate.pipeline import Preset, synthesize_maps
     from maptab.report.describe import network_figures, summarize_networks
 

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.core.network import Edge, Network, Vertex, table_name
 from maptab.core.tables import (
     EDGE_COLUMNS,
@@ -432,7 +433,9 @@ def networks(draw) -> Network:
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(net=networks(), fmt=st.sampled_from(["csv", "json"]))
 def test_round_trip_random_networks(tmp_path: Path, net: Network, fmt: str) -> None:

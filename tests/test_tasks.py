@@ -1,4 +1,4 @@
-"""The task registry (docs/tasks.md): built-in kinds, no kind named outside its own file,
+"""The task registry (docs/guides/add-a-task-kind.md): built-in kinds, no kind named outside its own file,
 and a third-party kind from a separately installed distribution run end to end."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from maptab.tasks import TaskError, TaskKind, all_kinds, get, kind_names
 SRC = Path(maptab.__file__).parent
 BUILTIN = ("rp", "qa", "reasonmap")
 
-# Modules that may still name a task kind, each with the reason (see docs/tasks.md):
+# Modules that may still name a task kind, each with the reason (see docs/guides/add-a-task-kind.md):
 ALLOWED = {
     # the builders produce one given kind's rows (what they build is their subject)
     "generate/pipeline.py": "builder: writes the rp, qa and reasonmap rows it generates",
@@ -287,6 +287,7 @@ def _maptab(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_third_party_task_kind_runs_scores_and_reports(plugin_site, tmp_path):
     """One separately installed distribution brings a task kind and a provider (entry
     points maptab.tasks and maptab.providers); run, score and report use both unchanged."""
