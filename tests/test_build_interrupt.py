@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from procs import session_processes
+
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/stat").exists(), reason="needs Linux /proc to list processes"
 )
@@ -23,23 +25,6 @@ CLI = (
     "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
     "from maptab.cli import main; main()"
 )
-
-
-def _session(sid: int) -> dict[int, str]:
-    """Processes of session ``sid`` (pid → command line)."""
-    out = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[3]) == sid and fields[0] != "Z":  # session id; zombies are gone
-            out[int(entry.name)] = cmd
-    return out
 
 
 @pytest.mark.slow
@@ -71,7 +56,7 @@ def test_interrupted_build_stops_every_process(
         workers: list[int] = []
         parts: list[Path] = []
         while time.monotonic() < deadline and proc.poll() is None:
-            procs = _session(proc.pid)
+            procs = session_processes(proc.pid)
             # pool workers are started with spawn (multiprocessing.spawn.spawn_main)
             workers = [p for p, c in procs.items() if "spawn_main" in c]
             parts = list(tmp_path.glob(".paper.building-*/.parts/*"))  # maps after the first
@@ -90,13 +75,13 @@ def test_interrupted_build_stops_every_process(
         left: dict[int, str] = {}
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            left = _session(proc.pid)
+            left = session_processes(proc.pid)
             if not left:
                 break
             time.sleep(0.2)
         assert not left, f"processes left running: {left}"
     finally:
-        for pid in _session(proc.pid):  # never leave a stray build on the test machine
+        for pid in session_processes(proc.pid):  # never leave a stray build on the test machine
             os.kill(pid, signal.SIGKILL)
         if proc.poll() is None:
             proc.kill()

@@ -16,25 +16,11 @@ from pathlib import Path
 import pytest
 
 from maptab.executors import local_executor, stop_executor, worker_processes
+from procs import session_processes
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/stat").exists(), reason="needs Linux /proc to see processes"
 )
-
-
-def _session(sid: int) -> list[int]:
-    """Processes of session ``sid``."""
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2 :].split()
-            if int(fields[3]) == sid and fields[0] != "Z":
-                out.append(int(entry.name))
-    return out
 
 
 def _alive(pid: int) -> bool:
@@ -148,9 +134,9 @@ def test_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
         assert _gone(pids), "a worker outlived its parent"
-        assert _gone(_session(proc.pid)), "a process outlived the parent"
+        assert _gone(list(session_processes(proc.pid))), "a process outlived the parent"
     finally:
-        for pid in _session(proc.pid):
+        for pid in session_processes(proc.pid):
             os.kill(pid, signal.SIGKILL)
         if proc.poll() is None:
             proc.kill()

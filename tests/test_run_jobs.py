@@ -30,6 +30,7 @@ from maptab.run import inprocess, make_provider, run
 from maptab.run.base import ProviderConfigError
 from maptab.run.inprocess import RunWorkerError
 from maptab.run.store import PredictionStore
+from procs import session_processes
 
 DIES_ON = "rp-00013"
 
@@ -215,30 +216,16 @@ def test_workers_for_follows_the_scorers_rule(monkeypatch):
     assert workers_for(None, POOL_MIN) == 6
 
 
-def _session(sid: int) -> list[int]:
-    """Processes of session ``sid`` (Linux; none found elsewhere)."""
-    out = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[3]) == sid and fields[0] != "Z":
-            out.append(int(entry.name))
-    return out
-
-
 def _none_left(sid: int) -> bool:
     deadline = time.monotonic() + 60
-    while _session(sid) and time.monotonic() < deadline:
+    while session_processes(sid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return not _session(sid)
+    return not session_processes(sid)
 
 
 def _stop(proc: subprocess.Popen) -> None:
     """End what is left of ``proc``'s session (a failed test leaves no run behind)."""
-    for pid in _session(proc.pid):
+    for pid in session_processes(proc.pid):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     if proc.poll() is None:
