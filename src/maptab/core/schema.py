@@ -431,15 +431,20 @@ def line_decoder(cls: type[R]) -> Callable[..., R | None]:
                 return typed(line)
         except (msgspec.DecodeError, ValueError, RecursionError):
             pass
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise error(f"{where}: not UTF-8 text ({exc.reason})") from None
-        if not text.strip():
-            return None
-        return checked(loads_json(text, where, error=error))
+        text = line_json_text(line, where, error)
+        return None if text is None else checked(loads_json(text, where, error=error))
 
     return decode
+
+
+def line_json_text(line: bytes, where: str, error: type[MaptabError] = RecordError) -> str | None:
+    """The text of one JSONL line (bytes), ``None`` for a blank line; bytes that are not
+    UTF-8 text raise ``error`` naming ``where``."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{where}: not UTF-8 text ({exc.reason})") from None
+    return text if text.strip() else None
 
 
 def decode_record(

@@ -54,6 +54,7 @@ from maptab.core.schema import (
     RPQuery,
     jsonl_byte_lines,
     line_decoder,
+    line_json_text,
     line_text,
     row_decoder,
 )
@@ -843,15 +844,8 @@ def row_reader(kind: TaskKind) -> Callable[[bytes, str], Any]:
     decode = kind.decode
 
     def read(line: bytes, where: str) -> Any:
-        if not line.strip():
-            return None
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DatasetError(f"{where}: not UTF-8 text ({exc.reason})") from None
-        if not text.strip():
-            return None
-        return decode(loads_json(text, where, error=DatasetError))
+        text = line_json_text(line, where, DatasetError)
+        return None if text is None else decode(loads_json(text, where, error=DatasetError))
 
     return read
 
