@@ -318,7 +318,7 @@ _FLOOR_CLI = [
     sys.executable,
     "-c",
     "from maptab.tasks.base import get\n"
-    "kind = get('rp'); real = kind.score; first = {}\n"
+    "kind = get('rp'); real = kind.scoring.score; first = {}\n"
     "def stub(maps, query, variant, response):\n"
     "    row = first.get(query.category)\n"
     "    if row is None:\n"
@@ -326,7 +326,7 @@ _FLOOR_CLI = [
     "    return {**row, 'id': query.id, 'map_id': query.map_id, 'scenario': query.scenario,\n"
     "            'map_difficulty': query.map_difficulty,\n"
     "            'query_difficulty': query.query_difficulty, 'repetition': query.repetition}\n"
-    "object.__setattr__(kind, 'score', stub)\n"
+    "object.__setattr__(kind.scoring, 'score', stub)\n"
     "from maptab.cli import main; main()",
 ]
 

@@ -8,20 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from maptab.kinds.qa import capability_cell, qa_table
-from maptab.kinds.reasonmap import reasonmap_table
-from maptab.kinds.rp import repetition_table
 from maptab.report import leaderboard, leaderboard_rows
 from maptab.report.loader import ReportError, Run, load_runs
-from maptab.report.tables import (
-    Cell,
-    build_tables,
-    leaderboard_table,
-    paired_table,
-    to_csv,
-    to_latex,
-    to_markdown,
-)
+from maptab.report.qa_view import capability_cell, qa_table
+from maptab.report.reasonmap_view import reasonmap_table
+from maptab.report.rp_view import repetition_table
+from maptab.report.tables import Cell, to_csv, to_latex, to_markdown
+from maptab.report.views import build_tables, leaderboard_table, paired_table
 
 
 def rp(i, *, strict, ema=None, pma=1.0, ds=0, map_id="m1", cat="time", rep="FR", gap=0.0, **kw):

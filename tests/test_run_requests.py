@@ -268,16 +268,19 @@ def test_other_split_rows_are_skipped_unchecked_and_a_changed_file_is_an_error(d
         list(Dataset(ds, verify=False).load(refs))
 
 
-def test_a_kind_registered_in_place_of_a_built_in_keeps_its_own_checks(ds, monkeypatch):
+def test_a_kind_registered_in_place_of_a_built_in_keeps_its_own_checks(ds):
     from dataclasses import replace
 
     from maptab.core.schema import RecordError
-    from maptab.tasks import base
+    from maptab.tasks import get, register
 
     def strict(row):
         raise RecordError("refused by the replacement")
 
-    base.get("rp")  # the registry loaded
-    monkeypatch.setitem(base._REGISTRY, "rp", replace(base.get("rp"), decode=strict))
-    with pytest.raises(DatasetError, match="refused by the replacement"):
-        list(Dataset(ds).select())
+    rp = get("rp")
+    register(replace(rp, samples=replace(rp.samples, decode=strict)))
+    try:
+        with pytest.raises(DatasetError, match="refused by the replacement"):
+            list(Dataset(ds).select())
+    finally:
+        register(rp)

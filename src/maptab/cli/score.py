@@ -78,8 +78,9 @@ def _table(title: str, columns: tuple[str, ...], left: int) -> Table:
 
 
 def _print(summary: dict[str, Any]) -> None:
-    """Each task kind's tables (its ``summary_view`` of its ``summary.json`` block), then
+    """Each task kind's tables (its view's ``printout`` of its ``summary.json`` block), then
     the counts."""
+    from maptab.report.views import view_of
     from maptab.tasks import all_kinds
 
     title = "{}, % (± 95% CI, bootstrap clustered by map)"
@@ -87,7 +88,7 @@ def _print(summary: dict[str, Any]) -> None:
         block = summary.get(kind.name)
         if not block:
             continue
-        for name, columns, left, rows in kind.summary_view(block):
+        for name, columns, left, rows in view_of(kind).printout(block):
             t = _table(title.format(name), columns, left)
             for row in rows:
                 t.add_row(*row)

@@ -466,11 +466,11 @@ def decode_record(
 
 def parse_record(kind: str, row: Any) -> Record:
     """The typed record of a dataset row of the task kind ``kind`` (its
-    :attr:`~maptab.tasks.base.TaskKind.decode`); raises :class:`RecordError` naming the
+    :attr:`~maptab.tasks.base.Samples.decode`); raises :class:`RecordError` naming the
     field."""
     from maptab.tasks.base import get
 
-    return get(kind).decode(row)  # type: ignore[no-any-return]
+    return get(kind).samples.decode(row)  # type: ignore[no-any-return]
 
 
 def parse_prediction(row: Any) -> Prediction:

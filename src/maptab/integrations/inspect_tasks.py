@@ -76,7 +76,7 @@ def maptab_samples(
     samples that show nothing but the map are left out."""
     builder = RequestBuilder(dataset_dir, table_format=table_format, images=images)  # type: ignore[arg-type]
     oracle = BASELINE_CLASSES["oracle"](seed=0)
-    wanted = [c for c in _categories(categories) or [] if kind.selector(c) is not None]
+    wanted = [c for c in _categories(categories) or [] if kind.samples.select(c) is not None]
     if _categories(categories) and not wanted:
         return [], {}  # every category named belongs to other kinds
     samples, records = [], {}
@@ -117,7 +117,7 @@ def _scorer(kind: TaskKind, dataset_dir: Path, records: dict[str, tuple[Any, str
 
         async def score(state: TaskState, target: Target) -> Score:
             record, variant = records[str(state.sample_id)]
-            row = kind.score(maps, record, variant, state.output.completion)
+            row = kind.scoring.score(maps, record, variant, state.output.completion)
             return Score(
                 value=sample_values(kind, row),
                 answer=str(row.get("parsed")),

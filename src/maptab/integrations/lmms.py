@@ -125,7 +125,7 @@ def score_row(doc: dict[str, Any], response: str) -> dict[str, Any]:
     ``maptab score`` writes), computed against the sample and map in its reference."""
     ref = decode_reference(doc["reference"])
     kind = get_kind(ref.kind)
-    return kind.score(_ReferenceMaps(ref), ref.record, ref.mode, response)
+    return kind.scoring.score(_ReferenceMaps(ref), ref.record, ref.mode, response)
 
 
 def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, float]:

@@ -123,12 +123,12 @@ def _parse_selectors(
             whole.add(t)
             continue
         for k in kinds:
-            pred = k.selector(t)
+            pred = k.samples.select(t)
             if pred is not None:
                 picks.setdefault(k.name, []).append(pred)
                 break
         else:
-            valid = ", ".join([*names, *(h for k in kinds for h in k.selector_help)])
+            valid = ", ".join([*names, *(h for k in kinds for h in k.samples.select_help)])
             raise DatasetError(f"unknown category {t!r}; expected one of: {valid}")
     return whole, picks
 
@@ -557,14 +557,14 @@ class Dataset:
 
     def query_files(self) -> list[str]:
         """The task kinds whose query file this dataset has, in registry order."""
-        return [k.name for k in all_kinds() if self.has(k.query_file)]
+        return [k.name for k in all_kinds() if self.has(k.samples.file)]
 
     def records(self, kind: str) -> Iterator[tuple[int, dict[str, Any], Any]]:
         """``(line number, row, record)`` of each row of the query file of the task kind
         ``kind``, each checked against its schema (the kind's ``decode``); a bad row names
         file and line."""
         task = get_kind(kind)
-        name = task.query_file
+        name = task.samples.file
         if not self.has(name):
             return
         path = self.file(name)
@@ -573,7 +573,7 @@ class Dataset:
             if row is _BLANK:
                 continue
             try:
-                record = task.decode(row)
+                record = task.samples.decode(row)
             except RecordError as exc:
                 raise DatasetError(f"{self.root / name}:{n}: {exc}") from None
             yield n, row, record
@@ -590,7 +590,7 @@ class Dataset:
         if not ids:
             return
         task = get_kind(kind)
-        name = task.query_file
+        name = task.samples.file
         if not self.has(name):
             return
         wanted = set(ids)  # any collection: tested once per row
@@ -645,7 +645,7 @@ class Dataset:
                 if last is None or last[0] != ref.kind or last[1] != ref.offset:
                     if ref.kind not in files:
                         task = get_kind(ref.kind)
-                        path = self.file(task.query_file)
+                        path = self.file(task.samples.file)
                         fh = open_regular(path, binary=True, error=DatasetError)
                         version = _version(os.fstat(fh.fileno()))
                         files[ref.kind] = (fh, path, task, version)
@@ -658,7 +658,7 @@ class Dataset:
                         fh.seek(ref.offset)
                     row = _row(fh.readline(), path, ref.line)
                     try:
-                        record = None if row is _BLANK else task.decode(row)
+                        record = None if row is _BLANK else task.samples.decode(row)
                     except RecordError as exc:
                         raise DatasetError(f"{path}:{ref.line}: {exc}") from None
                     held = None if record is None else record.id
@@ -691,9 +691,9 @@ class Dataset:
         kinds = all_kinds()
         whole, picks = _parse_selectors(kinds, categories)
         any_sel = bool(whole or picks)
-        present = [k for k in kinds if self.has(k.query_file)]
+        present = [k for k in kinds if self.has(k.samples.file)]
         if not present:
-            files = [k.query_file for k in kinds]
+            files = [k.samples.file for k in kinds]
             listed = f"{', '.join(files[:-1])} or {files[-1]}" if len(files) > 1 else files[0]
             raise DatasetError(f"{self.root}: no {listed}")
         count = 0
@@ -701,7 +701,7 @@ class Dataset:
             if any_sel and kind.name not in whole and kind.name not in picks:
                 continue  # no selector can match a row of this kind
             mine = picks.get(kind.name, [])
-            path = self.file(kind.query_file)
+            path = self.file(kind.samples.file)
             if versions is not None:
                 versions[kind.name] = _version(path.stat())
             read = row_reader(kind) if light else None
@@ -714,11 +714,11 @@ class Dataset:
                         row = _row(line, path, n)
                         if row is _BLANK or (split is not None and _other_split(row, split)):
                             continue
-                        record = kind.decode(row)
+                        record = kind.samples.decode(row)
                 except RecordError as exc:
                     if split is not None and _other_split(row or _row(line, path, n), split):
                         continue
-                    raise DatasetError(f"{self.root / kind.query_file}:{n}: {exc}") from None
+                    raise DatasetError(f"{self.root / kind.samples.file}:{n}: {exc}") from None
                 if record is None or (split is not None and record.split != split):
                     continue
                 if any_sel and kind.name not in whole and not any(p(record) for p in mine):
@@ -821,7 +821,7 @@ def _fields_checked(
     values = tuple(row.get(k) for k in keys)
     if any(not isinstance(v, str) for v in values):
         try:
-            kind.decode(row)  # names the bad field
+            kind.samples.decode(row)  # names the bad field
         except RecordError as exc:
             raise DatasetError(f"{where}: {exc}") from None
         raise DatasetError(f"{where}: a field of {', '.join(keys)} is not a string")
@@ -830,18 +830,18 @@ def _fields_checked(
 
 def row_reader(kind: TaskKind) -> Callable[[bytes, str], Any]:
     """``read(line, where)``: the record of one JSONL line (bytes) of ``kind``'s query file,
-    as ``kind.decode`` makes it from the line's JSON value; ``None`` for a blank line. A
+    as ``kind.samples.decode`` makes it from the line's JSON value; ``None`` for a blank line. A
     line that is not UTF-8 text or not JSON raises :class:`DatasetError` naming ``where``;
-    a row ``kind.decode`` refuses raises its :class:`~maptab.core.schema.RecordError` (the
+    a row ``kind.samples.decode`` refuses raises its :class:`~maptab.core.schema.RecordError` (the
     caller names file and line). For readers that keep no row (:meth:`Dataset.select`,
     the scorer): a kind whose ``decode`` is :func:`maptab.core.schema.row_decoder` of its record
     class (the built-in kinds) has its lines decoded by msgspec straight into the record
     (:func:`maptab.core.schema.line_decoder`), with the same checks and messages; any other
     kind's ``decode`` gets the JSON value."""
-    if kind.decode is row_decoder(kind.record):
-        typed = line_decoder(kind.record)
+    if kind.samples.decode is row_decoder(kind.samples.record):
+        typed = line_decoder(kind.samples.record)
         return lambda line, where: typed(line, where, DatasetError)
-    decode = kind.decode
+    decode = kind.samples.decode
 
     def read(line: bytes, where: str) -> Any:
         text = line_json_text(line, where, DatasetError)

@@ -15,22 +15,11 @@ from typing import Any
 import numpy as np
 
 from maptab.core.schema import QA_TYPE_COUNT, QAQuery, row_decoder
-from maptab.report.tables import (
-    CAPABILITY_ORDER,
-    Cell,
-    Column,
-    ReportTable,
-    by,
-    capability_abbrev,
-    interval_cell,
-    metric_cell,
-    scenarios_of,
-)
 from maptab.score.errors import ERROR_TYPES
-from maptab.score.metrics import Columns, Metric, aggregate, metric_text
+from maptab.score.metrics import Columns, Metric, aggregate
 from maptab.score.parse import parse_answer
 from maptab.score.qa import capability_weights, qa_correct
-from maptab.tasks.base import Prompt, RewardSpec, TaskKind
+from maptab.tasks.base import Prompt, RewardSpec, Samples, Scoring, TaskKind
 
 NAME = "qa"
 _PREFIX = "qa:"
@@ -120,108 +109,6 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-# --------------------------------------------------------------------------- report tables
-def capabilities_of(runs: Sequence[Any], scenario: str) -> list[str]:
-    names = {
-        c
-        for run in runs
-        for r in run.rows(NAME)
-        if r["scenario"] == scenario
-        for c in r.get("capabilities", [])
-    }
-    order = {a: i for i, a in enumerate(CAPABILITY_ORDER)}
-    return sorted(names, key=lambda c: (order.get(capability_abbrev(c), len(order)), c))
-
-
-def capability_cell(rows: Sequence[dict[str, Any]], capability: str) -> Cell:
-    """Accuracy on a capability: the mean of the per-type accuracies of the QA types that
-    carry it (paper Table 3), as a weighted mean with weight 1/n(type)."""
-    mine = [r for r in rows if capability in r.get("capabilities", [])]
-    weights = dict(zip(map(id, mine), capability_weights([r["type"] for r in mine]), strict=True))
-    return interval_cell(mine, lambda r: r["correct"], weight=lambda r: weights[id(r)])
-
-
-def qa_table(runs: Sequence[Any], scenario: str) -> ReportTable:
-    """MapTab Table 3 for one scenario: accuracy per capability, overall and per type."""
-    caps = capabilities_of(runs, scenario)
-    types = sorted(
-        {int(r["type"]) for run in runs for r in run.rows(NAME) if r["scenario"] == scenario}
-    )
-    cols = [Column("Model"), Column("Acc", "All")]
-    cols += [Column(capability_abbrev(c), "Capability") for c in caps]
-    cols += [Column(f"Q{t}", "Type") for t in types]
-    table = ReportTable(
-        f"qa_{scenario}",
-        f"QA, {scenario}: accuracy by capability (MapTab Table 3) and by type",
-        cols,
-        note="Capability = mean accuracy of the QA types attached to it (paper Table 1). "
-        + ", ".join(f"{capability_abbrev(c)}: {c}" for c in caps if capability_abbrev(c) != c),
-    )
-    for run in runs:
-        rows = [r for r in run.rows(NAME) if r["scenario"] == scenario]
-        per = by(rows, "type")
-        row = [Cell(run.name), metric_cell(ACCURACY, rows)]
-        row += [capability_cell(rows, c) for c in caps]
-        row += [metric_cell(ACCURACY, per.get(str(t), [])) for t in types]
-        table.rows.append(row)
-    return table
-
-
-# --------------------------------------------------------------------------- report
-def _leaderboard(rows: Sequence[dict[str, Any]] | None) -> Any:
-    if rows is None:
-        return [Column("n", "QA"), Column(ACCURACY.header, "QA")]
-    return [Cell(len(rows), kind="int"), metric_cell(ACCURACY, rows)]
-
-
-def _tables(runs: Sequence[Any]) -> list[Any]:
-    return [qa_table(runs, s) for s in scenarios_of(runs, NAME)]
-
-
-def _paired(run: Any) -> list[tuple[Any, str, str, Any]]:
-    return [
-        (
-            (0, s),
-            f"QA {s} accuracy",
-            "correct",
-            lambda r, s=s: r["kind"] == NAME and r["scenario"] == s,
-        )
-        for s in sorted({r["scenario"] for r in run.rows(NAME)})
-    ]
-
-
-def _describe(row: dict[str, Any], query: Any, response: str) -> dict[str, Any]:
-    from maptab.report.html import TABLE_TITLES, fmt_value
-
-    rec: dict[str, Any] = {"prompt": "", "inputs": "", "gold": "", "pred": "", "metrics": []}
-    rec["category"] = f"QA type {row['type']}"
-    rec["mdiff"] = rec["qdiff"] = None
-    rec["pred"] = fmt_value(row.get("pred"))
-    rec["gold"] = fmt_value(row.get("answer"))
-    rec["metrics"] = [["correct", fmt_value(row.get("correct"))]]
-    rec["metrics"].append(["capabilities", ", ".join(row.get("capabilities", []))])
-    if isinstance(query, QAQuery):
-        rec["prompt"] = query.question
-        rec["inputs"] = ", ".join(TABLE_TITLES.get(i, i) for i in query.inputs)
-    return rec
-
-
-def _summary_view(block: dict[str, Any]) -> list[Any]:
-    rows = [
-        (scenario, str(b["overall"]["n"]), metric_text(ACCURACY, b["overall"]))
-        for scenario, b in block["by_scenario"].items()
-    ]
-    return [("QA accuracy", ("scenario", "n", "accuracy"), 1, rows)]
-
-
-def _capability_figure(runs: Sequence[Any], path: Any) -> Any:
-    from maptab.report.plots import capability_profile
-
-    return capability_profile(
-        runs, path, kind=NAME, capabilities=capabilities_of, cell=capability_cell
-    )
-
-
 def check_label(record: QAQuery, network: Any) -> str | None:
     """How the stored answer differs from the one re-derived from its parameters, or
     ``None``."""
@@ -243,33 +130,26 @@ def _reward(ref: Any, text: str) -> Any:
 TASK = TaskKind(
     name=NAME,
     title="QA",
-    query_file="qa.jsonl",
-    record=QAQuery,
-    decode=decode,
+    samples=Samples(
+        file="qa.jsonl",
+        record=QAQuery,
+        decode=decode,
+        select=selector,
+        select_help=(f"{_PREFIX}1 … {_PREFIX}{QA_TYPE_COUNT}",),
+        category=lambda record, variant: f"{_PREFIX}{record.type}",
+        check_label=check_label,
+        # a row without QA parameters has none to re-derive from
+        label_checkable=lambda row: "params" in row,
+    ),
     prompt=prompt,
-    score=score,
-    summarise=summarise,
     answer=answer,
-    order=20,
-    selector=selector,
-    selector_help=(f"{_PREFIX}1 … {_PREFIX}{QA_TYPE_COUNT}",),
-    slim=slim,
+    scoring=Scoring(score, summarise, slim=slim, match_question=True),
     metrics=METRICS,
-    leaderboard=_leaderboard,
-    tables=_tables,
-    paired=_paired,
-    describe=_describe,
-    summary_view=_summary_view,
-    figures=((20, _capability_figure, "capability_profile.png"),),
-    match_question=True,
-    check_label=check_label,
-    # a row without QA parameters has none to re-derive from
-    label_checkable=lambda row: "params" in row,
-    category=lambda record, variant: f"{_PREFIX}{record.type}",
     reward=RewardSpec(
         _reward,
         ability="map_qa",
         with_map=False,
         blank={"question": "", "tables": {}, "params": {}},
     ),
+    order=20,
 )

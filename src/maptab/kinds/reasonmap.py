@@ -9,16 +9,14 @@ map score, plain and difficulty-weighted (ReasonMap Table 2).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from typing import Any
 
 from maptab.core.schema import ReasonMapQuestion, row_decoder
-from maptab.report.tables import Cell, Column, ReportTable, by, metric_cell
 from maptab.score.errors import ERROR_TYPES
-from maptab.score.metrics import Columns, Metric, aggregate, metric_text
+from maptab.score.metrics import Columns, Metric, aggregate
 from maptab.score.parse import parse_reasonmap
 from maptab.score.reasonmap import score_reasonmap
-from maptab.tasks.base import Prompt, RewardSpec, TaskKind
+from maptab.tasks.base import Prompt, RewardSpec, Samples, Scoring, TaskKind
 
 NAME = "reasonmap"
 MODES = ("short", "long")
@@ -45,17 +43,7 @@ METRICS = (
         group_by=("mode",),
     ),
 )
-M = {m.name: m for m in METRICS}
 FORMAT_ERRORS = Metric("format_errors", "parsed", aggregate="count_false", fmt="int")
-# ReasonMap Table 2 column order
-_TABLE_ORDER = (
-    "accuracy",
-    "accuracy_strict",
-    "weighted_accuracy",
-    "weighted_accuracy_strict",
-    "map_score",
-    "weighted_map_score",
-)
 
 
 # --------------------------------------------------------------------------- samples
@@ -115,104 +103,6 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-# --------------------------------------------------------------------------- report tables
-def reasonmap_table(runs: Sequence[Any]) -> ReportTable:
-    """ReasonMap Table 2: per mode (S. short, L. long) accuracy and map score."""
-    metrics = [M[k] for k in _TABLE_ORDER]
-    cols = [Column("Model")]
-    cols += [Column(m, metric.header) for metric in metrics for m in ("S.", "L.")]
-    table = ReportTable(
-        "reasonmap",
-        "ReasonMap: accuracy and map score (ReasonMap Table 2)",
-        cols,
-        note=(
-            "W.: difficulty-weighted (SPEC 14 weights). Map score out of 20 (short) and "
-            "40 (long). Strict also checks every segment along its line."
-        ),
-    )
-    for run in runs:
-        modes = by(run.rows(NAME), "mode")
-        row = [Cell(run.name)]
-        for metric in metrics:
-            for mode in MODES:
-                row.append(metric_cell(metric, modes.get(mode, [])))
-        table.rows.append(row)
-    return table
-
-
-# --------------------------------------------------------------------------- report
-def _leaderboard(rows: Sequence[dict[str, Any]] | None) -> Any:
-    pooled = (M["weighted_accuracy"], M["weighted_map_score"])
-    if rows is None:
-        return [Column(n, "ReasonMap") for n in ("n", "W.Acc", "W.Score")]
-    return [Cell(len(rows), kind="int")] + [metric_cell(m, rows) for m in pooled]
-
-
-def _tables(runs: Sequence[Any]) -> list[Any]:
-    if not any(run.rows(NAME) for run in runs):
-        return []
-    return [reasonmap_table(runs)]
-
-
-def _paired(run: Any) -> list[tuple[Any, str, str, Any]]:
-    return [
-        (
-            (1, ""),
-            f"ReasonMap {mode} accuracy",
-            "correct",
-            lambda r, m=mode: r["kind"] == NAME and r["mode"] == m,
-        )
-        for mode in MODES
-    ]
-
-
-def _describe(row: dict[str, Any], query: Any, response: str) -> dict[str, Any]:
-    from maptab.report.html import fmt_value, segments_text
-
-    rec: dict[str, Any] = {"prompt": "", "inputs": "", "gold": "", "pred": "", "metrics": []}
-    rec["category"] = f"ReasonMap {row['mode']}"
-    rec["mdiff"], rec["qdiff"] = row.get("map_difficulty"), row.get("question_difficulty")
-    rec["metrics"] = [
-        ["correct", fmt_value(row.get("correct"))],
-        ["correct (strict)", fmt_value(row.get("correct_strict"))],
-        ["map score", f"{fmt_value(row.get('map_score'))} / {fmt_value(row.get('max_score'))}"],
-    ]
-    segments = parse_reasonmap(response, row["mode"])
-    rec["pred"] = segments_text([asdict(s) for s in segments]) if segments else ""
-    if isinstance(query, ReasonMapQuestion):
-        short = row["mode"] == "short"
-        rec["prompt"] = query.question_short if short else query.question_long
-        rec["inputs"] = "Map"
-        rec["gold"] = "\n\n".join(
-            f"Reference {k}:\n{segments_text(r)}" for k, r in enumerate(query.routes, 1)
-        )
-    return rec
-
-
-def _summary_view(block: dict[str, Any]) -> list[Any]:
-    cols = ("mode", "n", "acc", "acc strict", "weighted acc", "map score", "weighted")
-    rows = [
-        (
-            mode,
-            str(b["accuracy"]["n"]),
-            metric_text(M["accuracy"], b["accuracy"]),
-            metric_text(M["accuracy_strict"], b["accuracy_strict"]),
-            metric_text(M["weighted_accuracy"], b["weighted_accuracy"]),
-            f"{b['map_score']['mean']:.2f}/{b['max_score']:.0f}",
-            f"{b['weighted_map_score']['mean']:.2f}",
-        )
-        for mode, b in block.items()
-    ]
-    return [("ReasonMap", cols, 1, rows)]
-
-
-def _heatmaps(run: Any) -> list[Any]:
-    rows = run.rows(NAME)
-    if not rows:
-        return []
-    return [("ReasonMap", rows, "map_difficulty", "question_difficulty", "correct")]
-
-
 def _reward(ref: Any, text: str) -> Any:
     from maptab.rewards.core import reasonmap_reward
 
@@ -222,21 +112,13 @@ def _reward(ref: Any, text: str) -> Any:
 TASK = TaskKind(
     name=NAME,
     title="ReasonMap",
-    query_file="reasonmap.jsonl",
-    record=ReasonMapQuestion,
-    decode=decode,
+    samples=Samples(
+        file="reasonmap.jsonl", record=ReasonMapQuestion, decode=decode, variants=MODES
+    ),
     prompt=prompt,
-    score=score,
-    summarise=summarise,
     answer=answer,
-    order=30,
-    variants=MODES,
+    scoring=Scoring(score, summarise),
     metrics=METRICS,
-    leaderboard=_leaderboard,
-    tables=_tables,
-    paired=_paired,
-    describe=_describe,
-    summary_view=_summary_view,
-    heatmaps=_heatmaps,
     reward=RewardSpec(_reward, ability="route_planning"),
+    order=30,
 )

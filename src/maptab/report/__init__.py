@@ -28,14 +28,8 @@ from rich.table import Table
 
 from maptab._progress import Progress
 from maptab.report.loader import QueryRecords, load_runs
-from maptab.report.tables import (
-    ReportTable,
-    build_tables,
-    leaderboard_table,
-    to_csv,
-    to_latex,
-    to_markdown,
-)
+from maptab.report.tables import ReportTable, to_csv, to_latex, to_markdown
+from maptab.report.views import build_tables, leaderboard_table
 
 __all__ = ["ReportFiles", "leaderboard", "leaderboard_rows", "transposed_table", "write_report"]
 

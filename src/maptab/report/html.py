@@ -32,6 +32,7 @@ from typing import Any
 from maptab.report.loader import QueryRecords, Run, outcome
 from maptab.report.overlays import Overlays, attach_map_pictures
 from maptab.report.tables import Cell, ReportTable
+from maptab.report.views import view_of
 from maptab.tasks.base import TaskError
 from maptab.tasks.base import get as get_kind
 
@@ -102,9 +103,9 @@ def segments_text(route: Sequence[dict[str, Any]]) -> str:
 
 def _describe(row: dict[str, Any], query: Any, response: str) -> dict[str, Any]:
     """Category, difficulties, prompt, gold, predicted answer and metrics of one row (its
-    task kind's ``describe``; a row of a kind without one shows its id and fields)."""
+    kind view's ``describe``; a row of a kind without one shows its id and fields)."""
     try:
-        describe = get_kind(str(row["kind"])).describe
+        describe = view_of(get_kind(str(row["kind"]))).describe
     except TaskError:
         describe = None
     if describe is not None:

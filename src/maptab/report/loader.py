@@ -199,7 +199,7 @@ class PredictionFile(Mapping[str, Prediction]):
 def outcome(row: Mapping[str, Any]) -> str:
     """``correct``, ``wrong`` or ``format error`` for a score row.
 
-    A row is judged by its task kind's ``success`` field (route planning: the strict,
+    A row is judged by its task kind's ``scoring.success`` field (route planning: the strict,
     verified check ``strict``, SPEC 13; QA and ReasonMap: ``correct``, for ReasonMap the
     lenient correctness of the paper; a row of an unknown kind: ``correct``). Unparseable
     answers are ``format error`` whatever else holds.
@@ -207,7 +207,7 @@ def outcome(row: Mapping[str, Any]) -> str:
     if not row.get("parsed", True):
         return "format error"
     try:
-        field_ = get_kind(str(row.get("kind"))).success
+        field_ = get_kind(str(row.get("kind"))).scoring.success
     except TaskError:
         field_ = "correct"
     ok = row.get(field_)

@@ -29,6 +29,7 @@ from maptab.core.network import Network
 from maptab.core.schema import RPQuery
 from maptab.io.dataset import DatasetError
 from maptab.report.loader import QueryRecords, Run, outcome
+from maptab.report.views import view_of
 from maptab.tasks.base import all_kinds
 
 __all__ = [
@@ -76,7 +77,7 @@ def select_samples(run: Run, per_group: int) -> list[dict[str, Any]]:
     """The RP score rows of ``run`` that get pictures (module docstring), in file order."""
     taken: dict[tuple[str, str, bool], int] = defaultdict(int)
     chosen = []
-    rows = [r for kind in all_kinds() if kind.route_overlays for r in run.rows(kind.name)]
+    rows = [r for k in all_kinds() if view_of(k).route_overlays for r in run.rows(k.name)]
     for row in rows:
         key = (str(row["scenario"]), str(row["category"]), outcome(row) == "correct")
         if taken[key] < per_group:
@@ -197,7 +198,7 @@ def render_overlays(
         return result
     current: tuple[tuple[str, str], Any] | None = None  # (map key, its rendering)
     queries = queries if queries is not None else QueryRecords()
-    drawn_kinds = [kind for kind in all_kinds() if kind.route_overlays]
+    drawn_kinds = [kind for kind in all_kinds() if view_of(kind).route_overlays]
     by_root: dict[str, dict[str, RPQuery]] = {}
     failed: dict[tuple[str, str], int] = {}  # map key -> the job its problem is listed at
     # job -> ((run, sample id), picture paths, map key)

@@ -28,6 +28,7 @@ import numpy as np  # noqa: E402
 
 from maptab.report.loader import Run  # noqa: E402
 from maptab.report.tables import capability_abbrev  # noqa: E402
+from maptab.report.views import view_of  # noqa: E402
 from maptab.score.errors import ERROR_TYPES  # noqa: E402
 from maptab.tasks.base import all_kinds  # noqa: E402
 
@@ -62,8 +63,8 @@ def _save(fig: Any, path: Path) -> Path:
 
 def _heatmap_parts(run: Run) -> list[tuple[str, list[dict[str, Any]], str, str, str]]:
     """(title, rows, y field, x field, value field) of each heatmap panel of a run: every
-    task kind's ``heatmaps``, in registry order."""
-    return [part for kind in all_kinds() for part in kind.heatmaps(run)]
+    kind view's ``heatmaps``, in registry order."""
+    return [part for kind in all_kinds() for part in view_of(kind).heatmaps(run)]
 
 
 def difficulty_heatmap(runs: Sequence[Run], path: Path) -> Path | None:
@@ -219,11 +220,11 @@ def error_bars(runs: Sequence[Run], path: Path, *, kind: str) -> Path | None:
 
 
 def write_plots(runs: Sequence[Run], out_dir: Path) -> list[Path]:
-    """Every figure into ``out_dir``: the difficulty heatmap, then the task kinds'
+    """Every figure into ``out_dir``: the difficulty heatmap, then the kind views'
     ``figures`` (``(position, function, file name)``) by position; returns the files
     written."""
     figures = [(0, difficulty_heatmap, "difficulty_heatmap.png")]
-    figures += [fig for kind in all_kinds() for fig in kind.figures]
+    figures += [fig for kind in all_kinds() for fig in view_of(kind).figures]
     figures.sort(key=lambda f: f[0])
     written = [fn(runs, out_dir / name) for _, fn, name in figures]
     return [p for p in written if p is not None]

@@ -1,4 +1,5 @@
-"""Leaderboard tables comparing runs, in the shape of the papers' tables (SPEC 13).
+"""Report tables and their renderers: cells with intervals, in the shape of the papers'
+tables (SPEC 13); :mod:`maptab.report.views` assembles them per task kind.
 
 Every number is recomputed from the runs' ``scores.jsonl`` rows with the scorer's own
 interval code (:func:`maptab.score.stats.bootstrap_ci`: 95% percentile bootstrap, 2000
@@ -40,8 +41,6 @@ from typing import Any
 from maptab.core.schema import QA_CAPABILITIES, RP_CATEGORIES
 from maptab.report.loader import Run
 from maptab.score.metrics import Columns, Metric, interval
-from maptab.score.scorer import compare_runs
-from maptab.tasks.base import all_kinds
 
 __all__ = [
     "CAPABILITY_ABBREV",
@@ -49,8 +48,6 @@ __all__ = [
     "Cell",
     "Column",
     "ReportTable",
-    "build_tables",
-    "leaderboard_table",
     "to_csv",
     "to_latex",
     "to_markdown",
@@ -208,95 +205,6 @@ def scenarios_of(runs: Sequence[Run], kind: str) -> list[str]:
 
 def category_title(category: str) -> str:
     return CATEGORY_TITLES.get(category, category)
-
-
-# --------------------------------------------------------------------------- tables
-def leaderboard_table(runs: Sequence[Run]) -> ReportTable:
-    """The headline comparison, one row per run (module docstring): each task kind with
-    rows in any run adds its ``leaderboard`` columns."""
-    kinds = [k for k in all_kinds() if any(run.rows(k.name) for run in runs)]
-    cols = [Column("Model")]
-    for k in kinds:
-        cols += k.leaderboard(None)
-    table = ReportTable(
-        "leaderboard",
-        "Leaderboard (95% CI, bootstrap clustered by map)",
-        cols,
-        note=(
-            "Strict: route valid, optimal and transfer marks right (verified on the graph). "
-            "EMA/PMA/DS: the papers' metrics. Gap: mean J(pred)/J(opt)-1 over valid routes. "
-            "ReasonMap: difficulty-weighted accuracy and map score, short and long pooled."
-        ),
-    )
-    for run in runs:
-        row = [Cell(run.name)]
-        for k in kinds:
-            row += k.leaderboard(run.rows(k.name))
-        table.rows.append(row)
-    return table
-
-
-def _paired_metrics(run: Run) -> list[tuple[str, str, Callable[[dict[str, Any]], bool]]]:
-    """(label, value field, row filter) for each paired comparison: every kind's
-    ``paired`` entries, ordered by their group (a scenario) and then by kind."""
-    entries = []
-    for order, k in enumerate(all_kinds()):
-        for n, (group, label, value, keep) in enumerate(k.paired(run)):
-            entries.append(((group, order, n), (label, value, keep)))
-    entries.sort(key=lambda e: e[0])
-    return [e for _, e in entries]
-
-
-def paired_table(runs: Sequence[Run]) -> ReportTable | None:
-    """Each run minus the first on their common scored samples; ``None`` for one run."""
-    if len(runs) < 2:
-        return None
-    base = runs[0]
-    table = ReportTable(
-        "paired",
-        f"Paired differences against {base.name} (same samples)",
-        [
-            Column("Model"),
-            Column("Metric"),
-            Column("n"),
-            Column("Δ (pp)"),
-            Column("Run"),
-            Column("Base"),
-        ],
-        note=(
-            "Δ: mean of (run − base) over the samples both runs scored, in percentage points, "
-            "with a paired bootstrap interval clustered by map. An interval that excludes 0 "
-            "is a difference beyond resampling noise."
-        ),
-    )
-    for run in runs[1:]:
-        for label, value, keep in _paired_metrics(base):
-            cmp = compare_runs(run.scores, base.scores, value, keep)
-            if not cmp["n"]:
-                continue
-            table.rows.append(
-                [
-                    Cell(run.name),
-                    Cell(label),
-                    Cell(cmp["n"], kind="int"),
-                    Cell(cmp["diff"], cmp["lo"], cmp["hi"], "pp"),
-                    Cell(cmp["mean_a"], kind="pct"),
-                    Cell(cmp["mean_b"], kind="pct"),
-                ]
-            )
-    return table
-
-
-def build_tables(runs: Sequence[Run]) -> list[ReportTable]:
-    """Every table of the report: the leaderboard, each task kind's ``tables`` in registry
-    order, the paired differences (module docstring)."""
-    tables = [leaderboard_table(runs)]
-    for k in all_kinds():
-        tables += k.tables(runs)
-    paired = paired_table(runs)
-    if paired is not None and paired.rows:
-        tables.append(paired)
-    return tables
 
 
 # --------------------------------------------------------------------------- renderers

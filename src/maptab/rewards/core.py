@@ -114,7 +114,7 @@ def kind_name(record: object) -> str:
     t = type(record)
     name = _NAMES.get(t)
     if name is None:
-        name = next((k.name for k in all_kinds() if k.record is t), t.__name__)
+        name = next((k.name for k in all_kinds() if k.samples.record is t), t.__name__)
         _NAMES[t] = name
     return name
 

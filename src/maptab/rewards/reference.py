@@ -141,9 +141,9 @@ def all_rewarded() -> list[TaskKind]:
 
 
 def _check_mode(task: TaskKind, mode: str, where: str) -> None:
-    if task.variants != ("",) and mode not in task.variants:
+    if task.samples.variants != ("",) and mode not in task.samples.variants:
         raise ReferenceError(
-            f"{where}{task.title} mode must be one of {', '.join(map(repr, task.variants))}, "
+            f"{where}{task.title} mode must be one of {', '.join(map(repr, task.samples.variants))}, "
             f"not {mode!r}"
         )
 
@@ -168,7 +168,7 @@ def encode_reference(
     for name in spec.blank:
         sample.pop(name, None)
     body: dict[str, Any] = {"version": REFERENCE_VERSION, "kind": kind, "sample": sample}
-    if task.variants != ("",):
+    if task.samples.variants != ("",):
         body["mode"] = mode
     if spec.with_map:
         assert network is not None

@@ -97,9 +97,9 @@ def validate_dataset(root: str | Path, *, sample: int = 200, seed: int = 0) -> D
     skip = set(ds.manifest["options"].get("label_mismatches") or ())
     rng = random.Random(seed)
     kinds = all_kinds()
-    picked = {k.name: _Reservoir(sample, rng) for k in kinds if k.check_label is not None}
+    picked = {k.name: _Reservoir(sample, rng) for k in kinds if k.samples.check_label is not None}
     for kind in kinds:
-        name = kind.query_file
+        name = kind.samples.file
         if not ds.has(name):
             continue
         try:
@@ -121,7 +121,7 @@ def validate_dataset(root: str | Path, *, sample: int = 200, seed: int = 0) -> D
                 if (
                     kind.name in picked
                     and record.id not in skip
-                    and kind.label_checkable(json_object(line, f"{path}:{n}"))
+                    and kind.samples.label_checkable(json_object(line, f"{path}:{n}"))
                 ):
                     picked[kind.name].offer((where, record))
         except DatasetError as exc:
@@ -131,7 +131,7 @@ def validate_dataset(root: str | Path, *, sample: int = 200, seed: int = 0) -> D
             if record.map_id not in networks:
                 continue  # its network.json is broken, already reported
             report.gold_checked += 1
-            problem = kind.check_label(record, networks[record.map_id])  # type: ignore[misc]
+            problem = kind.samples.check_label(record, networks[record.map_id])  # type: ignore[misc]
             if problem:
                 report.add(f"{where}: {problem}")
     return report

@@ -31,7 +31,16 @@ import numpy as np
 from maptab.score.rows import field_reader
 from maptab.score.stats import bootstrap_ci
 
-__all__ = ["LEVEL", "N_BOOT", "Columns", "Metric", "aggregate", "interval"]
+__all__ = [
+    "LEVEL",
+    "N_BOOT",
+    "Columns",
+    "Metric",
+    "aggregate",
+    "interval",
+    "metric_text",
+    "summarise_metrics",
+]
 
 LEVEL = 0.95
 N_BOOT = 2000
@@ -194,6 +203,15 @@ def aggregate(metric: Metric, c: Columns, idx: np.ndarray) -> Any:
         n = int(kept.size)
         return {"total": out["mean"] * n, "lo": out["lo"] * n, "hi": out["hi"] * n, "n": n}
     return out
+
+
+def summarise_metrics(
+    metrics: Sequence[Metric], rows: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """Each of ``metrics`` aggregated over all ``rows``, by name: the ``summary.json`` block
+    of a task kind that declares no ``summarise`` of its own."""
+    c = Columns(rows)
+    return {m.name: aggregate(m, c, c.every) for m in metrics}
 
 
 def interval(metric: Metric, rows: Sequence[Mapping[str, Any]]) -> tuple[float | None, ...]:

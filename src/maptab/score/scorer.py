@@ -47,7 +47,7 @@ from maptab.core.schema import (
 )
 from maptab.executors import workers_for
 from maptab.io.dataset import Dataset, DatasetError, json_object, string_fields
-from maptab.score.metrics import LEVEL, N_BOOT
+from maptab.score.metrics import LEVEL, N_BOOT, summarise_metrics
 from maptab.score.rows import RowPacker, ScoreRow, field_reader
 from maptab.score.stats import paired_difference
 from maptab.score.workers import (
@@ -83,7 +83,12 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     for kind in all_kinds():
         kind_rows = list(compress(rows, [k == kind.name for k in kinds]))
         if kind_rows:
-            out[kind.name] = kind.summarise(kind_rows)
+            summarise = kind.scoring.summarise
+            out[kind.name] = (
+                summarise(kind_rows)
+                if summarise is not None
+                else summarise_metrics(kind.metrics, kind_rows)
+            )
     return out
 
 
@@ -199,7 +204,7 @@ class _Queries:
         for kind in self.kinds:
             wanted = {s[0] for s in map(kind.split_id, ids) if s is not None}
             found = self.at[kind.name]
-            known = _known_locations(ds, kind.query_file)
+            known = _known_locations(ds, kind.samples.file)
             if known is not None:  # the file was just read to match a results file
                 for sid in wanted:
                     at = known.get(sid)
@@ -208,8 +213,8 @@ class _Queries:
                 self.counts[kind.name] = len(known)
                 continue
             every: set[str | None] = set()
-            shown = ds.root / kind.query_file
-            for at, size, n, line in _scan_offsets(ds, kind.query_file):
+            shown = ds.root / kind.samples.file
+            for at, size, n, line in _scan_offsets(ds, kind.samples.file):
                 sid = _row_id(line, f"{shown}:{n}" if not line.startswith('{"id": "') else "")
                 every.add(sid)
                 if sid in wanted:
@@ -230,7 +235,7 @@ class _Queries:
 
     def expected(self) -> int:
         """How many samples the whole dataset asks for (a row per variant)."""
-        return sum(self.counts[k.name] * len(k.variants) for k in self.kinds)
+        return sum(self.counts[k.name] * len(k.samples.variants) for k in self.kinds)
 
 
 # --------------------------------------------------------------------------- drivers
@@ -390,10 +395,10 @@ def _score_items(
             api_errors[kind.name] += 1
             continue
         key = (p.id, p.response)
-        if kind.score_once and key in same:
+        if kind.scoring.once and key in same:
             plan.append((-1, key, False))
         else:
-            remember = kind.score_once and left[p.id] > 0
+            remember = kind.scoring.once and left[p.id] > 0
             if remember:
                 same[key] = None  # filled in when its row comes back
             plan.append((len(jobs), key, remember))
@@ -776,14 +781,14 @@ class _MatchIndex:
         self._by_question: dict[bytes, list[str]] | None = None
         self._question_of: dict[str, bytes] = {}
         for kind in all_kinds():
-            if not ds.has(kind.query_file):
+            if not ds.has(kind.samples.file):
                 continue
             keys: tuple[str, ...] = ("id",)
-            if kind.match_pair:
-                keys = ("id", "map_id", "category", *kind.match_pair)
-            name, single = kind.name, kind.variants == ("",)
-            shown = ds.root / kind.query_file
-            path = ds.file(kind.query_file)
+            if kind.scoring.match_pair:
+                keys = ("id", "map_id", "category", *kind.scoring.match_pair)
+            name, single = kind.name, kind.samples.variants == ("",)
+            shown = ds.root / kind.samples.file
+            path = ds.file(kind.samples.file)
             version = _file_version(path)
             locations: dict[str, tuple[int, int, int]] = {}
             for n, at, line, f in string_fields(kind, path, keys, shown):
@@ -794,10 +799,10 @@ class _MatchIndex:
                 else:
                     for sample_id, _ in kind.sample_ids(sid):
                         self.kinds[sample_id] = name
-                if kind.match_pair:
+                if kind.scoring.match_pair:
                     pair = (table_name(f[3]), table_name(f[4]))
                     self.by_pair[pair].append(_RPKey(sid, f[1], f[2], f[1].lower()))
-            _LOCATIONS[kind.query_file] = (version, locations)
+            _LOCATIONS[kind.samples.file] = (version, locations)
         self.one_map: set[tuple[str, str]] = {
             pair for pair, keys in self.by_pair.items() if len({k.map_lower for k in keys}) == 1
         }
@@ -806,14 +811,14 @@ class _MatchIndex:
         """The second pass: the digest of every question of the kinds matched by question."""
         by_question: dict[bytes, list[str]] = defaultdict(list)
         for kind in all_kinds():
-            if not kind.match_question or not self.ds.has(kind.query_file):
+            if not kind.scoring.match_question or not self.ds.has(kind.samples.file):
                 continue
-            shown = self.ds.root / kind.query_file
-            path = self.ds.file(kind.query_file)
+            shown = self.ds.root / kind.samples.file
+            path = self.ds.file(kind.samples.file)
             for *_, (sid, text) in string_fields(kind, path, ("id", "question"), shown):
                 question = _digest(text)
                 by_question[question].append(sid)
-                if kind.match_pair:
+                if kind.scoring.match_pair:
                     self._question_of[sid] = question
         self._by_question = by_question
 

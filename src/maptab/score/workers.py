@@ -146,7 +146,7 @@ class RowScorer:
                         records.clear()
                     records[key] = record
             try:
-                row = kind.score(self.maps, record, variant, response)
+                row = kind.scoring.score(self.maps, record, variant, response)
             except (DatasetError, ValueError) as exc:
                 raise ScoreError(f"{self.dataset.root}: sample {sample_id!r}: {exc}") from None
             out.append((row, row_text(row) if self.text else None))
@@ -159,9 +159,9 @@ class RowScorer:
             opened = self._files.get(kind_name)
             if opened is None:
                 fh = open_regular(
-                    self.dataset.file(kind.query_file), binary=True, error=DatasetError
+                    self.dataset.file(kind.samples.file), binary=True, error=DatasetError
                 )
-                shown = str(self.dataset.root / kind.query_file)  # error messages name it
+                shown = str(self.dataset.root / kind.samples.file)  # error messages name it
                 opened = self._files[kind_name] = (fh, record_decoder(kind), shown)
             fh, decode, shown = opened
             where = f"{shown}:{n}"
@@ -171,7 +171,7 @@ class RowScorer:
             raise ScoreError(str(exc)) from None
         if record.id != record_id:  # the file changed since it was read
             raise ScoreError(f"{where}: id {record.id!r}, expected {record_id!r}")
-        return kind.slim(record)
+        return kind.scoring.slim(record)
 
     def close(self) -> None:
         for fh, *_ in self._files.values():

@@ -3,9 +3,10 @@
 A task kind (route planning ``rp``, map QA, ReasonMap, or a third party's) is everything
 the pipeline needs to know about one kind of sample, named in one record: its query file
 and record type, how a row is decoded and selected, the prompt it becomes, how an answer is
-scored and summarised, the reference (oracle) answer, and its report sections. ``run``,
-``score``, ``report`` and the CLI iterate over :func:`all_kinds` and call these fields; no
-module outside a kind's own file branches on a kind's name (``tests/test_tasks.py``).
+scored and summarised, the reference (oracle) answer and the RL reward. ``run``, ``score``,
+``report`` and the CLI iterate over :func:`all_kinds` and call these fields; no module
+outside a kind's own file branches on a kind's name (``tests/test_tasks.py``). How a kind
+is shown in reports is declared apart, in :mod:`maptab.report.views`.
 
 Where kinds come from (``docs/guides/add-a-task-kind.md``):
 
@@ -32,6 +33,8 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "Prompt",
     "RewardSpec",
+    "Samples",
+    "Scoring",
     "TaskError",
     "TaskKind",
     "all_kinds",
@@ -85,104 +88,108 @@ def _none(*_: Any) -> Any:
     return None
 
 
-def _empty(*_: Any) -> list[Any]:
-    return []
+def _same(record: Any) -> Any:
+    return record
+
+
+def _every(row: dict[str, Any]) -> bool:
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Samples:
+    """A kind's rows and the requests they become (SPEC 11).
+
+    ``file`` is the dataset's JSONL file of rows (``DIR/<file>``); ``record`` their class
+    (with ``id``, ``map_id``, ``split``); ``decode(row)`` turns a JSON row into a
+    ``record`` or raises :class:`~maptab.core.schema.RecordError` naming the field.
+    ``variants`` are the requests one row becomes (``("",)``: one, with the row's id;
+    otherwise ``<id>/<variant>``). ``select(token)`` returns a predicate on records for a
+    ``--categories`` token of this kind (an RP category, ``qa:7``), or ``None`` when the
+    token is not one of its own; ``select_help`` lists them for error messages.
+    ``category(record, variant)`` is the sample's category label in exports and harness
+    metadata (default: the variant, else the kind's name). ``check_label(record,
+    network)`` re-derives a row's gold label for ``maptab validate`` and says how the stored
+    one differs (``None``: it agrees; no ``check_label``: labels are not re-derived);
+    ``label_checkable(row)`` says whether a row can be.
+    """
+
+    file: str
+    record: type
+    decode: Callable[[dict[str, Any]], Any]
+    variants: tuple[str, ...] = ("",)
+    select: Callable[[str], Callable[[Any], bool] | None] = _none
+    select_help: tuple[str, ...] = ()
+    category: Callable[[Any, str], str] | None = None
+    check_label: Callable[[Any, Any], str | None] | None = None
+    label_checkable: Callable[[dict[str, Any]], bool] = _every
+
+
+@dataclass(frozen=True, slots=True)
+class Scoring:
+    """How an answer to one of a kind's samples is scored (SPEC 13).
+
+    ``score(maps, record, variant, response)`` is the score row (a dict with ``id``,
+    ``kind``, ``map_id``, ``parsed`` and the per-sample fields the kind's metrics read).
+    ``summarise(rows)`` is the kind's block of ``summary.json`` (``None``: every declared
+    metric aggregated over all rows, :func:`maptab.score.metrics.summarise_metrics`).
+    ``success`` is the field that makes a row *correct* in reports; ``once``: equal answers
+    to one sample are scored once; ``slim(record)`` drops what scoring never reads (it may
+    change the record it is given, which the scorer decoded for itself). For ``maptab score
+    --results``: ``match_question`` (a sample may be matched by its question text) and
+    ``match_pair`` (the two record fields a ``station_1``/``station_2`` pair is matched
+    against).
+    """
+
+    score: Callable[..., dict[str, Any]]
+    summarise: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]] | None = None
+    success: str = "correct"
+    once: bool = False
+    slim: Callable[[Any], Any] = _same
+    match_question: bool = False
+    match_pair: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class TaskKind:
-    """One kind of sample, everything about it in one record (module docstring).
-
-    Sample side: ``record`` is its dataclass (with ``id``, ``map_id``, ``split``);
-    ``decode(row)`` turns a JSON row into a ``record`` or raises
-    :class:`~maptab.core.schema.RecordError` naming the field; ``variants`` are the requests one
-    row becomes (``("",)``: one, with the row's id; otherwise ``<id>/<variant>``);
-    ``selector(token)`` returns a predicate on records for a ``--categories`` token of this
-    kind (an RP category, ``qa:7``), or ``None`` when the token is not one of its own;
-    ``selector_help`` lists them for error messages; ``slim(record)`` drops what scoring
-    never reads (it may change the record it is given, which the scorer decoded for itself).
-
-    Run side: ``prompt(record, variant)`` is the :class:`Prompt`; ``answer(baseline,
-    request)`` is a built-in baseline's answer (the ``oracle`` baseline's is the reference
-    answer).
-
-    Score side: ``score(maps, record, variant, response)`` is the score row (a dict with
-    ``id``, ``kind``, ``map_id``, ``parsed`` and the kind's per-sample metric fields);
-    ``score_once``: equal answers to one sample are scored once; ``summarise(rows)`` is the
-    kind's block of ``summary.json``; ``success`` is the field that makes a row ``correct``
-    in reports; ``metrics`` are the :class:`~maptab.score.metrics.Metric` declarations that
-    the summary, report tables and CLI print read.
-
-    Report side: ``leaderboard`` (columns, cells of one run's rows), ``tables(runs)``,
-    ``paired(run)``, ``describe(row, record, response)`` for the sample browser,
-    ``heatmaps(run)`` (difficulty heatmap panels ``(title, rows, y field, x field, value
-    field)``), ``figures`` (``(position, function(runs, path), file name)``: the report's
-    figures, ordered by position), ``route_overlays`` (the browser draws the answered
-    routes of this kind on the map), ``summary_view(block)`` (``(title, columns, text
-    columns, rows)`` tables that ``maptab score`` prints).
-
-    External results (``maptab score --results``): ``match_question`` (a sample may be
-    matched by its question text) and ``match_pair`` (the two record fields a
-    ``station_1``/``station_2`` pair is matched against).
-
-    Integrations: ``category(record, variant)`` is the sample's category label in exports
-    and harness metadata (default: the variant, else the kind's name); ``reward`` is the
-    kind's :class:`RewardSpec` (``None``: no RL reward).
-
-    ``maptab validate``: ``check_label(record, network)`` re-derives a row's gold label
-    and says how the stored one differs (``None``: it agrees; no ``check_label``: the
-    kind's labels are not re-derived); ``label_checkable(row)`` says whether a row can be.
+    """One kind of sample (module docstring), as an inspect_ai task is a dataset, a solver
+    and a scorer: ``samples`` (:class:`Samples`), the ``prompt(record, variant)`` a model
+    is shown (:class:`Prompt`), the reference ``answer(baseline, request)`` (a built-in
+    baseline's answer; the ``oracle``'s is the reference answer), ``scoring``
+    (:class:`Scoring`), the :class:`~maptab.score.metrics.Metric` declarations its summary,
+    report and printout read, and its RL ``reward`` (:class:`RewardSpec`; ``None``: left
+    out of RL exports). ``title`` is its display name and ``order`` its place in summaries
+    and reports. How a kind looks in a report is :mod:`maptab.report.views`' business.
     """
 
     name: str
     title: str
-    query_file: str
-    record: type
-    decode: Callable[[dict[str, Any]], Any]
+    samples: Samples
     prompt: Callable[[Any, str], Prompt]
-    score: Callable[..., dict[str, Any]]
-    summarise: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]
     answer: Callable[[Any, Any], str]
-    order: int = 100
-    variants: tuple[str, ...] = ("",)
-    selector: Callable[[str], Callable[[Any], bool] | None] = _none
-    selector_help: tuple[str, ...] = ()
-    slim: Callable[[Any], Any] = lambda r: r
-    score_once: bool = False
-    success: str = "correct"
+    scoring: Scoring
     metrics: tuple[Any, ...] = ()
-    leaderboard: Callable[[Sequence[Any]], Any] = _none
-    tables: Callable[[Sequence[Any]], list[Any]] = _empty
-    paired: Callable[[Any], list[Any]] = _empty
-    describe: Callable[[dict[str, Any], Any, str], dict[str, Any]] | None = None
-    summary_view: Callable[[dict[str, Any]], list[Any]] = _empty
-    figures: tuple[tuple[int, Callable[..., Any], str], ...] = ()
-    heatmaps: Callable[[Any], list[Any]] = _empty
-    route_overlays: bool = False
-    match_question: bool = False
-    match_pair: tuple[str, str] | None = None
-    check_label: Callable[[Any, Any], str | None] | None = None
-    label_checkable: Callable[[dict[str, Any]], bool] = lambda row: True
-    category: Callable[[Any, str], str] | None = None
     reward: RewardSpec | None = None
+    order: int = 100
 
     def category_of(self, record: Any, variant: str) -> str:
-        """The sample's category label (``category``, else the variant or the kind's name)."""
-        if self.category is not None:
-            return self.category(record, variant)
+        """The sample's category label (``samples.category``, else the variant or the kind's name)."""
+        if self.samples.category is not None:
+            return self.samples.category(record, variant)
         return variant or self.name
 
     def sample_ids(self, record_id: str) -> Iterator[tuple[str, str]]:
         """``(sample id, variant)`` of each request a row with ``record_id`` becomes."""
-        for v in self.variants:
+        for v in self.samples.variants:
             yield (f"{record_id}/{v}" if v else record_id), v
 
     def split_id(self, sample_id: str) -> tuple[str, str] | None:
         """``(record id, variant)`` of a sample id of this kind's shape, or ``None``."""
-        if self.variants == ("",):
+        variants = self.samples.variants
+        if variants == ("",):
             return sample_id, ""
         base, _, v = sample_id.rpartition("/")
-        return (base, v) if v in self.variants and base else None
+        return (base, v) if v in variants and base else None
 
 
 _REGISTRY: dict[str, TaskKind] = {}
