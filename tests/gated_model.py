@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from maptab.run.base import InProcessProvider
+from maptab.run.provider import InProcessProvider
 
 PACE = 0.01
 """Seconds a held sample takes once the gate is open."""

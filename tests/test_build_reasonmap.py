@@ -14,7 +14,7 @@ from _examples import examples
 from maptab.core.network import Edge, Network, Vertex
 from maptab.core.planning import PlanError, RoutePlanner, plan_routes
 from maptab.core.schema import RMSegment
-from maptab.generate.reasonmap import (
+from maptab.generate.from_reasonmap import (
     question_difficulty,
     reasonmap_questions,
     scaled_quota,
@@ -283,7 +283,7 @@ def test_rome_branch_is_respected():
 @pytest.mark.conformance
 def test_build_reasonmap_dataset_is_deterministic(tmp_path):
     _need_stations()
-    from maptab.generate.reasonmap import build_reasonmap_dataset
+    from maptab.generate.from_reasonmap import build_reasonmap_dataset
     from maptab.io.dataset import Dataset
 
     src = tmp_path / "stations"
@@ -338,7 +338,7 @@ def _stations_dir(root: Path, cities: dict[str, dict[str, list[str]]]) -> Path:
 
 
 def test_homonymous_stations_build_with_one_warning_each(tmp_path):
-    from maptab.generate.reasonmap import build_reasonmap_dataset
+    from maptab.generate.from_reasonmap import build_reasonmap_dataset
     from maptab.io.dataset import Dataset
     from reasonmap_fixtures import AV7_BROOKLYN, AV7_MANHATTAN, NYC
 
@@ -376,7 +376,7 @@ def test_cli_prints_homonym_warnings_and_succeeds(tmp_path):
 
 
 def test_all_missing_branch_splits_are_named_in_one_error(tmp_path):
-    from maptab.generate.reasonmap import build_reasonmap_dataset
+    from maptab.generate.from_reasonmap import build_reasonmap_dataset
     from maptab.io.metadata import MissingBranchSplits
 
     branched = ["A", "B (Branch-starting Station)", "C", "D", "E"]
@@ -408,7 +408,7 @@ def test_all_real_cities_build_with_sane_question_counts(tmp_path):
     fixture), yields 40 questions, and misses the 20:15:5 quota only where the city has
     fewer eligible pairs of that level than asked (then all of them are used)."""
     _need_stations()
-    from maptab.generate.reasonmap import LEVELS, build_reasonmap_dataset
+    from maptab.generate.from_reasonmap import LEVELS, build_reasonmap_dataset
     from maptab.io.dataset import Dataset
 
     warnings: list[str] = []

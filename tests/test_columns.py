@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _examples import examples
-from maptab.score import stats
+from maptab.score import bootstrap as stats
 from maptab.score.metrics import Columns
 
 _VALUES = st.one_of(st.none(), st.sampled_from(["a", "b", "1", "easy"]), st.integers(0, 2))

@@ -729,7 +729,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 @pytest.mark.conformance
 def test_real_datasets_validate_clean(tmp_path):
     """The imported MapTab sample and a ReasonMap build from the real topologies."""
-    from maptab.generate.reasonmap import build_reasonmap_dataset
+    from maptab.generate.from_reasonmap import build_reasonmap_dataset
     from maptab.generate.release import import_maptab_release
     from maptab.score.integrity import validate_dataset
 

@@ -16,9 +16,9 @@ import pytest
 
 from maptab.core.schema import RPQuery
 from maptab.core.tables import derive_mix, read_network
+from maptab.score.answers import totals_correct
 from maptab.score.paper import paper_scores, reference_tokens
 from maptab.score.parse import parse_route, parse_totals
-from maptab.score.qa import totals_correct
 from maptab.score.verified import station_index, verify_route
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "maptab-sample"

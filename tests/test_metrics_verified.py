@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from _examples import examples
 from maptab.core.network import Network
 from maptab.core.schema import RPQuery
-from maptab.score.errors import ERROR_TYPES, error_type
+from maptab.score.answers import qa_correct, totals_correct
+from maptab.score.error_types import ERROR_TYPES, error_type
 from maptab.score.parse import parse_route
-from maptab.score.qa import qa_correct, totals_correct
 from maptab.score.verified import station_index, verify_route
 from networks import PFQ
 from networks import hyphen_metro as metro

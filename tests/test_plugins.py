@@ -21,8 +21,8 @@ import pytest
 
 from fakeserver import write_dataset
 from maptab.run import make_provider, run
-from maptab.run.base import Completion, ProviderConfigError
 from maptab.run.callable_provider import AsyncCallableProvider, CallableProvider
+from maptab.run.provider import Completion, ProviderConfigError
 
 TOY_MODULE = '''
 """A toy provider: answers every request with its own id, reasoning first."""
@@ -37,7 +37,7 @@ class ToyProvider:
         self.settings = {"seed": seed}
 
     async def complete(self, request):
-        from maptab.run.base import Completion
+        from maptab.run.provider import Completion
         from maptab._reasoning import split_reasoning
 
         text, reasoning = split_reasoning(f"<think>toy {self.model}</think>{request.id}")
@@ -216,7 +216,7 @@ def test_a_function_returning_no_text_fails_its_sample_only(tmp_path):
 
 def test_the_run_stage_has_no_import_circle_and_the_base_imports_no_provider():
     """Module-level imports among maptab.run's modules (the package ``__init__`` aside) form
-    no cycle, and ``run.base`` and ``run.providers`` import no concrete provider."""
+    no cycle, and ``run.provider`` and ``run.providers`` import no concrete provider."""
     import ast
 
     import maptab.run
@@ -237,7 +237,7 @@ def test_the_run_stage_has_no_import_circle_and_the_base_imports_no_provider():
                 continue
         graph[name] = {d for d in deps if d.startswith("maptab.run.")}
     concrete = {"maptab.run.openai_provider", "maptab.run.vllm_provider", "maptab.run.baselines"}
-    assert not graph["maptab.run.base"] & (concrete | {"maptab.run.providers"})
+    assert not graph["maptab.run.provider"] & (concrete | {"maptab.run.providers"})
     assert not graph["maptab.run.providers"] & concrete
 
     def visit(node: str, stack: list[str]) -> None:

@@ -10,8 +10,8 @@ import pytest
 
 from maptab.core.network import Network
 from maptab.core.schema import ReasonMapQuestion
+from maptab.score.map_score import difficulty_weight, lenient_key, score_reasonmap
 from maptab.score.parse import parse_reasonmap
-from maptab.score.reasonmap import difficulty_weight, lenient_key, score_reasonmap
 
 
 def net() -> Network:

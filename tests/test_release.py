@@ -16,8 +16,8 @@ from PIL import Image
 from maptab.core.network import Network
 from maptab.core.schema import TOTAL_FIELDS, QAQuery, RPQuery
 from maptab.core.tables import derive_mix
+from maptab.generate.from_reasonmap import reasonmap_questions
 from maptab.generate.queries import od_queries
-from maptab.generate.reasonmap import reasonmap_questions
 from maptab.generate.release import (
     CATEGORY_KINDS,
     LAYOUTS,

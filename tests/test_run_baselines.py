@@ -231,7 +231,7 @@ def test_missing_counts_only_the_samples_the_run_selected(dataset, tmp_path):
 
 def test_baselines_do_not_read_messages_and_get_the_question_only(dataset):
     """Baselines answer from ``meta``: the runner builds them no tables and no image."""
-    from maptab.run.base import uses_messages
+    from maptab.run.provider import uses_messages
     from maptab.run.requests import RequestBuilder, iter_samples
 
     for name in ("oracle", "shortest", "random", "blank"):

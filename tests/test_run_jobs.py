@@ -27,8 +27,8 @@ from maptab.executors import POOL_MIN, local_executor, workers_for
 from maptab.generate.pipeline import build_benchmark
 from maptab.io.dataset import DatasetError
 from maptab.run import inprocess, make_provider, run
-from maptab.run.base import ProviderConfigError
 from maptab.run.inprocess import RunWorkerError
+from maptab.run.provider import ProviderConfigError
 from maptab.run.store import PredictionStore
 from procs import session_processes
 

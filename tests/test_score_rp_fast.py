@@ -23,7 +23,8 @@ from maptab.core.network import Edge, Network, Vertex
 from maptab.core.schema import RPQuery
 from maptab.core.tables import derive_mix
 from maptab.kinds import rp
-from maptab.score.errors import error_type
+from maptab.score.answers import totals_correct
+from maptab.score.error_types import error_type
 from maptab.score.paper import difficulty_score, matching_references, paper_scores, reference_tokens
 from maptab.score.parse import (
     _lines,
@@ -34,7 +35,6 @@ from maptab.score.parse import (
     strip_reasoning,
     tagged,
 )
-from maptab.score.qa import totals_correct
 from maptab.score.verified import RoutePlan, Verification, gold_routes, station_index
 from test_costs import _shared_track_route
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _examples import examples
-from maptab.score.stats import bootstrap_ci, paired_difference
+from maptab.score.bootstrap import bootstrap_ci, paired_difference
 
 
 def test_mean_and_determinism() -> None:

@@ -28,7 +28,7 @@ ALLOWED = {
     # the builders produce one given kind's rows (what they build is their subject)
     "generate/pipeline.py": "builder: writes the rp, qa and reasonmap rows it generates",
     "generate/release.py": "MapTab release importer: writes rp rows",
-    "generate/reasonmap.py": "ReasonMap builder: writes reasonmap rows",
+    "generate/from_reasonmap.py": "ReasonMap builder: writes reasonmap rows",
     "generate/hf.py": "Hugging Face export: one config per built-in kind",
     "cli/build.py": "prints the counts the builder wrote",
     "cli/export.py": "help text of the Hugging Face export",
@@ -184,7 +184,7 @@ class Parrot:
         self.settings = {}
 
     async def complete(self, request):
-        from maptab.run.base import Completion
+        from maptab.run.provider import Completion
 
         word = request.meta["sample"]["word"]
         return Completion(word.upper() if self.model == "loud" else word)

@@ -24,7 +24,7 @@ from maptab.core.solver import Route, Solution, solve_routes
 from maptab.core.tables import read_network
 from maptab.errors import MaptabError
 from maptab.io.dataset import Dataset
-from maptab.run.base import Completion, Provider
+from maptab.run.provider import Completion, Provider
 from maptab.run.providers import available_providers, make_provider
 from maptab.run.runner import RunSummary
 from maptab.tasks.base import TaskKind, all_kinds, register

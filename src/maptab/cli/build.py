@@ -136,7 +136,7 @@ def build(
 
             manifest = import_maptab_release(from_maptab, out)
         elif from_reasonmap is not None:
-            from maptab.generate.reasonmap import build_reasonmap_dataset
+            from maptab.generate.from_reasonmap import build_reasonmap_dataset
 
             manifest = build_reasonmap_dataset(
                 from_reasonmap,

@@ -14,7 +14,7 @@ sequences with at most ``max_extra_transfers`` transfers more than the optimum a
 considered. Ties are broken by the lines' order of first appearance in the network, then by
 the station keys along the route, so the result is a pure function of the network.
 
-Domain code: the ReasonMap builder (:mod:`maptab.generate.reasonmap`) writes these routes as
+Domain code: the ReasonMap builder (:mod:`maptab.generate.from_reasonmap`) writes these routes as
 gold, the ``oracle`` baseline answers with them.
 """
 

@@ -36,9 +36,9 @@ from maptab.core.schema import QA_STYLES, RP_STYLES, QAQuery, ReasonMapQuestion,
 from maptab.core.tables import derive_mix
 from maptab.executors import ExecutorFactory, default_workers, local_executor, worker_processes
 from maptab.generate import allocation, attributes, difficulty, synth
+from maptab.generate.from_reasonmap import reasonmap_questions
 from maptab.generate.prompts import rp_prompt
 from maptab.generate.queries import eligible_pairs, od_queries, sample_pairs
-from maptab.generate.reasonmap import reasonmap_questions
 from maptab.io.dataset import (
     QUERY_FILES,
     TABLE_FILES,

@@ -1,7 +1,7 @@
 """Map question answering (MapTab QA, SPEC 10-13): the ``qa`` task kind, wired in one place.
 
 Samples are :class:`~maptab.core.schema.QAQuery` rows of ``qa.jsonl`` (24 types); an answer is
-right when it equals the label (:func:`maptab.score.qa.qa_correct`); the summary gives the
+right when it equals the label (:func:`maptab.score.answers.qa_correct`); the summary gives the
 accuracy per scenario, type and capability (paper Table 3); the reference answer is
 computed from the map (:func:`maptab.answers.qa_answer_of`).
 """
@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from maptab.core.schema import QA_TYPE_COUNT, QAQuery, row_decoder
-from maptab.score.errors import ERROR_TYPES
+from maptab.score.answers import capability_weights, qa_correct
+from maptab.score.error_types import ERROR_TYPES
 from maptab.score.metrics import Columns, Metric, aggregate
 from maptab.score.parse import parse_answer
-from maptab.score.qa import capability_weights, qa_correct
 from maptab.tasks.base import Prompt, RewardSpec, Samples, Scoring, TaskKind
 
 NAME = "qa"

@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from maptab.core.schema import ReasonMapQuestion, row_decoder
-from maptab.score.errors import ERROR_TYPES
+from maptab.score.error_types import ERROR_TYPES
+from maptab.score.map_score import score_reasonmap
 from maptab.score.metrics import Columns, Metric, aggregate
 from maptab.score.parse import parse_reasonmap
-from maptab.score.reasonmap import score_reasonmap
 from maptab.tasks.base import Prompt, RewardSpec, Samples, Scoring, TaskKind
 
 NAME = "reasonmap"

@@ -18,11 +18,11 @@ import numpy as np
 
 from maptab._cache import KeyedCache
 from maptab.core.schema import RP_BY_NAME, RPQuery, row_decoder
-from maptab.score.errors import ERROR_TYPES, error_type
+from maptab.score.answers import totals_correct
+from maptab.score.error_types import ERROR_TYPES, error_type
 from maptab.score.metrics import Columns, Metric, aggregate
 from maptab.score.paper import difficulty_score, matching_references, paper_scores, reference_tokens
 from maptab.score.parse import ParsedRoute, parse_route, parse_totals
-from maptab.score.qa import totals_correct
 from maptab.score.verified import (
     RoutePlan,
     StationIndex,

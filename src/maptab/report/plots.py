@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 from maptab.report.loader import Run  # noqa: E402
 from maptab.report.tables import capability_abbrev  # noqa: E402
 from maptab.report.views import view_of  # noqa: E402
-from maptab.score.errors import ERROR_TYPES  # noqa: E402
+from maptab.score.error_types import ERROR_TYPES  # noqa: E402
 from maptab.tasks.base import all_kinds  # noqa: E402
 
 __all__ = [

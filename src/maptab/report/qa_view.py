@@ -22,8 +22,8 @@ from maptab.report.tables import (
 )
 from maptab.report.views import KindView
 from maptab.report.views import metric as kind_metric
+from maptab.score.answers import capability_weights
 from maptab.score.metrics import Metric, metric_text
-from maptab.score.qa import capability_weights
 
 NAME = "qa"
 

@@ -2,7 +2,7 @@
 tables (SPEC 13); :mod:`maptab.report.views` assembles them per task kind.
 
 Every number is recomputed from the runs' ``scores.jsonl`` rows with the scorer's own
-interval code (:func:`maptab.score.stats.bootstrap_ci`: 95% percentile bootstrap, 2000
+interval code (:func:`maptab.score.bootstrap.bootstrap_ci`: 95% percentile bootstrap, 2000
 replicates, clustered by ``map_id``), so a cell and its interval agree with ``summary.json``.
 
 Tables (``key``: what it holds):

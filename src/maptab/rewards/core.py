@@ -2,7 +2,7 @@
 
 Each reward is a pure function of the completion text and the sample's reference, in
 ``[0, 1]``, built on the scorer's own parts (:mod:`maptab.score.parse`,
-:mod:`maptab.score.verified`, :mod:`maptab.score.qa`, :mod:`maptab.score.reasonmap`), so a
+:mod:`maptab.score.verified`, :mod:`maptab.score.answers`, :mod:`maptab.score.map_score`), so a
 reward of 1.0 means exactly what maptab's strict scorer counts as right.
 
 Route planning (SPEC 12, 13), with the route parsed as the scorer parses it:
@@ -21,7 +21,7 @@ Route planning (SPEC 12, 13), with the route parsed as the scorer parses it:
 So the reward is 1 exactly when the answer is strictly correct (valid, optimal, marks right)
 and, when asked, every total is right — the scorer's ``error_type`` is then ``None``.
 
-QA: 1 when :func:`maptab.score.qa.qa_correct` holds, else 0. ReasonMap: best over the
+QA: 1 when :func:`maptab.score.answers.qa_correct` holds, else 0. ReasonMap: best over the
 reference routes of the map score against that route (it includes the correctness bonus)
 over the route's own score, capped at 1.
 """
@@ -39,7 +39,9 @@ import msgspec
 from maptab._limits import MAX_RESPONSE_CHARS
 from maptab.core.network import Network
 from maptab.core.schema import QAQuery, ReasonMapQuestion, RPQuery
-from maptab.score.errors import ERROR_TYPES
+from maptab.score.answers import TOTAL_LETTERS, qa_correct
+from maptab.score.error_types import ERROR_TYPES
+from maptab.score.map_score import map_score, score_reasonmap
 from maptab.score.parse import (
     _TOTAL_PATTERNS,
     Segment,
@@ -49,8 +51,6 @@ from maptab.score.parse import (
     parse_route,
     parse_totals,
 )
-from maptab.score.qa import TOTAL_LETTERS, qa_correct
-from maptab.score.reasonmap import map_score, score_reasonmap
 from maptab.score.verified import route_plan, verify_planned
 from maptab.tasks.base import all_kinds
 
@@ -252,7 +252,7 @@ def _cents_equal(pred: float | None, gold: float) -> bool:
 
 
 def _totals_right(reported: dict[str, float], gold: dict[str, float]) -> dict[str, bool]:
-    """:func:`~maptab.score.qa.totals_correct`, with each (reported, gold) pair memoised."""
+    """:func:`~maptab.score.answers.totals_correct`, with each (reported, gold) pair memoised."""
     return {
         TOTAL_LETTERS[name]: _cents_equal(reported.get(name), value)
         for name, value in gold.items()

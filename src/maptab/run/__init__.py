@@ -4,7 +4,7 @@ local vLLM, built-in baselines), and resumable concurrent runs into a run direct
 The package gives what ``docs/reference/api.md`` names: :func:`run` / :func:`arun` (the runner),
 :func:`make_provider` and :func:`available_providers` (the provider registry),
 :func:`callable_provider` (a Python function as the model) and :class:`ImageSpec`. The rest is
-in its module: :mod:`~maptab.run.base` (``Completion``, the ``Provider`` protocol,
+in its module: :mod:`~maptab.run.provider` (``Completion``, the ``Provider`` protocol,
 ``ProviderError``), :mod:`~maptab.run.requests`, :mod:`~maptab.run.store`, the providers.
 """
 

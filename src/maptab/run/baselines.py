@@ -53,7 +53,7 @@ from maptab.core.schema import RP_BY_NAME, TOTAL_FIELDS, QAQuery, RPCategory, RP
 from maptab.core.solver import Route, fewest_stations, optimal_routes
 from maptab.core.tables import derive_mix
 from maptab.io.dataset import Dataset
-from maptab.run.base import Completion, InProcessProvider
+from maptab.run.provider import Completion, InProcessProvider
 from maptab.run.requests import ChatRequest
 from maptab.tasks.base import get as get_kind
 

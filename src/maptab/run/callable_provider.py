@@ -3,7 +3,7 @@
 ``fn(request)`` receives the :class:`~maptab.run.requests.ChatRequest` (``messages`` in the
 OpenAI chat format, ``meta`` with the dataset row) and returns the reply: a string, whose
 reasoning blocks are split off as for any model (:func:`maptab._reasoning.split_reasoning`),
-or a :class:`~maptab.run.base.Completion`. A plain function is called in the runner's thread,
+or a :class:`~maptab.run.provider.Completion`. A plain function is called in the runner's thread,
 one sample at a time (no event loop per sample); an ``async def`` function runs under the
 runner's concurrency. An exception raised by ``fn`` is recorded as that sample's ``error``
 (``TypeName: message``); the run goes on.
@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from maptab._reasoning import split_reasoning
-from maptab.run.base import Completion, ProviderError
+from maptab.run.provider import Completion, ProviderError
 
 if TYPE_CHECKING:
     from maptab.run.requests import ChatRequest

@@ -43,7 +43,7 @@ from maptab.core.schema import Prediction, PredictionLines
 from maptab.errors import MaptabError
 from maptab.executors import ExecutorFactory, local_executor, stop_executor
 from maptab.io.dataset import DatasetError, SampleRef
-from maptab.run.base import Completion, Provider, ProviderConfigError, ProviderError
+from maptab.run.provider import Completion, Provider, ProviderConfigError, ProviderError
 from maptab.run.requests import ChatRequest, ImageSpec, RequestBuilder, Sample
 from maptab.run.store import StoreError
 

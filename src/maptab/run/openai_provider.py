@@ -32,7 +32,7 @@ import httpx
 from maptab._reasoning import split_reasoning
 from maptab._version import __version__
 from maptab.errors import MaptabError
-from maptab.run.base import Completion, ProviderConfigError, ProviderError, RateLimiter
+from maptab.run.provider import Completion, ProviderConfigError, ProviderError, RateLimiter
 from maptab.run.requests import ChatRequest
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

@@ -11,7 +11,7 @@ cannot be overridden. Each factory gets only the options its signature names (al
 if it takes ``**kwargs``); options left ``None`` are not passed.
 
 The base types (:class:`Completion`, :class:`Provider`, the errors, :class:`RateLimiter`)
-live in :mod:`maptab.run.base`; they are re-exported here for existing imports.
+live in :mod:`maptab.run.provider`; they are re-exported here for existing imports.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from maptab._reasoning import split_reasoning
-from maptab.run.base import (
+from maptab.run.provider import (
     Completion,
     Provider,
     ProviderConfigError,

@@ -230,7 +230,7 @@ class RequestBuilder:
     Map tables are read once per map and kept; images go through one :class:`ImageEncoder`.
     With ``images=False`` no image part is attached; with ``messages=False`` the message
     holds the question text only, with neither tables nor image (for providers that answer
-    from ``meta``, such as the baselines: their :attr:`~maptab.run.base.Provider` flag
+    from ``meta``, such as the baselines: their :attr:`~maptab.run.provider.Provider` flag
     ``uses_messages`` is false). The tables' row indices are checked either way, so a
     malformed dataset stops every run alike.
     """

@@ -36,7 +36,6 @@ from maptab._version import __version__
 from maptab.core.schema import Prediction
 from maptab.executors import ExecutorFactory, local_executor, workers_for
 from maptab.io.dataset import DatasetError
-from maptab.run.base import Provider, ProviderConfigError, uses_messages
 from maptab.run.inprocess import (
     AnswerPool,
     BuilderSettings,
@@ -44,6 +43,7 @@ from maptab.run.inprocess import (
     base_row,
     prediction_row,
 )
+from maptab.run.provider import Provider, ProviderConfigError, uses_messages
 from maptab.run.requests import ImageSpec, RequestBuilder, Sample
 from maptab.run.store import PredictionStore, StoreError
 

@@ -13,7 +13,7 @@ import contextlib
 from typing import Any
 
 from maptab._reasoning import split_reasoning
-from maptab.run.base import Completion, ProviderConfigError, ProviderError
+from maptab.run.provider import Completion, ProviderConfigError, ProviderError
 from maptab.run.requests import ChatRequest
 
 

@@ -13,7 +13,7 @@ kind's sections) and the ``maptab score`` printout read these declarations.
 
 Aggregation exists once: :class:`Columns` turns score rows into numeric columns and
 :meth:`Columns.ci` is the one interval computation (95% percentile bootstrap, 2000
-replicates, clustered by ``map_id``: :func:`maptab.score.stats.bootstrap_ci`). The report
+replicates, clustered by ``map_id``: :func:`maptab.score.bootstrap.bootstrap_ci`). The report
 recomputes its cells from the same rows through :func:`interval`, so a cell and its
 ``summary.json`` entry agree.
 """
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from maptab.score.bootstrap import bootstrap_ci
 from maptab.score.rows import field_reader
-from maptab.score.stats import bootstrap_ci
 
 __all__ = [
     "LEVEL",

@@ -8,7 +8,7 @@ answered sample, then :func:`summarise`) → :func:`score_run` writes
   apart (``counts.api_errors``); an unparseable answer is a wrong answer counted as a format
   error. Dataset samples with no prediction are counted as ``counts.missing``.
 * Every headline rate carries a 95% percentile-bootstrap interval clustered by ``map_id``
-  (:mod:`maptab.score.stats`), written ``{"mean", "lo", "hi", "n"}``; DS is a total
+  (:mod:`maptab.score.bootstrap`), written ``{"mean", "lo", "hi", "n"}``; DS is a total
   (``{"total", "lo", "hi", "n"}``).
 * RP breakdowns are per scenario: overall, by category, map difficulty, query difficulty,
   map × query difficulty, repetition class (FR/PR/NR), reported-totals accuracy (T/P/C/R)
@@ -47,9 +47,9 @@ from maptab.core.schema import (
 )
 from maptab.executors import workers_for
 from maptab.io.dataset import Dataset, DatasetError, json_object, string_fields
+from maptab.score.bootstrap import paired_difference
 from maptab.score.metrics import LEVEL, N_BOOT, summarise_metrics
 from maptab.score.rows import RowPacker, ScoreRow, field_reader
-from maptab.score.stats import paired_difference
 from maptab.score.workers import (
     InlineScorer,
     Job,

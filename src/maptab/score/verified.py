@@ -43,7 +43,7 @@ from maptab.core.costs import (
 )
 from maptab.core.network import Network, table_name
 from maptab.core.schema import RP_BY_NAME, RPQuery
-from maptab.score.errors import error_type
+from maptab.score.error_types import error_type
 from maptab.score.parse import ParsedRoute, normalise_name
 
 __all__ = [
