@@ -315,7 +315,7 @@ def test_query_records_asked_for_an_unannounced_id_read_it_in_one_more_pass(tmp_
     queries = QueryRecords()
     queries.expect(runs[1], ids[:2])
     first = queries.of(runs[0], ids[:1])
-    assert list(first) == ids[:1] and len(calls) == 3  # one pass per query file
+    assert list(first) == ids[:1] and len(calls) == 3  # one pass per query file present
     assert set(queries.of(runs[2], ids[:2])) == set(ids[:2]) and len(calls) == 3  # announced
     later = queries.of(runs[0], ids[:3])
     assert set(later) == set(ids[:3]) and len(calls) == 6  # one more pass, for ids[2]

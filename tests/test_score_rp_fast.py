@@ -233,8 +233,11 @@ def test_rp_score_equals_the_straightforward_path(case: Any) -> None:
             assert (type(got.value), str(got.value)) == (type(exc), str(exc))
             continue
         row = rp.score(maps, query, "", text)
-        assert list(row) == list(want)  # the key order is the output order
-        assert repr(row) == repr(want)  # repr: 0.0 and -0.0, 1 and True told apart
+        # the fields the reference computes, in the same relative order (the output order);
+        # fields added to the row later (a new metric's) are not this test's business
+        assert [k for k in row if k in want] == list(want)
+        mine = {k: row[k] for k in want}
+        assert repr(mine) == repr(want)  # repr: 0.0 and -0.0, 1 and True told apart
 
 
 @settings(max_examples=examples(300), deadline=None)

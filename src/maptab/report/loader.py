@@ -127,7 +127,7 @@ class QueryRecords:
         read = self._read[key]
         if not read.issuperset(ids):
             todo = (set(ids) | self._expected.pop(key, set())) - read
-            for kind in all_kinds():
+            for kind in (k for k in all_kinds() if ds.has(k.samples.file)):
                 found = self._records[(key, kind.name)]
                 for rec in ds.records_of(kind.name, todo):
                     found[rec.id] = rec
