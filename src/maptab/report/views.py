@@ -18,14 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
 
 from maptab.report.loader import Run
 from maptab.report.tables import Cell, Column, ReportTable, metric_cell
 from maptab.score.metrics import Metric, metric_text
 from maptab.score.scorer import compare_runs
-from maptab.tasks.base import TaskError, TaskKind, all_kinds
+from maptab.tasks.base import TaskError, TaskKind, all_kinds, load_entry_points
 from maptab.tasks.base import get as get_kind
 
 __all__ = [
@@ -94,14 +93,8 @@ def _load() -> None:
     if _loaded:
         return
     _loaded = True
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            view = ep.load()
-        except Exception as exc:  # a broken plug-in names itself, not a traceback
-            raise TaskError(f"view entry point {ep.name!r} ({ep.value}): {exc}") from None
-        if not isinstance(view, KindView):
-            raise TaskError(f"view entry point {ep.name!r} ({ep.value}) is not a KindView")
-        _VIEWS.setdefault(ep.name, view)
+    for name, view in load_entry_points(ENTRY_POINT_GROUP, KindView, "view"):
+        _VIEWS.setdefault(name, view)
 
 
 def view_of(kind: TaskKind) -> KindView:

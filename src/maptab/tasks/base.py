@@ -204,6 +204,23 @@ def register(kind: TaskKind) -> TaskKind:
     return kind
 
 
+def load_entry_points(group: str, cls: type, noun: str) -> list[tuple[str, Any]]:
+    """``(name, object)`` of each entry point of ``group``: the object it names, or what a
+    callable that is not a ``cls`` returns; an entry point that fails to load or is not a
+    ``cls`` is a one-line :class:`TaskError` naming it (``noun``: what it should be)."""
+    out = []
+    for ep in entry_points(group=group):
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken plug-in names itself, not a traceback
+            raise TaskError(f"{noun} entry point {ep.name!r} ({ep.value}): {exc}") from None
+        obj = obj() if callable(obj) and not isinstance(obj, cls) else obj
+        if not isinstance(obj, cls):
+            raise TaskError(f"{noun} entry point {ep.name!r} ({ep.value}) is not a {cls.__name__}")
+        out.append((ep.name, obj))
+    return out
+
+
 def _load() -> None:
     """Load the kinds named by the ``maptab.tasks`` entry points (once): the built-in ones
     (``pyproject.toml``) and any installed plug-in's."""
@@ -211,14 +228,7 @@ def _load() -> None:
     if _loaded:
         return
     _loaded = True
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            obj = ep.load()
-        except Exception as exc:  # a broken plug-in names itself, not a traceback
-            raise TaskError(f"task kind entry point {ep.name!r} ({ep.value}): {exc}") from None
-        task = obj() if callable(obj) and not isinstance(obj, TaskKind) else obj
-        if not isinstance(task, TaskKind):
-            raise TaskError(f"task kind entry point {ep.name!r} ({ep.value}) is not a TaskKind")
+    for _, task in load_entry_points(ENTRY_POINT_GROUP, TaskKind, "task kind"):
         _REGISTRY.setdefault(task.name, task)
 
 
