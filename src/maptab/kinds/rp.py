@@ -18,18 +18,16 @@ import numpy as np
 
 from maptab._cache import KeyedCache
 from maptab.core.schema import RP_BY_NAME, RPQuery, row_decoder
-from maptab.score.answers import totals_correct
-from maptab.score.error_types import ERROR_TYPES, error_type
+from maptab.score.error_types import ERROR_TYPES
 from maptab.score.metrics import Columns, Metric, aggregate
 from maptab.score.paper import difficulty_score, matching_references, paper_scores, reference_tokens
 from maptab.score.parse import ParsedRoute, parse_route, parse_totals
 from maptab.score.verified import (
     RoutePlan,
     StationIndex,
-    Verification,
     gold_routes,
     station_index,
-    verify_planned,
+    verify_reported,
 )
 from maptab.tasks.base import Prompt, RewardSpec, Samples, Scoring, TaskKind
 
@@ -160,7 +158,9 @@ def score(maps: Any, query: RPQuery, variant: str, response: str) -> dict[str, A
     :func:`paper_scores` and :func:`verify_route` (tests check it against that): an answer
     text is read once per map (:func:`_read`), a query's references are tokenised once,
     and an answer whose tokens are a reference's scores EMA 1 and PMA 1 without the fuzzy
-    rule (identical tokens always match, docs/reference/metrics.md)."""
+    rule (identical tokens always match, docs/reference/metrics.md). Reported totals are
+    checked against those of the optimal route the answer gives, one of several tied ones
+    too (:func:`~maptab.score.verified.answered_totals`; SPEC 13)."""
     net = maps.network(query.map_id)
     index = station_index(net)
     reading = _read(index, response)
@@ -168,15 +168,10 @@ def score(maps: Any, query: RPQuery, variant: str, response: str) -> dict[str, A
     refs = _references(index, query.routes)
     exact = refs.first.get(reading.key) if reading.key is not None else None  # type: ignore[arg-type]
     ema, pma = (1, 1.0) if exact is not None else paper_scores(tokens, refs.tokens)
-    totals = None
-    if query.report_totals and query.totals:
-        totals = totals_correct(parse_totals(response), query.totals)
-    totals_ok = None if totals is None else all(totals.values())
-    if parsed is None:
-        v = Verification(parsed=False, error_type=error_type(None))
-    else:
-        mix = maps.mix(query.map_id) if query.category == "map_mix" else None
-        v = verify_planned(RoutePlan.build(net, query, mix, index, refs.gold), parsed, totals_ok)
+    reported = parse_totals(response) if query.report_totals and query.totals else None
+    mix = maps.mix(query.map_id) if parsed is not None and query.category == "map_mix" else None
+    plan = RoutePlan.build(net, query, mix, index, refs.gold)
+    v, totals = verify_reported(plan, parsed, reported)
     # the 0.5 rule accepted a wrong station: EMA 1, yet no reference that the prediction
     # matches has the same stations as the resolved prediction
     false_accept = False

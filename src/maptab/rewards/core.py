@@ -16,7 +16,9 @@ Route planning (SPEC 12, 13), with the route parsed as the scorer parses it:
   (``1/(1+gap)`` of the verified optimality gap; fewest-stations categories: gold hops over
   answer hops), ``m`` is 1 when the transfer marks are those of one of the route's reference
   line assignments (SPEC 4), and ``t`` is, for an optimal route, the share of the reported
-  totals the query asks for that are right (1 when none is asked), 0 otherwise.
+  totals the query asks for that are right (1 when none is asked), 0 otherwise. Right means
+  equal to the totals of the optimal route answered, whichever of several tied routes it
+  is (:func:`maptab.score.verified.verify_reported`, as the scorer checks them).
 
 So the reward is 1 exactly when the answer is strictly correct (valid, optimal, marks right)
 and, when asked, every total is right — the scorer's ``error_type`` is then ``None``.
@@ -51,7 +53,7 @@ from maptab.score.parse import (
     parse_route,
     parse_totals,
 )
-from maptab.score.verified import route_plan, verify_planned
+from maptab.score.verified import route_plan, verify_reported
 from maptab.tasks.base import all_kinds
 
 __all__ = [
@@ -273,14 +275,12 @@ def rp_reward(
     parsed = parse_route(response if inner is None else inner, plan.index.vocabulary)
     if parsed is None:
         return RewardBreakdown(kind_name(query), 0.0, False, False, error_type=ERROR_TYPES[0])
-    totals_share: float | None = None
-    totals_ok: bool | None = None
+    reported = None
     if query.report_totals and query.totals:
-        right = _totals_right(_totals(response, inner is not None), query.totals)
-        if right:
-            totals_share = sum(right.values()) / len(right)
-            totals_ok = all(right.values())
-    v = verify_planned(plan, parsed, totals_ok)
+        reported = _totals(response, inner is not None)
+    # the scorer's check: the totals of the optimal route answered, a tie's own included
+    v, right = verify_reported(plan, parsed, reported, _totals_right)
+    totals_share = sum(right.values()) / len(right) if right else None
     prefix = _prefix_share(v.stations, plan.gold)
     reward = combine_rp(
         parsed=True,

@@ -9,7 +9,8 @@
   ``Average_Reliability``; paper Table 4 columns T/P/C/R) is correct when it is present and
   equals the gold value after both are rounded half-up to 2 decimals. Averages are stored
   with 6 decimals; a model that writes ``0.56`` for ``0.5575`` is therefore counted right,
-  one that writes ``0.55`` wrong.
+  one that writes ``0.55`` wrong. The gold values are those of the optimal route answered,
+  one of several tied routes too (:func:`maptab.score.verified.answered_totals`).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ meaningless):
 5. **Path Search** — every hop exists but the route is not optimal (or visits a station
    twice).
 6. **Table Lookup** — the route is right but reported totals (asked for by the query) are
-   missing or disagree with the gold totals.
+   missing or disagree with the totals of the optimal route answered.
 
 A fully correct answer has no error type (``None``).
 """

@@ -65,6 +65,7 @@ __all__ = [
     "load_scores",
     "load_external_results",
     "load_predictions",
+    "response_text",
     "score_predictions",
     "score_run",
     "summarise",
@@ -609,10 +610,11 @@ def load_external_results(
     """Predictions from another tool's results JSON, mapped to the dataset's sample ids.
 
     The file is a JSON list (or ``{"results": [...]}``) of MapTab-style samples, each with a
-    ``response`` and either an ``id`` of the dataset, or ``station_1``/``station_2`` (plus
-    optionally ``city``, ``category``, ``question``) identifying one route-planning query, or
-    a ``question`` identical to one QA query's. A sample matching no query or several is an
-    error naming its position.
+    ``response`` (a string, or an object holding it: :func:`response_text`) and either an
+    ``id`` of the dataset, or ``station_1``/``station_2`` (plus optionally ``city``,
+    ``category``, ``question``) identifying one route-planning query, or a ``question``
+    identical to one QA query's. A sample matching no query or several, or whose
+    ``response`` holds no text, is an error naming its position.
     """
     return _external_predictions(Path(path), _open_dataset(dataset_dir, verify))
 
@@ -628,9 +630,9 @@ def _external_predictions(p: Path, ds: Dataset) -> list[Prediction]:
     for n, sample in enumerate(_results_samples(p)):
         if not isinstance(sample, _ResultSample):
             raise ScoreError(f"{p}: sample {n}: not a JSON object")
-        response = sample.response
-        if type(response) is not str:
-            raise ScoreError(f"{p}: sample {n}: field 'response' (a string) is missing")
+        response = response_text(sample.response)
+        if response is None:
+            raise ScoreError(f"{p}: sample {n}: {_response_problem(sample.response)}")
         try:
             sid = _match_sample(sample, index, (p, n), memo)
         except DatasetError as exc:
@@ -642,6 +644,59 @@ def _external_predictions(p: Path, ds: Dataset) -> list[Prediction]:
 
 
 UNSET = msgspec.UNSET  # a field the sample does not have
+
+# where an object ``response`` holds the answer text, in order of precedence
+_RESPONSE_PATHS: tuple[tuple[str | int, ...], ...] = (
+    ("content",),
+    ("text",),
+    ("output_text",),
+    ("choices", 0, "message", "content"),
+    ("choices", 0, "text"),
+)
+_RESPONSE_FORMS = "content, text, output_text, choices[0].message.content or choices[0].text"
+
+
+def response_text(response: Any) -> str | None:
+    """The answer text of a results sample's ``response`` field (SPEC 13; the forms of
+    docs/reference/file-formats.md): a string as it is; an object (as MapTab's vLLM path
+    and OpenAI-like clients write it), the first of ``content``, ``text``, ``output_text``,
+    ``choices[0].message.content``, ``choices[0].text`` that is a string; ``None`` for
+    anything else."""
+    if type(response) is str:
+        return response
+    if not isinstance(response, dict):
+        return None
+    for path in _RESPONSE_PATHS:
+        node: Any = response
+        for step in path:
+            if type(step) is int:
+                node = node[step] if isinstance(node, list) and len(node) > step else None
+            else:
+                node = node.get(step) if isinstance(node, dict) else None
+        if isinstance(node, str):
+            return node
+    return None
+
+
+def _response_problem(response: Any) -> str:
+    """What is wrong with a ``response`` that :func:`response_text` reads no text from."""
+    if response is UNSET:
+        return "field 'response' is missing"
+    if isinstance(response, dict):
+        return f"field 'response' is an object with no string {_RESPONSE_FORMS}"
+    return f"field 'response' is {_json_type(response)}, not a string or an object"
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
 
 
 class _ResultSample(msgspec.Struct, gc=False):

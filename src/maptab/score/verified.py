@@ -20,6 +20,11 @@ A parsed route is checked against the map itself, not against strings:
 * **gap** (valid routes) — ``J(pred) / J(opt) − 1`` (criteria-free: hops ratio − 1); 0 for
   an optimal route, ``None`` otherwise.
 * **correct** (strict) — valid, optimal and transfers right.
+* **reported totals** (queries that ask for them) — checked against the totals of the
+  optimal route the answer gives (:func:`answered_totals`): a listed tie's own totals, or
+  those of an optimal route missing from a capped list, recomputed from the map as the gold
+  label's are (:func:`maptab.core.costs.route_totals`); any other answer's against the
+  totals of the first gold route.
 
 The Map+Mix_tab category (``items == "vertex"``) is costed on the Mix_tab network
 (:func:`maptab.core.tables.derive_mix`), as its gold labels are.
@@ -27,7 +32,7 @@ The Map+Mix_tab category (``items == "vertex"``) is costed on the Mix_tab networ
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
@@ -35,14 +40,17 @@ from typing import Any
 from maptab._cache import IdentityCache, KeyedCache
 from maptab.core.costs import (
     CostTable,
+    Marking,
     WeightedCosts,
     Weights,
     mean_assignments,
     optimal_assignments,
+    route_totals,
     within,
 )
 from maptab.core.network import Network, table_name
 from maptab.core.schema import RP_BY_NAME, RPQuery
+from maptab.score.answers import totals_correct
 from maptab.score.error_types import error_type
 from maptab.score.parse import ParsedRoute, normalise_name
 
@@ -50,10 +58,12 @@ __all__ = [
     "RoutePlan",
     "StationIndex",
     "Verification",
+    "answered_totals",
     "gold_routes",
     "route_plan",
     "station_index",
     "verify_planned",
+    "verify_reported",
     "verify_route",
 ]
 
@@ -188,6 +198,8 @@ class _Costing:
         self._assessed: IdentityCache[Network, Any] = IdentityCache(_MEMO_SIZE)
         # (network, items, stations) -> markings of a one-assignment route, or None
         self._fixed: IdentityCache[Network, Any] = IdentityCache(_MEMO_SIZE)
+        # (network, items, stations, weights, cost model, marks) -> label totals
+        self._totals: IdentityCache[Network, dict[str, float]] = IdentityCache(_MEMO_SIZE)
         # weight vectors found valid (Weights checks them; the costs of assess do too)
         self._valid_weights: dict[tuple[float, ...], None] = {}
 
@@ -249,18 +261,59 @@ class _Costing:
         marks = table.single_marks(table.path_index(stations))
         return None if marks is None else (frozenset(marks),)
 
-    def _assess(
+    def _assignments(
         self, network: Network, items: str, stations: Sequence[str], query: RPQuery
-    ) -> tuple[float, tuple[frozenset[int], ...]]:
+    ) -> tuple[float, list[Marking]]:
+        """``J*`` of a valid route and its reference markings, as the solver finds them for
+        a gold route (:func:`optimal_assignments`, :func:`mean_assignments`)."""
         table = self.table(network, items)
         path = table.path_index(stations)
         weights = tuple(query.weights) if query.weights else None
         if weights is not None and query.cost_model == "mean":
-            j, marks = mean_assignments(table, Weights(*weights), path)
-        else:
-            j, marks = optimal_assignments(table, self.weighted(table, weights), path)
-        cost = j if weights is not None else float(len(stations) - 1)
+            return mean_assignments(table, Weights(*weights), path)
+        return optimal_assignments(table, self.weighted(table, weights), path)
+
+    def _assess(
+        self, network: Network, items: str, stations: Sequence[str], query: RPQuery
+    ) -> tuple[float, tuple[frozenset[int], ...]]:
+        j, marks = self._assignments(network, items, stations, query)
+        cost = j if query.weights else float(len(stations) - 1)
         return cost, tuple(frozenset(m.transfers) for m in marks)
+
+    def totals(
+        self,
+        network: Network,
+        items: str,
+        weights: tuple[float, ...] | None,
+        stations: Sequence[str],
+        query: RPQuery,
+        marks: frozenset[int] | None,
+    ) -> dict[str, float]:
+        """The label totals of a valid route (memoised): :func:`route_totals` with the line
+        assignment of its reference marking ``marks`` (the first marking when ``marks`` is
+        none of them), which is the assignment the gold label of that route is computed
+        with (:func:`maptab.generate.queries.gold_label`)."""
+        return self._totals.get(
+            network,
+            lambda: self._route_totals(network, items, stations, query, marks),
+            items,
+            tuple(stations),
+            weights,
+            query.cost_model,
+            marks,
+        )
+
+    def _route_totals(
+        self,
+        network: Network,
+        items: str,
+        stations: Sequence[str],
+        query: RPQuery,
+        marks: frozenset[int] | None,
+    ) -> dict[str, float]:
+        found = self._assignments(network, items, stations, query)[1]
+        lines = next((m.lines for m in found if frozenset(m.transfers) == marks), found[0].lines)
+        return route_totals(network, stations, lines, items=items).as_label()
 
 
 _COSTING = _Costing()
@@ -329,6 +382,12 @@ class RoutePlan:
         (:meth:`_Costing.fixed_markings`), else ``None``."""
         assert self.costed is not None
         return _COSTING.fixed_markings(self.costed, self.items, self.weights, stations)
+
+    def totals(self, stations: Sequence[str], marks: frozenset[int] | None) -> dict[str, float]:
+        """Label totals of a valid route with the line assignment of its reference marking
+        ``marks`` (:meth:`_Costing.totals`; memoised)."""
+        assert self.costed is not None
+        return _COSTING.totals(self.costed, self.items, self.weights, stations, self.query, marks)
 
 
 # plans kept for the RL reward (one per sample it scores; a batch of a few thousand)
@@ -427,3 +486,50 @@ def verify_planned(
             v.transfers_ok = marks in markings
     v.error_type = error_type(v, totals_ok)
     return v
+
+
+def answered_totals(
+    plan: RoutePlan, v: Verification, parsed: ParsedRoute | None
+) -> dict[str, float] | None:
+    """The totals that the totals reported with an answer are checked against (SPEC 3, 13;
+    ``None`` when the query has none): for a valid, optimal route, its own — those of the
+    listed tie it is (with its marks; with marks that are no reference marking, those of the
+    first listed tie with its stations), or, for an optimal route a capped list leaves out,
+    recomputed from the map with the line assignment the solver gives it
+    (:meth:`RoutePlan.totals`); for any other answer, the stored totals of the first gold
+    route. ``v`` is ``verify_planned(plan, parsed)``. Only the letters of the stored totals
+    are given."""
+    stored = plan.query.totals
+    if not stored or parsed is None or not (v.valid and v.optimal):
+        return stored
+    stations = tuple(v.stations)  # valid: every name resolved
+    marks: frozenset[int] | None = frozenset(parsed.transfers)
+    gold = plan.gold
+    if not v.transfers_ok:
+        marks = next((m for s, m in gold if s == stations), None)
+    if gold and gold[0][0] == stations and gold[0][1] == marks:
+        return stored
+    own = plan.totals(stations, marks)
+    return {k: own[k] for k in stored if k in own}
+
+
+def verify_reported(
+    plan: RoutePlan,
+    parsed: ParsedRoute | None,
+    reported: Mapping[str, float] | None,
+    right: Callable[[Any, Any], dict[str, bool]] = totals_correct,
+) -> tuple[Verification, dict[str, bool] | None]:
+    """:func:`verify_planned`, and the reported totals (``reported``, parsed from the
+    answer; ``None`` when the query asks for none) checked by ``right`` (default
+    :func:`maptab.score.answers.totals_correct`) against :func:`answered_totals`: the
+    verification, its error type counting the totals, and the letters right (SPEC 13)."""
+    v = verify_planned(plan, parsed)
+    if reported is None:
+        return v, None
+    gold = answered_totals(plan, v, parsed)
+    if not gold:
+        return v, None
+    ok = right(reported, gold)
+    if parsed is not None:
+        v.error_type = error_type(v, all(ok.values()))
+    return v, ok
