@@ -185,7 +185,7 @@ def test_plain_networks_without_meta():
     check_travel(synthesize_attributes(travel, 1))
 
 
-def test_synthesised_maps_pass_spec7_validation():
+def test_synthesised_maps_are_well_formed_and_within_the_maptab_profile():
     from maptab.core.validate import validate_network
 
     rng = np.random.default_rng(3)
@@ -194,7 +194,7 @@ def test_synthesised_maps_pass_spec7_validation():
             net = synth_metro(sample_metro_spec(rng, size), i)
         else:
             net = synth_scenic(sample_scenic_spec(rng, size), i)
-        assert validate_network(synthesize_attributes(net, i)) == []
+        assert validate_network(synthesize_attributes(net, i), profile="maptab") == []
 
 
 # ---------------------------------------------------------------- metro structure

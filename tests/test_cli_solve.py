@@ -137,7 +137,7 @@ def test_negative_value_is_one_line_not_a_hang(tmp_path):
     args = table_args(tmp_path, edges=bad)
     res = run("solve", *args, "--from", "A", "--to", "D", "--weights", "1,0,0,0")
     assert res.exit_code == 1
-    assert "edge.csv:3: Time: -20 is outside" in res.output
+    assert "edge.csv:3: Time: -20 is negative" in res.output
     assert "Traceback" not in res.output
     assert len(res.output.strip().splitlines()) == 1
 
@@ -160,12 +160,12 @@ BAD_TABLES = {
     "negative edge price": (
         EDGES.replace("B-C,Red Line,2.0,1.0", "B-C,Red Line,2.0,-1.0"),
         VERTICES,
-        "edge.csv:3: Price: -1 is outside",
+        "edge.csv:3: Price: -1 is negative",
     ),
     "negative vertex price": (
         EDGES,
         VERTICES.replace("C,Red Line,0.5,0", "C,Red Line,0.5,-2"),
-        "vertex.csv:4: Price: -2 must be 0",
+        "vertex.csv:4: Price: -2 is negative",
     ),
     "A-B and B-A on one line": (
         EDGES + "C-B,Red Line,2.0,1.0,0.4,0\n",

@@ -65,7 +65,7 @@ def test_branched_line_joins_the_branch_start(tmp_path: Path) -> None:
     }
     assert "E" not in net.neighbours("F")
     assert net.meta["branches"] == {"L1": ["C", "F"]}
-    assert validate_network(net, values=False) == []
+    assert validate_network(net) == []
 
 
 def test_branch_at_the_first_station(tmp_path: Path) -> None:
@@ -122,7 +122,7 @@ def test_loop_line_and_consecutive_repeats(tmp_path: Path) -> None:
     net = load_reasonmap(_meta(tmp_path, data), branch_splits={})
     assert net.is_loop("Ring")
     assert len(net.line_edges("Ring")) == 4
-    assert validate_network(net, values=False) == []
+    assert validate_network(net) == []
 
 
 def _line_of(net, line: str) -> set[str]:
@@ -152,7 +152,7 @@ def test_homonyms_are_kept_apart_and_resolved_by_neighbourhood(tmp_path: Path) -
     assert ST36_QUEENS in _line_of(net, "M") and ST36_BROOKLYN in _line_of(net, "D")
     assert sorted(net.lines_of(net.resolve(AV7_MANHATTAN))) == ["B", "D", "E"]
     assert sorted(net.lines_of(net.resolve(ST36_BROOKLYN))) == ["D", "R"]
-    assert validate_network(net, values=False) == []
+    assert validate_network(net) == []
     # one warning line per homonym, naming the line, both stations and the choices made
     warnings = homonym_warnings(net)
     assert len(warnings) == 2 and all("\n" not in w for w in warnings)
@@ -293,7 +293,7 @@ def test_all_real_topologies_load_and_validate(stations: Path) -> None:
     used: set[str] = set()
     for path in files:
         net = load_reasonmap(path)
-        assert validate_network(net, values=False) == [], path
+        assert validate_network(net) == [], path
         used.update(f"{net.map_id}/{line}" for line in net.meta["branches"])
         for e in net.edges:
             assert "Transfer Station" not in e.u and "换乘站" not in e.u
@@ -382,5 +382,5 @@ def test_homonyms_on_other_lines_and_loops(tmp_path: Path, data, expected) -> No
     net = load_reasonmap(_meta(tmp_path, data), branch_splits={})
     for line, stations in expected.items():
         assert [net.label(s) for s in net.line_stations(line)] == stations
-    assert validate_network(net, values=False) == []
+    assert validate_network(net) == []
     assert len(homonym_warnings(net)) == 1

@@ -69,5 +69,5 @@ def test_readme_commands_run_as_written(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["routes"] == [
         "Airport-Harbour-Market-Central(transfer)-Stadium-Old Town_Quay"
     ]
-    assert (tmp_path / "route.png").stat().st_size > 0
-    assert (tmp_path / "report" / "index.html").is_file()
+    assert (tmp_path / "out" / "route.png").stat().st_size > 0
+    assert (tmp_path / "out" / "report" / "index.html").is_file()

@@ -206,3 +206,25 @@ def test_via_scores_edge_cases() -> None:
         ("Line 2", "C Station", "F Station", "Via Stops: none"),
     )
     assert score(half, "long", "via_list").map_score == 9.0 + 3.0 + 20.0
+
+
+def test_line_names_as_printed_on_the_map() -> None:
+    # "1", "2号线", "M2" name Line 1 / Line 2 (aliases, SPEC 14): scored as the exact names
+    for first, second in [("1", "2号线"), ("Line 1", "M2"), ("一号线", "2")]:
+        short = answer(
+            (first, "A Station", "C Station", ""), (second, "C Station", "F Station", "")
+        )
+        s = score(short, "short")
+        assert s.correct and s.correct_strict and s.map_score == 19.0, (first, second)
+        vias = answer(
+            (first, "A Station", "C Station", "Via Stops: B Station"),
+            (second, "C Station", "F Station", "Via Stops: none"),
+        )
+        assert score(vias, "long", "via_list").map_score == 34.5
+    # a number that is no line of the map, or the wrong line, is still wrong
+    for wrong in ("9", "3", "S2", "2A"):
+        s = score(
+            answer(("1", "A Station", "C Station", ""), (wrong, "C Station", "F Station", "")),
+            "short",
+        )
+        assert not s.correct and not s.correct_strict and s.map_score == 7.0, wrong

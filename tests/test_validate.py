@@ -1,5 +1,6 @@
-"""Validation (SPEC 7): each structural check, the SPEC 6 ranges, malformed files, and the
-``maptab validate`` verb (one line per problem, never a traceback)."""
+"""Validation (SPEC 7): each structural check, the well-formed value domains, the MapTab
+profile (SPEC 6 ranges), malformed files, and the ``maptab validate`` verb (one line per
+problem, never a traceback)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ from typer.testing import CliRunner
 from maptab.cli import app
 from maptab.core.network import Edge, Network, Vertex
 from maptab.core.tables import example_tables, write_tables
-from maptab.core.validate import RULES, Problem, validate_network, validate_tables
+from maptab.core.validate import (
+    MAPTAB_PROFILE,
+    WELL_FORMED,
+    Problem,
+    validate_network,
+    validate_tables,
+)
 
 
 def good_metro() -> Network:
@@ -41,13 +48,14 @@ def messages(problems: list[Problem]) -> str:
 
 
 def test_good_networks_validate_clean() -> None:
-    assert validate_network(good_metro()) == []
-    assert validate_network(good_travel()) == []
+    for profile in (None, "maptab"):
+        assert validate_network(good_metro(), profile=profile) == []
+        assert validate_network(good_travel(), profile=profile) == []
 
 
 def test_example_tables_validate_clean() -> None:
     for scenario in ("metromap", "travelmap"):
-        assert validate_tables(*example_tables(scenario)) == []
+        assert validate_tables(*example_tables(scenario), profile="maptab") == []
 
 
 def test_problem_string_format() -> None:
@@ -177,9 +185,42 @@ def test_travelmap_must_be_connected_without_isolated_spots() -> None:
         ("travelmap", "vertex", "Time", 30.5, False),
     ],
 )
-def test_value_rules(scenario, table, column, value, ok) -> None:
+def test_profile_rules(scenario, table, column, value, ok) -> None:
     item = Vertex("X", time=60) if table == "vertex" else Edge("X", "Y")
-    assert (RULES[(scenario, table, column)](value, item) is None) == ok
+    assert (MAPTAB_PROFILE[(scenario, table, column)](value, item) is None) == ok
+
+
+@pytest.mark.parametrize(
+    ("scenario", "table", "column", "value", "ok"),
+    [
+        ("metromap", "edge", "Time", 7.0, True),
+        ("metromap", "edge", "Time", -0.5, False),
+        ("metromap", "edge", "Price", 0.123, True),
+        ("metromap", "edge", "Reliability", 0.5, True),
+        ("metromap", "edge", "Comfort Level", 1.2, False),
+        ("metromap", "vertex", "Price", 3.0, True),
+        ("metromap", "vertex", "Transfer Time", -1, False),
+        ("metromap", "vertex", "Transfer Time", 2.5, True),
+        ("metromap", "vertex", "Reliability", 1.01, False),
+        ("travelmap", "edge", "Time", 0.0, True),
+        ("travelmap", "edge", "Price", 12.5, True),
+        ("travelmap", "edge", "Comfort Level", 5.0, True),
+        ("travelmap", "edge", "Comfort Level", 5.5, False),
+        ("travelmap", "edge", "Reliability", 0.7, True),
+        ("travelmap", "edge", "Reliability", -0.1, False),
+        ("travelmap", "vertex", "Price", 15, True),
+        ("travelmap", "vertex", "Time", 7, True),
+    ],
+)
+def test_well_formed_rules(scenario, table, column, value, ok) -> None:
+    """Well-formed: non-negative, comfort and reliability within the SPEC 3 scale."""
+    item = Vertex("X", ("A", "B"), time=0) if table == "vertex" else Edge("X", "Y")
+    assert (WELL_FORMED[(scenario, table, column)](value, item) is None) == ok
+
+
+def test_rule_tables_cover_every_numeric_column() -> None:
+    assert set(WELL_FORMED) == set(MAPTAB_PROFILE)
+    assert len(WELL_FORMED) == 17
 
 
 @pytest.mark.parametrize(
@@ -194,12 +235,12 @@ def test_value_rules(scenario, table, column, value, ok) -> None:
     ],
 )
 def test_travel_vertex_price_depends_on_hub(time, price, ok) -> None:
-    rule = RULES[("travelmap", "vertex", "Price")]
+    rule = MAPTAB_PROFILE[("travelmap", "vertex", "Price")]
     assert (rule(price, Vertex("X", time=time)) is None) == ok
 
 
 def test_transfer_time_range_on_transfer_stations() -> None:
-    rule = RULES[("metromap", "vertex", "Transfer Time")]
+    rule = MAPTAB_PROFILE[("metromap", "vertex", "Transfer Time")]
     assert rule(0, Vertex("X", ("A", "B"))) is not None
     assert rule(7.5, Vertex("X", ("A", "B"))) is not None
     assert rule(15, Vertex("X", ("A", "B"))) is None
@@ -211,9 +252,9 @@ def test_negative_transfer_time_on_a_one_line_station() -> None:
     vs["A"] = Vertex("A", ("Red",), 1.0, 0.0, 0.5, 0.75, -3)
     problems = validate_network(net.with_attributes(vertices=vs))
     assert [str(p) for p in problems] == [
-        "Vertex_tab:1: Transfer Time: -3 on a station of one line; must be 0 "
-        "(SPEC 6, metromap vertex table)"
+        "Vertex_tab:1: Transfer Time: -3 is negative; it must be 0 or more (SPEC 7)"
     ]
+    assert problems[0].level == "error"
 
 
 def test_disconnected_parts_are_listed_in_table_order() -> None:
@@ -230,22 +271,45 @@ def test_disconnected_parts_are_listed_in_table_order() -> None:
     ]
 
 
-def test_range_problems_are_located() -> None:
+def test_profile_problems_are_located_and_only_asked_for() -> None:
     net = good_metro()
     edges = list(net.edges)
     edges[2] = Edge(edges[2].u, edges[2].v, edges[2].line, 9.0, 0.75, 0.5, 0.0)
-    problems = validate_network(net.with_attributes(edges=edges))
+    problems = validate_network(net.with_attributes(edges=edges), profile="maptab")
     assert [str(p) for p in problems] == [
-        "Edge_tab:3: Time: 9 is outside [2, 3] (SPEC 6, metromap edge table)"
+        "Edge_tab:3: Time: 9 is outside [2, 3] (MapTab profile, SPEC 6: metromap edge table)"
     ]
-    assert validate_network(net.with_attributes(edges=edges), values=False) == []
+    assert problems[0].level == "profile"
+    assert validate_network(net.with_attributes(edges=edges)) == []
+
+
+def test_a_value_that_is_not_well_formed_is_an_error_even_with_the_profile() -> None:
+    net = good_metro()
+    edges = list(net.edges)
+    edges[0] = Edge(edges[0].u, edges[0].v, edges[0].line, -2.0, 0.75, 1.5, 0.0)
+    for profile in (None, "maptab"):
+        problems = validate_network(net.with_attributes(edges=edges), profile=profile)
+        assert [(str(p), p.level) for p in problems] == [
+            ("Edge_tab:1: Time: -2 is negative; it must be 0 or more (SPEC 7)", "error"),
+            (
+                "Edge_tab:1: Comfort Level: 1.5 is outside the column's scale [0, 1] (SPEC 7)",
+                "error",
+            ),
+        ]
+
+
+def test_unknown_profile_is_refused() -> None:
+    from maptab.errors import MaptabError
+
+    with pytest.raises(MaptabError, match="unknown profile 'paper'"):
+        validate_network(good_metro(), profile="paper")
 
 
 def test_nan_is_always_reported() -> None:
     net = good_metro()
     vs = dict(net.vertices)
     vs["A"] = Vertex("A", ("Red",), float("nan"), 0, 0.5, 0.75, 0)
-    problems = validate_network(net.with_attributes(vertices=vs), values=False)
+    problems = validate_network(net.with_attributes(vertices=vs))
     assert [str(p) for p in problems] == ["Vertex_tab:1: Time: nan is not a finite number"]
 
 
@@ -374,13 +438,30 @@ def test_cli_markup_in_names_is_printed_verbatim(tables, tmp_path: Path) -> None
 
 def test_cli_problems_one_per_line(tables) -> None:
     edges, vertices = tables
-    _edit(edges, "A-B,Red,2.5", "A-B,Red,9")
-    _edit(vertices, "A,Red,1,", "A,Red,7,")
+    _edit(edges, "A-B,Red,2.5", "A-B,Red,-9")
+    _edit(vertices, "A,Red,1,", "A,Red,-7,")
     result = _run(edges, vertices)
     assert result.exit_code == 1
     lines = [ln for ln in result.output.splitlines() if ln.startswith(str(edges.parent))]
     assert len(lines) == 2
-    assert f"{vertices}:2: Time: 7 is outside [0.5, 2]" in result.output
+    assert f"{vertices}:2: Time: -7 is negative" in result.output
+
+
+def test_cli_profile_deviations_only_with_profile(tables) -> None:
+    edges, vertices = tables
+    _edit(edges, "A-B,Red,2.5", "A-B,Red,9")
+    _edit(vertices, "A,Red,1,", "A,Red,7,")
+    result = _run(edges, vertices)
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == "ok: 8 stations, 9 edges, 3 lines"
+    result = _run(edges, vertices, "--profile", "maptab")
+    assert result.exit_code == 1
+    lines = [ln for ln in result.output.splitlines() if ln.startswith(str(edges.parent))]
+    assert len(lines) == 2
+    assert f"{vertices}:2: Time: 7 is outside [0.5, 2] (MapTab profile" in result.output
+    assert "2 problem(s) found (2 outside the MapTab profile)" in result.output
+    result = _run(edges, vertices, "--profile", "paper")
+    assert result.exit_code == 1 and "unknown profile 'paper'" in result.output
 
 
 def test_cli_scenario_option(tables) -> None:

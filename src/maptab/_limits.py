@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
 import warnings
 from pathlib import Path
 from typing import IO, Any
@@ -34,10 +35,12 @@ MAX_RESULTS_BYTES = 1024 * MIB
 """Another tool's results JSON (``maptab score --results``): 200,000 samples with their
 question and answer text come to a few hundred MB."""
 
-MAX_IMAGE_PIXELS = 160_000_000
-"""Width × height of a map image that is decoded (a paper-size map is 4,000 px on its long
-side, 16 Mpx; ReasonMap's largest, Dubai, is 9,934 × 14,044 = 140 Mpx). Pillow itself
-refuses images over about 179 Mpx as decompression bombs."""
+MAX_IMAGE_PIXELS = 400_000_000
+"""Width × height of a map image that is opened (SPEC 16): real maps reach 278 Mpx
+(ReasonMap's Kuala Lumpur, 14,032 × 19,843; a paper-size map is 16 Mpx), so the ceiling is
+20,000 × 20,000 px, 1.2 GB decoded as RGB. Above it an image is refused from its header,
+never decoded. Pillow's own guard (about 179 Mpx) is raised to this ceiling, and only while
+:func:`open_image` opens a file."""
 
 MAX_RENDER_PIXELS = 64_000_000
 """Width × height of a map that maptab draws (8,000 × 8,000; a paper-size map is 16 Mpx)."""
@@ -51,6 +54,9 @@ MAX_LABEL_CHARS = 200
 MAX_RESPONSE_CHARS = 100_000
 """A model's answer that is parsed; a longer one is scored as a format error (the papers'
 answers are at most 2,048 tokens, about 10,000 characters; reasoning is stored apart)."""
+
+
+_PIL_GUARD = threading.Lock()  # Pillow's limit is a module global: one change at a time
 
 
 class LimitError(MaptabError):
@@ -169,15 +175,24 @@ def check_image_size(
 
 def open_image(path: str | os.PathLike[str], *, error: type[MaptabError] = LimitError) -> Any:
     """A lazily decoded ``PIL.Image`` of the regular file ``path``, its size checked against
-    :data:`MAX_IMAGE_PIXELS` (a decompression bomb is refused, not decoded)."""
+    :data:`MAX_IMAGE_PIXELS` from the header (a decompression bomb is refused, not decoded;
+    SPEC 16)."""
     from PIL import Image, UnidentifiedImageError
 
     fd, _ = _open_regular(Path(path), error)
     os.close(fd)
     try:
-        with warnings.catch_warnings():  # the size is checked below, against our own limit
+        # the size is checked below, against our own limit: Pillow's guard (an error at twice
+        # its MAX_IMAGE_PIXELS) is raised to that limit for this call only
+        with _PIL_GUARD, warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            im = Image.open(path)
+            saved = Image.MAX_IMAGE_PIXELS
+            if saved is not None and saved < MAX_IMAGE_PIXELS:
+                Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
+            try:
+                im = Image.open(path)
+            finally:
+                Image.MAX_IMAGE_PIXELS = saved
     except Image.DecompressionBombError as exc:
         raise error(f"{path}: image too large ({exc})") from None
     except (UnidentifiedImageError, OSError) as exc:

@@ -17,6 +17,26 @@ app = typer.Typer(
 )
 console = Console()
 
+
+def _version(value: bool) -> None:
+    if value:
+        from maptab._version import __version__
+
+        console.print(f"maptab {__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Build, run, score and report multi-criteria route-planning benchmarks over maps."""
+
 VerifyOption = Annotated[
     bool,
     typer.Option(
@@ -27,6 +47,11 @@ VerifyOption = Annotated[
 ]
 """The ``--verify/--no-verify`` flag of the verbs that read a dataset (docs/reference/limits.md)."""
 err_console = Console(stderr=True)
+
+
+def warn(message: str) -> None:
+    """Print one warning line on stderr (markup in station names is printed as is)."""
+    err_console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 
 def fail(message: str, code: int = 1) -> NoReturn:

@@ -9,17 +9,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
-from maptab.cli.app import app, console, err_console, fail
+from maptab.cli.app import app, console, fail, warn
 from maptab.cli.progress import track
 from maptab.errors import MaptabError
 from maptab.io.dataset import MapImager
-
-
-def _warn(message: str) -> None:
-    """One warning line on stderr (markup in station names is printed as is)."""
-    err_console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 
 def _terminated(signum: int, frame: object) -> None:
@@ -130,11 +124,12 @@ def build(
                 report_totals=report_totals,
                 cost_model=cost_model,
                 progress=track,
+                warn=warn,
             )
         elif from_maptab is not None:
             from maptab.generate.release import import_maptab_release
 
-            manifest = import_maptab_release(from_maptab, out)
+            manifest = import_maptab_release(from_maptab, out, warn=warn)
         elif from_reasonmap is not None:
             from maptab.generate.from_reasonmap import build_reasonmap_dataset
 
@@ -147,7 +142,7 @@ def build(
                 per_map=per_map,
                 progress=track,
                 renderer=_renderer(render),
-                warn=_warn,
+                warn=warn,
             )
         else:
             from maptab.generate.pipeline import build_benchmark

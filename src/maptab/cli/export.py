@@ -51,6 +51,13 @@ def export(
     if out.resolve().is_relative_to(dataset.resolve()):
         fail(f"--out {out} is inside the dataset {dataset}; choose a folder outside it")
     try:
+        if fmt in ("maptab", "lmms-eval"):  # the hf and trl/verl writers check as they go
+            from maptab.io.dataset import Dataset
+            from maptab.score.integrity import export_problem
+
+            problem = export_problem(Dataset(dataset))
+            if problem is not None:
+                fail(f"{problem}; nothing exported")
         if fmt == "maptab":
             from maptab.generate.release import export_maptab_release
 

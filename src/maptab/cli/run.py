@@ -69,9 +69,18 @@ def run_cmd(
     extra_body: Annotated[
         str | None, typer.Option(help="JSON object merged into each request body.")
     ] = None,
+    image_budget: Annotated[
+        str,
+        typer.Option(
+            help="Map images are scaled down (never up, aspect ratio kept) to at most SIDEpx "
+            "on the long side and MEGAPIXELSmp in all, whichever is stricter; either alone; "
+            "or none to send originals.",
+        ),
+    ] = "2048px,1.6mp",
     max_pixels: Annotated[
-        int, typer.Option(min=1, help="Image pixel budget (aspect ratio kept).")
-    ] = 2048 * 2048,
+        int | None,
+        typer.Option(min=1, hidden=True, help="Image pixels at most N (the budget's mp part)."),
+    ] = None,
     image_size: Annotated[
         str | None, typer.Option(help="WIDTHxHEIGHT: stretch images to this exact shape.")
     ] = None,
@@ -82,6 +91,7 @@ def run_cmd(
 ) -> None:
     """Run a model on DATASET; predictions go to RUN_DIR/predictions.jsonl (resumable)."""
     from maptab.run import ImageSpec, make_provider
+    from maptab.run.requests import parse_image_budget
     from maptab.run.runner import run
 
     cats = [c.strip() for item in categories or () for c in item.split(",") if c.strip()]
@@ -90,7 +100,11 @@ def run_cmd(
         if body is not None and not isinstance(body, dict):
             raise MaptabError("--extra-body must be a JSON object")
         size = _size(image_size) if image_size else None
-        image = ImageSpec(max_pixels, "stretch" if size else "fit", size, image_format)  # type: ignore[arg-type]
+        pixels, side = parse_image_budget(image_budget, "--image-budget")
+        if max_pixels is not None:
+            pixels = max_pixels
+        mode = "stretch" if size else "fit"
+        image = ImageSpec(pixels, mode, size, image_format, side)  # type: ignore[arg-type]
         if table_format not in ("csv", "json"):
             raise MaptabError(f"--table-format must be csv or json, not {table_format!r}")
         provider = make_provider(

@@ -70,10 +70,13 @@ def score_cmd(
     )
 
 
-def _table(title: str, columns: tuple[str, ...], left: int) -> Table:
-    t = Table(title=title, box=box.SIMPLE_HEAD)
+def _table(title: str, columns: tuple[str, ...], left: int, rows: list[Any]) -> Table:
+    t = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True)
     for i, col in enumerate(columns):
-        t.add_column(col, justify="left" if i < left else "right", no_wrap=i >= left)
+        # names fold onto a second line rather than being cut (two cut names could read the
+        # same in a narrow terminal); numbers never wrap
+        text = i < left
+        t.add_column(col, justify="left" if text else "right", no_wrap=not text, overflow="fold")
     return t
 
 
@@ -89,12 +92,27 @@ def _print(summary: dict[str, Any]) -> None:
         if not block:
             continue
         for name, columns, left, rows in view_of(kind).printout(block):
-            t = _table(title.format(name), columns, left)
-            for row in rows:
-                t.add_row(*row)
+            t = _table(title.format(name), columns, left, rows)
+            for n, row in enumerate(rows):  # a repeated leading name is printed once
+                same = n and rows[n - 1][0] == row[0] and left > 1
+                t.add_row("" if same else row[0], *row[1:])
             console.print(t)
-    counts = summary.get("counts", {})
-    console.print(
-        f"scored {counts.get('scored')}, API errors {counts.get('api_errors')}, "
-        f"format errors {counts.get('format_errors')}, missing {counts.get('missing')}"
+    console.print(_counts_line(summary.get("counts", {})), soft_wrap=True)
+
+
+def _counts_line(counts: dict[str, Any]) -> str:
+    """The closing line in words: answers scored (per kind), API errors, format errors and
+    samples missing an answer."""
+
+    def total(value: Any) -> int:
+        return sum(value.values()) if isinstance(value, dict) else int(value or 0)
+
+    scored = counts.get("scored", {})
+    per_kind = ", ".join(f"{k} {n}" for k, n in scored.items()) if isinstance(scored, dict) else ""
+    n = total(scored)
+    line = f"scored {n} answer{'s' * (n != 1)}" + (f" ({per_kind})" if per_kind else "")
+    return (
+        f"{line}; {total(counts.get('api_errors'))} API errors, "
+        f"{total(counts.get('format_errors'))} format errors, "
+        f"{total(counts.get('missing'))} samples without an answer"
     )

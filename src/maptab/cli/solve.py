@@ -10,12 +10,12 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from maptab.cli.app import app, console, fail
+from maptab.cli.app import app, console, fail, warn
 from maptab.core.costs import MODELS, Weights, route_totals
 from maptab.core.network import SCENARIOS
 from maptab.core.solver import MAX_ROUTES, Solution, solve_routes
 from maptab.core.tables import derive_mix, read_network
-from maptab.core.validate import validate_tables
+from maptab.core.validate import first_error, profile_warnings, validate_tables
 from maptab.errors import MaptabError
 
 
@@ -75,8 +75,9 @@ def solve(
     Without --weights: all routes with the fewest stations, each with its minimum-transfer
     marks. With --weights: all routes of minimum cost J (ties within 1e-9), marked with
     their J-optimal, fewest-transfer line assignment. Ties are counted exactly; the first
-    --max-routes of them are listed. Tables that `maptab validate` rejects are refused in
-    every mode.
+    --max-routes of them are listed. Tables that are not well-formed (`maptab validate`
+    rejects them) are refused in every mode; values outside the MapTab profile (SPEC 6) are
+    used as given, with one warning line per table on stderr.
     """
     if scenario is not None and scenario not in SCENARIOS:
         fail(f"unknown scenario {scenario!r}; use metromap or travelmap")
@@ -86,10 +87,12 @@ def solve(
         fail("--mix and --model score weighted queries; give --weights too")
     try:
         w = Weights.parse(weights) if weights is not None else None
-        problems = validate_tables(edges, vertices, scenario)
-        if problems:
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            fail(f"{problems[0]}{more}; `maptab validate` lists every problem")
+        problems = validate_tables(edges, vertices, scenario, profile="maptab")
+        error = first_error(problems)
+        if error is not None:
+            fail(f"{error}; `maptab validate` lists every problem")
+        for line in profile_warnings(problems):
+            warn(line)
         network = read_network(edges, vertices, scenario)  # type: ignore[arg-type]
         items = "edge_vertex"
         if mix:

@@ -1,4 +1,5 @@
-"""``maptab validate``: check an Edge_tab / Vertex_tab pair (SPEC 7), or a whole dataset."""
+"""``maptab validate``: check an Edge_tab / Vertex_tab pair (SPEC 7), or a whole dataset;
+``--profile maptab`` adds the MapTab profile (SPEC 6 synthesis ranges)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,16 @@ import typer
 from maptab.cli.app import app, console, fail
 from maptab.core.network import SCENARIOS
 from maptab.core.tables import read_network
-from maptab.core.validate import validate_tables
+from maptab.core.validate import PROFILES, Problem, errors, validate_tables
 from maptab.errors import MaptabError
+
+
+def _count(problems: list[Problem], deviations: int) -> str:
+    """``N problem(s) found`` with, where there are some, how many are profile deviations."""
+    found = f"{len(problems)} problem(s) found"
+    if deviations:
+        found += f" ({deviations} outside the MapTab profile)"
+    return found
 
 
 @app.command()
@@ -26,6 +35,13 @@ def validate(
         str | None,
         typer.Option(help="metromap or travelmap; default: a Line column means metromap."),
     ] = None,
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            help="Also report values outside this profile: 'maptab' (the SPEC 6 ranges and "
+            "decimals MapTab's data was generated with)."
+        ),
+    ] = None,
     sample: Annotated[
         int,
         typer.Option(min=0, help="Dataset: gold labels re-derived per kind (RP, QA)."),
@@ -33,24 +49,27 @@ def validate(
 ) -> None:
     """Check two MapTab tables, or a dataset folder made by `maptab build`.
 
-    Tables: file format, values (SPEC 6) and consistency (SPEC 7). Dataset: the manifest,
-    every file's SHA-256, every map's tables, every record's schema, and gold labels
-    re-derived on a random sample. Prints one line per problem (file:row: field: what is
-    wrong) and exits with status 1, or prints a one-line summary and exits with status 0.
+    Tables: file format, well-formed values and consistency (SPEC 7); with --profile maptab
+    also the MapTab synthesis ranges (SPEC 6). Dataset: the manifest, every file's SHA-256,
+    every map's tables, every record's schema, and gold labels re-derived on a random
+    sample. Prints one line per problem (file:row: field: what is wrong) and exits with
+    status 1, or prints a one-line summary and exits with status 0.
     """
+    if profile is not None and profile not in PROFILES:
+        fail(f"unknown profile {profile!r}; use {', '.join(sorted(PROFILES))}")
     if vertices is None:
         if not edges.is_dir():
             fail(f"{edges}: give a dataset folder, or an Edge_tab and a Vertex_tab file")
-        _validate_dataset(edges, sample)
+        _validate_dataset(edges, sample, profile)
         return
     if scenario is not None and scenario not in SCENARIOS:
         fail(f"unknown scenario {scenario!r}; use metromap or travelmap")
     try:
-        problems = validate_tables(edges, vertices, scenario)  # type: ignore[arg-type]
+        problems = validate_tables(edges, vertices, scenario, profile=profile)
         if problems:
             for p in problems:
                 console.print(str(p), markup=False, highlight=False, soft_wrap=True)
-            fail(f"{len(problems)} problem(s) found")
+            fail(_count(problems, len(problems) - len(errors(problems))))
         network = read_network(edges, vertices, scenario)  # type: ignore[arg-type]
     except MaptabError as exc:
         fail(str(exc))
@@ -61,14 +80,16 @@ def validate(
         )
     else:
         summary = f"ok: {len(network.vertices)} spots, {len(network.edges)} edges"
+    if profile is not None:
+        summary += f", within the {profile} profile"
     console.print(summary, markup=False, highlight=False)
 
 
-def _validate_dataset(root: Path, sample: int) -> None:
+def _validate_dataset(root: Path, sample: int, profile: str | None) -> None:
     from maptab.score.integrity import MAX_PROBLEMS, validate_dataset
 
     try:
-        report = validate_dataset(root, sample=sample)
+        report = validate_dataset(root, sample=sample, profile=profile)
     except (MaptabError, OSError) as exc:
         fail(str(exc))
     for p in report.problems:

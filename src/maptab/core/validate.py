@@ -1,6 +1,7 @@
-"""Validation of networks and their tables (SPEC 7; MapTab appendix B.5 and B.6).
+"""Validation of networks and their tables at two levels (SPEC 7; MapTab appendix B.5, B.6).
 
-Structural checks, metromap:
+**Well-formed** (level ``"error"``; an error wherever tables are read). Structure
+(:data:`STRUCTURE`), metromap:
 
 1. no duplicate edge within a line (``A-B`` and ``B-A`` are the same edge);
 2. the station sets of Edge_tab and Vertex_tab agree (no station without an edge, no edge to
@@ -12,10 +13,14 @@ Structural checks, metromap:
    Edge_tab rows put it on, and ``Transfer Time > 0`` only on a station with several lines.
 
 Travelmap: checks 1 and 2 (no isolated spot), and the Edge_tab forms one connected graph.
+Values (:data:`WELL_FORMED`): every number finite; times, prices and transfer times
+non-negative; comfort and reliability within the scale of SPEC 3 (``[0, 1]``, travelmap
+comfort ``[0, 5]``). Files (:func:`validate_tables`): encoding, CSV/JSON syntax, columns,
+numeric cells, self-loops, duplicate stations, unknown stations.
 
-Value checks (``values=True``): every number finite, and inside the ranges and precision
-of SPEC 6 for its scenario and table (:data:`RULES`). File checks (:func:`validate_tables`):
-encoding, CSV/JSON syntax, columns, numeric cells, duplicate stations, unknown stations.
+**MapTab profile** (level ``"profile"``, only with ``profile="maptab"``): the SPEC 6 synthesis
+ranges and decimals (:data:`PROFILES`). They describe how MapTab generated its data, not
+what a table may hold: callers report them as a warning (:func:`profile_warnings`).
 """
 
 from __future__ import annotations
@@ -23,9 +28,11 @@ from __future__ import annotations
 import math
 import os
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import Literal
 
+from maptab.core.costs import SCALES
 from maptab.core.network import Edge, Network, Vertex, connected_components
 from maptab.core.tables import (
     ATTRIBUTE_OF_COLUMN,
@@ -34,17 +41,25 @@ from maptab.core.tables import (
     location,
     parse_tables,
 )
+from maptab.errors import MaptabError
+
+Level = Literal["error", "profile"]
+LEVELS: tuple[Level, ...] = ("error", "profile")
+"""``"error"``: the table is not well-formed; ``"profile"``: a well-formed value outside the
+MapTab profile (SPEC 7)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Problem:
     """One validation finding. ``row`` is the CSV line (header = 1), the 1-based JSON row or,
-    for a network in memory, the 1-based row in table order; ``None`` for the whole file."""
+    for a network in memory, the 1-based row in table order; ``None`` for the whole file.
+    ``level`` is ``"error"`` (not well-formed) or ``"profile"`` (outside the profile)."""
 
     file: str
     row: int | None
     field: str | None
     message: str
+    level: Level = "error"
 
     def __str__(self) -> str:
         return location(self.file, self.row, self.field) + self.message
@@ -53,10 +68,27 @@ class Problem:
 # ----------------------------------------------------------------------------- value rules
 Item = Edge | Vertex
 Rule = Callable[[float, Item], str | None]
+RuleKey = tuple[str, str, str]
+"""``(scenario, table, column)``: table is ``"edge"`` or ``"vertex"``."""
 
 
 def _decimals_ok(value: float, decimals: int) -> bool:
     return abs(value - round(value, decimals)) < 1e-9
+
+
+def _non_negative(value: float, item: Item) -> str | None:
+    return f"{value:g} is negative; it must be 0 or more" if value < 0 else None
+
+
+def _scale(high: float) -> Rule:
+    """Within ``[0, high]``, the scale a cost normalises by (SPEC 3)."""
+
+    def rule(value: float, item: Item) -> str | None:
+        if not 0 <= value <= high:
+            return f"{value:g} is outside the column's scale [0, {high:g}]"
+        return None
+
+    return rule
 
 
 def _interval(low: float, high: float, decimals: int = 2) -> Rule:
@@ -93,10 +125,8 @@ def _days_per_year(low: int, high: int) -> Rule:
 
 def _transfer_time(value: float, item: Item) -> str | None:
     assert isinstance(item, Vertex)
-    if not item.is_transfer:
-        # a positive value is reported by the transfer annotation check (4)
-        return f"{value:g} on a station of one line; must be 0" if value < 0 else None
-    if not (float(value).is_integer() and 5 <= value <= 15):
+    # on a station of one line a positive value is a structural problem (check 4)
+    if item.is_transfer and not (float(value).is_integer() and 5 <= value <= 15):
         return f"{value:g} on a transfer station; must be an integer in [5, 15]"
     return None
 
@@ -126,7 +156,26 @@ def _integer(low: float, high: float) -> Rule:
     return rule
 
 
-RULES: dict[tuple[str, str, str], Rule] = {
+def _well_formed_rules() -> dict[RuleKey, Rule]:
+    rules: dict[RuleKey, Rule] = {}
+    for scen, scale in SCALES.items():
+        for table, columns in (("edge", EDGE_COLUMNS[scen]), ("vertex", VERTEX_COLUMNS[scen])):
+            for col in columns:
+                if col == "Comfort Level":
+                    rules[(scen, table, col)] = _scale(scale.comfort)
+                elif col == "Reliability":
+                    rules[(scen, table, col)] = _scale(scale.reliability)
+                elif col in ATTRIBUTE_OF_COLUMN:  # Time, Price, Transfer Time
+                    rules[(scen, table, col)] = _non_negative
+    return rules
+
+
+WELL_FORMED: dict[RuleKey, Rule] = _well_formed_rules()
+"""Well-formed value rules (SPEC 7), per ``(scenario, table, column)``: times, prices and
+transfer times are non-negative; comfort and reliability lie within the SPEC 3 scale
+(``[0, 1]``; travelmap comfort ``[0, 5]``). A finite number is checked before any rule."""
+
+MAPTAB_PROFILE: dict[RuleKey, Rule] = {
     ("metromap", "edge", "Time"): _interval(2.0, 3.0),
     ("metromap", "edge", "Price"): _interval(0.0, 1.5),
     ("metromap", "edge", "Comfort Level"): _interval(0.0, 1.0),
@@ -145,10 +194,14 @@ RULES: dict[tuple[str, str, str], Rule] = {
     ("travelmap", "vertex", "Comfort Level"): _interval(1.0, 5.0, decimals=1),
     ("travelmap", "vertex", "Reliability"): _days_per_year(60, 365),
 }
-"""SPEC 6 value rules per ``(scenario, table, column)``: a function giving a message or None."""
+"""The MapTab profile: SPEC 6 synthesis ranges and decimals per ``(scenario, table, column)``,
+checked on values that are already well-formed."""
+
+PROFILES: dict[str, dict[RuleKey, Rule]] = {"maptab": MAPTAB_PROFILE}
+"""Value profiles by name (``maptab validate --profile NAME``)."""
 
 
-# ----------------------------------------------------------------------------- checks
+# ----------------------------------------------------------------------------- structure
 @dataclass(frozen=True, slots=True)
 class _Where:
     """Where each edge and vertex of a network sits in its files."""
@@ -296,7 +349,20 @@ def _connected(net: Network, where: _Where) -> list[Problem]:
     ]
 
 
-def _finite_and_ranges(net: Network, where: _Where, values: bool, finite: bool) -> list[Problem]:
+Check = Callable[[Network, _Where], list[Problem]]
+
+STRUCTURE: dict[str, tuple[Check, ...]] = {
+    "metromap": (_duplicates, _isolated, _line_counts, _transfers),
+    "travelmap": (_duplicates, _isolated, _connected),
+}
+"""Well-formed structural checks per scenario (SPEC 7, module docstring)."""
+
+
+def _values(
+    net: Network, where: _Where, profile: dict[RuleKey, Rule] | None, finite: bool
+) -> list[Problem]:
+    """Every numeric cell: non-finite (unless the reader reported it), then the well-formed
+    rule, then (only where well-formed) the profile rule."""
     problems = []
     scen = net.scenario
     tables: list[tuple[str, tuple[str, ...], list[tuple[Item, Callable[..., Problem]]]]] = [
@@ -316,31 +382,40 @@ def _finite_and_ranges(net: Network, where: _Where, values: bool, finite: bool) 
             for col in columns:
                 if col not in ATTRIBUTE_OF_COLUMN:
                     continue
+                key = (scen, kind, col)
                 value = float(getattr(item, ATTRIBUTE_OF_COLUMN[col]))
                 if not math.isfinite(value):
                     if finite:
                         problems.append(report(col, f"{value} is not a finite number"))
-                elif values and (msg := RULES[(scen, kind, col)](value, item)):
-                    problems.append(report(col, f"{msg} (SPEC 6, {scen} {kind} table)"))
+                elif msg := WELL_FORMED[key](value, item):
+                    problems.append(report(col, f"{msg} (SPEC 7)"))
+                elif profile is not None and (msg := profile[key](value, item)):
+                    found = report(col, f"{msg} (MapTab profile, SPEC 6: {scen} {kind} table)")
+                    problems.append(replace(found, level="profile"))
     return problems
 
 
-def _check(net: Network, where: _Where, values: bool, finite: bool = True) -> list[Problem]:
-    problems = _duplicates(net, where) + _isolated(net, where)
-    if net.scenario == "metromap":
-        problems += _line_counts(net, where) + _transfers(net, where)
-    else:
-        problems += _connected(net, where)
-    return problems + _finite_and_ranges(net, where, values, finite)
+def _profile_rules(profile: str | None) -> dict[RuleKey, Rule] | None:
+    if profile is None:
+        return None
+    if profile not in PROFILES:
+        raise MaptabError(f"unknown profile {profile!r}; expected one of {sorted(PROFILES)}")
+    return PROFILES[profile]
 
 
-def validate_network(network: Network, *, values: bool = True) -> list[Problem]:
-    """All SPEC 7 problems of a network in memory (empty list: valid).
+def _check(net: Network, where: _Where, profile: str | None, finite: bool = True) -> list[Problem]:
+    rules = _profile_rules(profile)
+    problems = [p for check in STRUCTURE[net.scenario] for p in check(net, where)]
+    return problems + _values(net, where, rules, finite)
+
+
+def validate_network(network: Network, *, profile: str | None = None) -> list[Problem]:
+    """Every well-formed problem of a network in memory (SPEC 7; empty list: well-formed),
+    plus, with ``profile="maptab"``, its values outside the SPEC 6 profile (level
+    ``"profile"``).
 
     Problems name the table (``Edge_tab`` / ``Vertex_tab``) and the 1-based row in table
-    order. ``values=False`` skips the SPEC 6 range checks (for topologies whose attributes
-    are not synthesised yet, e.g. a fresh ReasonMap import); non-finite numbers are always
-    reported.
+    order. Cheap (linear in the rows and lines): loaders can call it once per map.
     """
     where = _Where(
         "Edge_tab",
@@ -348,7 +423,7 @@ def validate_network(network: Network, *, values: bool = True) -> list[Problem]:
         list(range(1, len(network.edges) + 1)),
         {name: i for i, name in enumerate(network.vertices, 1)},
     )
-    return _check(network, where, values)
+    return _check(network, where, profile)
 
 
 def validate_tables(
@@ -356,16 +431,51 @@ def validate_tables(
     vertices_path: str | os.PathLike[str],
     scenario: str | None = None,
     *,
-    values: bool = True,
+    profile: str | None = None,
 ) -> list[Problem]:
-    """All problems of an Edge_tab / Vertex_tab pair of files: malformed files (encoding,
-    CSV or JSON syntax, columns, numbers, unknown or duplicate stations) and every check of
-    :func:`validate_network` (value ranges only with ``values``), located by file and row.
-    Never raises for bad input."""
+    """Every problem of an Edge_tab / Vertex_tab pair of files, located by file and row:
+    malformed files (encoding, CSV or JSON syntax, columns, numbers, self-loops, unknown or
+    duplicate stations) and every check of :func:`validate_network` (the profile only with
+    ``profile``). Never raises for bad input."""
     parsed = parse_tables(edges_path, vertices_path, scenario)  # type: ignore[arg-type]
     problems = [Problem(e.file, e.row, e.field, e.message) for e in parsed.errors]
     if parsed.network is None:
         return problems
     where = _Where(parsed.edge_file, parsed.vertex_file, parsed.edge_rows, parsed.vertex_rows)
     # numbers that failed to parse are NaN and were reported by the reader
-    return problems + _check(parsed.network, where, values=values, finite=False)
+    return problems + _check(parsed.network, where, profile, finite=False)
+
+
+def errors(problems: Iterable[Problem]) -> list[Problem]:
+    """The problems that make a table not well-formed (level ``"error"``)."""
+    return [p for p in problems if p.level == "error"]
+
+
+def first_error(problems: Iterable[Problem]) -> str | None:
+    """The first well-formed problem as one line, with how many more there are; ``None``
+    when the tables are well-formed."""
+    found = errors(problems)
+    if not found:
+        return None
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return f"{found[0]}{more}"
+
+
+def profile_warnings(problems: Iterable[Problem]) -> list[str]:
+    """One line per table with values outside the profile: how many, and the first
+    (SPEC 7: a warning everywhere but ``maptab validate --profile``)."""
+    by_file: dict[str, list[Problem]] = {}
+    for p in problems:
+        if p.level == "profile":
+            by_file.setdefault(p.file, []).append(p)
+    lines = []
+    for file, found in by_file.items():
+        first = found[0]
+        at = "".join(
+            f"{part}: " for part in (first.row and f"row {first.row}", first.field) if part
+        )
+        lines.append(
+            f"{file}: {len(found)} value(s) outside the MapTab profile, kept as given; "
+            f"first: {at}{first.message}; `maptab validate --profile maptab` lists them"
+        )
+    return lines

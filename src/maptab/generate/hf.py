@@ -13,6 +13,10 @@ row per map (image, tables as CSV text, ``network.json`` text). Rows are written
 row group per map with the image column dictionary-encoded, so a map's image is stored once
 per file however many queries use it. Configs without rows are left out.
 
+Nothing is written before every row and image has been read and checked: a repeated id, a
+number that is not finite or a map image that does not decode is refused with one line
+naming file, line and field (SPEC 16; ``maptab validate`` checks the same, and more).
+
 The files are written with pyarrow alone; with ``datasets`` installed, load them with
 ``datasets.load_dataset(OUT, "rp")`` or ``load_dataset("parquet", data_files=…)``.
 """
@@ -20,6 +24,8 @@ The files are written with pyarrow alone; with ``datasets`` installed, load them
 from __future__ import annotations
 
 import json
+import math
+import struct
 from collections.abc import Iterator
 from itertools import groupby
 from pathlib import Path
@@ -28,7 +34,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from maptab.io.dataset import TABLE_FILES, Dataset
+from maptab._limits import open_image
+from maptab.io.dataset import TABLE_FILES, Dataset, DatasetError
+from maptab.tasks.base import get as get_kind
 
 CONFIGS = ("rp", "qa", "reasonmap")
 IMAGE_TYPE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
@@ -43,10 +51,40 @@ def _image(
 ) -> dict[str, Any] | None:
     if map_id not in cache:
         path = ds.image_path(map_id)
+        if path is not None:
+            _check_image(path)
         cache[map_id] = (
             None if path is None else {"bytes": path.read_bytes(), "path": f"{map_id}.png"}
         )
     return cache[map_id]
+
+
+def _check_image(path: Path) -> None:
+    """Refuse a map image that does not decode (it would be embedded as it is)."""
+    try:
+        with open_image(path, error=DatasetError) as im:
+            im.verify()
+    except DatasetError as exc:
+        raise DatasetError(f"{exc}; nothing exported") from None
+    except (OSError, SyntaxError, ValueError, EOFError, struct.error) as exc:
+        raise DatasetError(f"{path}: not a readable image ({exc}); nothing exported") from None
+
+
+def _non_finite(value: Any, path: str = "") -> str | None:
+    """The path of the first number in a JSON value that is not finite, or ``None``."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path
+    if isinstance(value, dict):
+        items: Any = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for at, v in items:
+        found = _non_finite(v, at)
+        if found is not None:
+            return found
+    return None
 
 
 def _map_rows(ds: Dataset, cache: dict[str, dict[str, Any] | None]) -> Iterator[dict[str, Any]]:
@@ -63,7 +101,18 @@ def _map_rows(ds: Dataset, cache: dict[str, dict[str, Any] | None]) -> Iterator[
 def _query_rows(
     ds: Dataset, kind: str, cache: dict[str, dict[str, Any] | None]
 ) -> Iterator[dict[str, Any]]:
-    for q in getattr(ds, kind)():
+    shown = ds.root / get_kind(kind).samples.file
+    first: dict[str, int] = {}
+    for n, raw, q in ds.records(kind):
+        seen = first.setdefault(q.id, n)
+        if seen != n:
+            raise DatasetError(
+                f"{shown}:{n}: field 'id': duplicate id {q.id!r} (first on line {seen}); "
+                "nothing exported"
+            )
+        at = _non_finite(raw)
+        if at is not None:
+            raise DatasetError(f"{shown}:{n}: field {at!r}: not a finite number; nothing exported")
         row = q.to_dict()
         if "tables" in row:  # fixed keys, so every row has the same struct type
             row["tables"] = {k: row["tables"].get(k) for k in TABLE_FILES}

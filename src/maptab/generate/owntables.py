@@ -10,8 +10,9 @@ The folder holds one sub-folder per map (``docs/guides/import-and-export.md``)::
 The map id is the sub-folder's path below ``DIR`` (``europe/lyon`` for ``DIR/europe/lyon``).
 The scenario of each map comes from its columns (a ``Line`` column: metromap; SPEC 5). The
 tables are read as the MapTab tables are everywhere (:func:`maptab.core.tables.read_network`) and
-must pass the structural checks of SPEC 7 (:func:`maptab.core.validate.validate_tables`, without
-the synthetic value ranges). From there the maps go through the same steps as generated ones
+must be well-formed (SPEC 7, :func:`maptab.core.validate.validate_tables`); values outside the
+MapTab profile (the SPEC 6 synthesis ranges) are kept as given and reported to ``warn``, one
+line per table. From there the maps go through the same steps as generated ones
 (:func:`maptab.generate.pipeline.write_benchmark`): map difficulty and train/test split
 (SPEC 8), OD pairs by Algorithm 1, 12 RP queries per pair with exact gold labels and 12 QA
 queries per map. Bad input raises :class:`OwnTablesError` naming the file, row and field.
@@ -19,13 +20,14 @@ queries per map. Bad input raises :class:`OwnTablesError` naming the file, row a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from maptab._progress import Progress
 from maptab.core import tables
 from maptab.core.network import Network
-from maptab.core.validate import validate_tables
+from maptab.core.validate import first_error, profile_warnings, validate_tables
 from maptab.errors import MaptabError
 from maptab.generate.pipeline import Preset, style_name, write_benchmark
 from maptab.io.dataset import MapImager, safe_join
@@ -81,15 +83,18 @@ def find_maps(root: str | Path) -> list[tuple[str, Path]]:
     return maps
 
 
-def read_map(map_id: str, folder: Path) -> Network:
+def read_map(map_id: str, folder: Path, warn: Callable[[str], None] | None = None) -> Network:
     """One map's network from its folder, checked (module docstring)."""
     edges = _table(folder, "edges", required=True)
     vertices = _table(folder, "vertices", required=True)
     assert edges is not None and vertices is not None
-    problems = validate_tables(edges, vertices, values=False)
-    if problems:
-        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
-        raise OwnTablesError(f"{problems[0]}{more}")
+    problems = validate_tables(edges, vertices, profile="maptab")
+    error = first_error(problems)
+    if error is not None:
+        raise OwnTablesError(error)
+    if warn is not None:
+        for line in profile_warnings(problems):
+            warn(line)
     try:
         net = tables.read_network(edges, vertices, map_id=map_id)
     except tables.TableError as exc:
@@ -141,13 +146,15 @@ def build_from_tables(
     cost_model: str = "additive",
     progress: Progress | None = None,
     workers: int | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """A benchmark over the maps of ``tables_dir`` (module docstring); returns the manifest.
 
     ``pairs_per_map`` OD pairs per map on average (each scenario gets ``pairs_per_map`` ×
     its maps, spread by Algorithm 1, at least 2 per map where the map has them).
     ``renderer`` draws the image of every map that brings none (``None``: only the supplied
-    images); the rest as :func:`maptab.generate.pipeline.build_benchmark`.
+    images); ``warn`` gets one line per table with values outside the MapTab profile; the
+    rest as :func:`maptab.generate.pipeline.build_benchmark`.
     """
     if pairs_per_map < 1:
         raise OwnTablesError(f"pairs per map must be at least 1, not {pairs_per_map}")
@@ -155,7 +162,7 @@ def build_from_tables(
     nets: list[Network] = []
     images: dict[str, Path] = {}
     for map_id, folder in found:
-        nets.append(read_map(map_id, folder))
+        nets.append(read_map(map_id, folder, warn))
         if (folder / IMAGE_NAME).is_file():
             images[map_id] = folder / IMAGE_NAME
     # the generator's order: metro maps first (difficulty and allocation are per scenario)

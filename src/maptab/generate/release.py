@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from maptab.core.schema import (
     RPQuery,
 )
 from maptab.core.solver import fewest_stations
+from maptab.core.validate import first_error, profile_warnings, validate_tables
 from maptab.errors import MaptabError
 from maptab.generate.queries import gold_label, repetition_class
 from maptab.io.dataset import Dataset, DatasetWriter, MapEntry, safe_join
@@ -319,7 +321,9 @@ def _query_files(root: Path) -> list[tuple[str, str, str, Path]]:
     return found
 
 
-def import_maptab_release(release_dir: str | Path, out_dir: str | Path) -> dict[str, Any]:
+def import_maptab_release(
+    release_dir: str | Path, out_dir: str | Path, *, warn: Callable[[str], None] | None = None
+) -> dict[str, Any]:
     """A maptab dataset (maps + ``rp.jsonl``) from a MapTab release folder; returns its manifest.
 
     Both scenarios, in the release's own field names (:data:`LAYOUTS`). Gold labels (routes,
@@ -329,8 +333,9 @@ def import_maptab_release(release_dir: str | Path, out_dir: str | Path) -> dict[
     listed in the manifest under ``options.label_mismatches``, and the repetition class
     (FR/PR/NR) is filled in only for criteria queries whose label matched. Record fields the
     layout does not define are counted under ``options.unread_fields``. Tables come from the
-    records' ``edge_tab``/``vertex_tab`` JSON files; the Mix_tab is derived (SPEC 5). Raises
-    :class:`ReleaseError` naming the file and record on bad input.
+    records' ``edge_tab``/``vertex_tab`` JSON files and must be well-formed (SPEC 7); ``warn``
+    gets one line per table with values outside the MapTab profile. The Mix_tab is derived
+    (SPEC 5). Raises :class:`ReleaseError` naming the file and record on bad input.
     """
     root = Path(release_dir)
     records: list[tuple[str, str, str, Path, int, dict[str, Any]]] = []
@@ -366,12 +371,16 @@ def import_maptab_release(release_dir: str | Path, out_dir: str | Path) -> dict[
     for map_id, info in sorted(maps.items()):
         if "edge_tab" not in info:
             raise ReleaseError(f"{root}: map {map_id}: no record names its edge_tab/vertex_tab")
-        net = tables.read_network(
-            safe_join(root, info["edge_tab"]),
-            safe_join(root, info["vertex_tab"]),
-            scenario=info["scenario"],
-            map_id=map_id,
-        )
+        edge_tab = safe_join(root, info["edge_tab"])
+        vertex_tab = safe_join(root, info["vertex_tab"])
+        problems = validate_tables(edge_tab, vertex_tab, info["scenario"], profile="maptab")
+        error = first_error(problems)
+        if error is not None:
+            raise ReleaseError(error)
+        if warn is not None:
+            for line in profile_warnings(problems):
+                warn(line)
+        net = tables.read_network(edge_tab, vertex_tab, scenario=info["scenario"], map_id=map_id)
         networks[map_id] = (net, net.with_attributes(vertices=tables.derive_mix(net)))
         image = safe_join(root, info["figure"])
         entry = MapEntry(

@@ -31,6 +31,7 @@ from inspect_ai.model import ChatMessageUser, ContentImage, ContentText
 from inspect_ai.scorer import Score, Target, grouped, mean, scorer, stderr
 from inspect_ai.solver import TaskState, generate
 
+from maptab.errors import MaptabError
 from maptab.integrations.common import clean, resolve_dataset, sample_values
 from maptab.io.dataset import Dataset, DatasetError
 from maptab.run.baselines import BASELINE_CLASSES
@@ -90,7 +91,7 @@ def maptab_samples(
             Sample(
                 id=s.id,
                 input=[_message(request)],
-                target=kind.answer(oracle, request),
+                target=_reference(kind, oracle, request, dataset_dir),
                 metadata={
                     "kind": kind.name,
                     "category": kind.category_of(s.record, s.variant),
@@ -103,6 +104,22 @@ def maptab_samples(
         if limit is not None and len(samples) >= limit:
             break
     return samples, records
+
+
+def _reference(kind: TaskKind, oracle: Any, request: ChatRequest, dataset_dir: str | Path) -> str:
+    """The reference (oracle) answer of ``request``; a sample that has none (a station not on
+    its map, a map cut in two) is a one-line :class:`DatasetError` naming file and sample
+    (SPEC 16)."""
+    try:
+        return kind.answer(oracle, request)
+    except MaptabError:
+        raise
+    except ValueError as exc:
+        text = str(exc).removeprefix(f"{request.id}: ")
+        raise DatasetError(
+            f"{Path(dataset_dir) / kind.samples.file}: sample {request.id!r}: no reference "
+            f"answer ({text}); `maptab validate {dataset_dir}` lists the dataset's problems"
+        ) from None
 
 
 def _scorer(kind: TaskKind, dataset_dir: Path, records: dict[str, tuple[Any, str]]) -> Any:

@@ -58,6 +58,7 @@ from maptab.core.schema import (
     line_text,
     row_decoder,
 )
+from maptab.core.validate import first_error, validate_network
 from maptab.errors import MaptabError
 from maptab.tasks.base import TaskKind, all_kinds
 from maptab.tasks.base import get as get_kind
@@ -468,7 +469,8 @@ class Dataset:
         path = self.root / "manifest.json"
         if not path.exists():
             raise DatasetError(
-                f"{self.root}: not a maptab dataset (no manifest.json){_interrupted(self.root)}"
+                f"{self.root}: not a maptab dataset (no manifest.json)"
+                f"{_interrupted(self.root)}{folder_hint(self.root)}"
             )
         safe_join(self.root, "manifest.json")
         data = read_json(path, error=DatasetError)
@@ -541,9 +543,15 @@ class Dataset:
             try:
                 if not isinstance(data, dict):
                     raise TypeError("expected a JSON object")
-                self._networks[map_id] = Network.from_dict(data)
+                net = Network.from_dict(data)
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise DatasetError(f"{path}: not a valid network ({exc})") from None
+            # the table content, not only its hash: NaN, negative costs or a broken line are
+            # refused before a model is shown them (a few ms, once per map)
+            error = first_error(validate_network(net))
+            if error is not None:
+                raise DatasetError(f"{path}: {error}")
+            self._networks[map_id] = net
         return self._networks[map_id]
 
     def image_path(self, map_id: str) -> Path | None:
@@ -892,6 +900,27 @@ def _row(line: bytes, path: Path, n: int) -> Any:
         pass
     text = line_text(line, path, n, error=DatasetError)
     return _BLANK if text is None else loads_json(text, f"{path}:{n}", error=DatasetError)
+
+
+def folder_hint(root: Path) -> str:
+    """``"; it is …"``: what the folder ``root`` is when a command got the wrong kind of
+    folder (a dataset, a run folder, a report), with the command that takes it; ``""``
+    for anything else."""
+    if (root / "manifest.json").is_file():
+        return (
+            f"; it is a dataset: answer it with `maptab run {root} --model oracle --out "
+            f"runs/oracle`, then `maptab score runs/oracle`"
+        )
+    if (root / "run.json").is_file() or (root / "predictions.jsonl").is_file():
+        try:
+            dataset = json.loads((root / "run.json").read_text(encoding="utf-8"))["dataset"]
+        except (OSError, ValueError, KeyError, TypeError):
+            dataset = None
+        where = f" (its dataset: {dataset})" if isinstance(dataset, str) else ""
+        return f"; it is a run folder{where}: `maptab score {root}`, then `maptab report {root}`"
+    if (root / "index.html").is_file() and (root / "tables").is_dir():
+        return f"; it is a report: open {root / 'index.html'}"
+    return ""
 
 
 def _interrupted(root: Path) -> str:

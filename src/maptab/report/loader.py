@@ -23,7 +23,7 @@ from typing import Any
 from maptab._limits import open_regular, read_json
 from maptab.core.schema import Prediction, RecordError, line_decoder, read_jsonl_lines
 from maptab.errors import MaptabError
-from maptab.io.dataset import Dataset, DatasetError
+from maptab.io.dataset import Dataset, DatasetError, folder_hint
 from maptab.score.rows import RowPacker, ScoreRow
 from maptab.tasks.base import TaskError, TaskKind, all_kinds
 from maptab.tasks.base import get as get_kind
@@ -255,6 +255,8 @@ def load_run(run_dir: str | Path, *, verify: bool = True) -> Run:
         raise ReportError(f"{path}: not a run folder")
     scores_path = path / "scores.jsonl"
     if not scores_path.is_file():
+        if (path / "manifest.json").is_file():
+            raise ReportError(f"{path}: no scores.jsonl{folder_hint(path)}")
         raise ReportError(f"{path}: no scores.jsonl (run `maptab score {path}` first)")
     scores = _read_rows(scores_path, ("id", "kind", "map_id"))
     info = _read_json(path / "run.json") if (path / "run.json").is_file() else {}

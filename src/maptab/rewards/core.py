@@ -43,7 +43,7 @@ from maptab.core.network import Network
 from maptab.core.schema import QAQuery, ReasonMapQuestion, RPQuery
 from maptab.score.answers import TOTAL_LETTERS, qa_correct
 from maptab.score.error_types import ERROR_TYPES
-from maptab.score.map_score import map_score, score_reasonmap
+from maptab.score.map_score import canonical_route_names, map_score, score_reasonmap
 from maptab.score.parse import (
     _TOTAL_PATTERNS,
     Segment,
@@ -374,6 +374,7 @@ def reasonmap_reward(
     reward = 1.0 if s.correct else 0.0
     scale = None
     if segments:
+        segments = canonical_route_names(network, segments)  # printed line names, as scored
         scaled = [
             (min(1.0, map_score(segments, q, mode, s.correct) / top), top)
             for q, top in reference_scales(question, mode)

@@ -24,6 +24,11 @@ its rows in the sample's order, exactly the text parts ``maptab run`` sends
   (``{"style": "rule", "ground_truth": reference}``) and ``extra_info`` (``split``,
   ``index``, ``id``, ``kind``, ``map_id``, ``category``).
 
+Before anything is written the dataset is checked (:func:`maptab.score.integrity.export_problem`:
+ids, finite numbers, weights, map images) and every image the rows need is read; the split
+files are written aside and renamed into place together, so a refused or failed export
+leaves no file.
+
 Images are the dataset's map PNGs as they are (``{"bytes", "path"}``, the ``datasets.Image``
 layout), stored once per map and file (one row group per map, bytes dictionary-encoded).
 ``images=False`` writes no image column and leaves out the samples that show nothing but the
@@ -45,6 +50,7 @@ import pyarrow.parquet as pq
 from maptab.io.dataset import Dataset, DatasetError
 from maptab.rewards.reference import encode_reference, reward_spec
 from maptab.run.requests import RequestBuilder, iter_samples
+from maptab.score.integrity import export_problem
 from maptab.tasks.base import get as get_kind
 
 __all__ = ["RL_FORMATS", "RLRow", "data_source", "export_rl", "rl_rows"]
@@ -200,46 +206,72 @@ def export_rl(
     if fmt not in RL_FORMATS:
         raise DatasetError(f"unknown RL format {fmt!r}; choose one of {', '.join(RL_FORMATS)}")
     ds = Dataset(dataset_dir, verify=verify)
-    cache: dict[str, dict[str, Any] | None] = {}
-
-    def image(map_id: str) -> dict[str, Any] | None:
-        if map_id not in cache:
-            path = ds.image_path(map_id)
-            if path is None:
-                raise DatasetError(
-                    f"{ds.root / 'maps' / map_id / 'image.png'}: map image missing "
-                    "(render the maps, or export with --no-images)"
-                )
-            cache[map_id] = {"bytes": path.read_bytes(), "path": f"{map_id}.png"}
-        return cache[map_id]
-
+    problem = export_problem(ds, images=images)
+    if problem:
+        raise DatasetError(f"{problem}; nothing exported")
     by_split: dict[str, list[RLRow]] = {}
     for row in rl_rows(dataset_dir, images=images, table_format=table_format, verify=verify):
         by_split.setdefault(row.split, []).append(row)
+    pictures: dict[str, dict[str, Any]] = {}
+    for rows in by_split.values() if images else ():
+        for r in rows:
+            if r.shows_map and r.map_id not in pictures:
+                pictures[r.map_id] = _picture(ds, r.map_id)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     schema = _schema(fmt, images)
-    for split, rows in sorted(by_split.items()):
-        rows.sort(key=lambda r: r.map_id)  # stable: run order within a map
-        path = out / f"{split}.parquet"
-        tmp = path.with_name(f".{path.name}.tmp")
-        with pq.ParquetWriter(
-            tmp,
-            schema,
-            use_dictionary=True,
-            dictionary_pagesize_limit=_MAX_DICTIONARY_PAGE,
-            compression="zstd",
-        ) as writer:
-            index = 0
-            for _, group in groupby(rows, key=lambda r: r.map_id):
-                batch = []
-                for r in group:
-                    img = image(r.map_id) if images and r.shows_map else None
-                    if fmt == "trl":
-                        batch.append(_trl_row(r, img, images))
-                    else:
-                        batch.append(_verl_row(r, img, images, index))
-                    index += 1
-                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+    written: list[tuple[Path, Path]] = []
+    try:
+        for split, rows in sorted(by_split.items()):
+            rows.sort(key=lambda r: r.map_id)  # stable: run order within a map
+            path = out / f"{split}.parquet"
+            tmp = path.with_name(f".{path.name}.tmp")
+            written.append((tmp, path))
+            _write_split(tmp, schema, fmt, rows, pictures, images)
+    except BaseException:
+        for tmp, _ in written:
+            tmp.unlink(missing_ok=True)
+        raise
+    for tmp, path in written:
         tmp.replace(path)
     return out
+
+
+def _picture(ds: Dataset, map_id: str) -> dict[str, Any]:
+    """The map's image as a ``datasets.Image`` value; a missing image is an error."""
+    path = ds.image_path(map_id)
+    if path is None:
+        raise DatasetError(
+            f"{ds.root / 'maps' / map_id / 'image.png'}: map image missing "
+            "(render the maps, or export with --no-images); nothing exported"
+        )
+    return {"bytes": path.read_bytes(), "path": f"{map_id}.png"}
+
+
+def _write_split(
+    path: Path,
+    schema: pa.Schema,
+    fmt: str,
+    rows: list[RLRow],
+    pictures: dict[str, dict[str, Any]],
+    images: bool,
+) -> None:
+    """One split's Parquet file at ``path``, one row group per map."""
+    with pq.ParquetWriter(
+        path,
+        schema,
+        use_dictionary=True,
+        dictionary_pagesize_limit=_MAX_DICTIONARY_PAGE,
+        compression="zstd",
+    ) as writer:
+        index = 0
+        for _, group in groupby(rows, key=lambda r: r.map_id):
+            batch = []
+            for r in group:
+                img = pictures[r.map_id] if images and r.shows_map else None
+                if fmt == "trl":
+                    batch.append(_trl_row(r, img, images))
+                else:
+                    batch.append(_verl_row(r, img, images, index))
+                index += 1
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))

@@ -6,11 +6,19 @@ whitespace, ``-``/``_``, bracketed annotations such as ``(Transfer Station)`` an
 (:class:`maptab.score.verified.StationIndex`: case, diacritics and whitespace only) and route
 names against the map's line names the same way. No fuzzy ratio anywhere.
 
+Line names as printed on the map. A route name that is no line's name (leniently) is read
+through the map's line aliases (:mod:`maptab.core.line_names`: case, width, whitespace, a
+mode word, a generic word for "line" such as ``Line``/``号线``/``Linha``, an ``L``/``M``
+before a number and Chinese numerals ignored; a key two lines share is no alias): ``15``,
+``15号线`` or ``M15`` name ``Line 15``, for both correctness variants and the map score.
+Names that match a line keep matching exactly as before.
+
 **Correctness** (lenient): the answer has at least one segment; its first departure and
 last arrival are the asked stops; every route name is a line of the map; each segment's
 departure and arrival stops are on that line; each segment's arrival is the next one's
-departure. **Strict correctness** also requires exact names, a departure different from the
-arrival, and the arrival reachable from the departure along the line's own edges.
+departure. **Strict correctness** also requires exact names (a line alias is its line's exact
+name), a departure different from the arrival, and the arrival reachable from the departure
+along the line's own edges.
 
 **Map score**, best over the reference routes (segments paired in order, ``zip``):
 
@@ -35,10 +43,11 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from maptab._cache import IdentityCache
+from maptab.core.line_names import line_aliases, line_key
 from maptab.core.network import Network
 from maptab.core.schema import ReasonMapQuestion
 from maptab.score.parse import Segment, normalise_name
@@ -47,6 +56,7 @@ from maptab.score.verified import station_index
 __all__ = [
     "DIFFICULTY_WEIGHTS",
     "RMScore",
+    "canonical_route_names",
     "difficulty_weight",
     "lenient_key",
     "map_score",
@@ -105,6 +115,7 @@ class _Lines:
                 adj.setdefault(e.u, set()).add(e.v)
                 adj.setdefault(e.v, set()).add(e.u)
             self.track[line] = adj
+        self.aliases = line_aliases(network.line_names, key=_alias_key)
         self.by_lenient: dict[str, set[str]] = {}
         for key in network.vertices:
             for name in (key, network.label(key)):
@@ -139,12 +150,31 @@ def _same(a: str, b: str) -> bool:
     return lenient_key(a) == lenient_key(b)
 
 
+def _alias_key(name: str) -> str:
+    return line_key(lenient_key(name))
+
+
+def canonical_route_names(network: Network, segments: Sequence[Segment]) -> list[Segment]:
+    """``segments`` with each route name that is a line alias of ``network`` (and no line's
+    name) replaced by that line's name (module docstring); other segments unchanged."""
+    lines = _lines(network)
+    out = []
+    for seg in segments:
+        if lenient_key(seg.route_name) not in lines.lenient:
+            line = lines.aliases.get(_alias_key(seg.route_name))
+            if line is not None:
+                seg = replace(seg, route_name=line)
+        out.append(seg)
+    return out
+
+
 def correctness(
     network: Network, segments: Sequence[Segment], station_1: str, station_2: str
 ) -> tuple[bool, bool]:
     """``(lenient, strict)`` correctness of parsed segments (module docstring)."""
     if not segments:
         return False, False
+    segments = canonical_route_names(network, segments)
     lines = _lines(network)
     lenient = _same(segments[0].departure_stop, station_1) and _same(
         segments[-1].arrival_stop, station_2
@@ -224,7 +254,9 @@ def map_score(
     mode: str,
     correct: bool,
 ) -> float:
-    """The map score of an answer (module docstring), best over the reference routes."""
+    """The map score of an answer (module docstring), best over the reference routes.
+    Route names are compared as given: pass the segments through
+    :func:`canonical_route_names` first to read line aliases (:func:`score_reasonmap` does)."""
     if not segments:
         return 0.0
     if not (
@@ -273,6 +305,7 @@ def score_reasonmap(
     weight = difficulty_weight(question.question_difficulty, question.map_difficulty)
     if not segments:
         return RMScore(False, False, False, 0.0, MAX_SCORE[mode], weight)
+    segments = canonical_route_names(network, segments)
     lenient, strict = correctness(network, segments, question.station_1, question.station_2)
     return RMScore(
         True, lenient, strict, map_score(segments, question, mode, lenient), MAX_SCORE[mode], weight
