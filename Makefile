@@ -2,19 +2,26 @@
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+RUNTIME := $(VENV)/.runtime
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-fast test-rl test-integrations bench lint venv clean
 
-$(STAMP): pyproject.toml
+# the package and its runtime dependencies: all `make demo` needs
+$(RUNTIME): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e .
+	touch $(RUNTIME)
+
+# plus the dev extra (test tools, OCR, datasets, inspect_ai): the tests and benchmarks
+$(STAMP): $(RUNTIME)
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)
 
-demo: $(STAMP)
+demo: $(RUNTIME)
 	$(BIN)/maptab demo
 
 # pytest over tests/ in 2 worker processes (pytest-xdist). Exit status 5 (no test collected,

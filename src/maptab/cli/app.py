@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, NoReturn
 
 import typer
@@ -37,6 +41,7 @@ def _main(
 ) -> None:
     """Build, run, score and report multi-criteria route-planning benchmarks over maps."""
 
+
 VerifyOption = Annotated[
     bool,
     typer.Option(
@@ -58,3 +63,28 @@ def fail(message: str, code: int = 1) -> NoReturn:
     """Print a one-line error (no traceback) and exit with ``code``."""
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """Ctrl-C and SIGTERM raise ``KeyboardInterrupt`` in the command, also where it was
+    started with SIGINT ignored (``maptab run … &`` from a script), so its worker processes
+    are ended and its files left whole on the way out (:mod:`maptab.executors`); the
+    previous handlers are put back after."""
+    if threading.current_thread() is not threading.main_thread():  # handlers live there only
+        yield
+        return
+    previous = {
+        signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
+        signal.SIGTERM: signal.signal(signal.SIGTERM, _terminated),
+    }
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            if handler is not None:  # None: a handler not set from Python, left as it is
+                signal.signal(sig, handler)

@@ -3,22 +3,15 @@ topologies)."""
 
 from __future__ import annotations
 
-import signal
-import threading
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from maptab.cli.app import app, console, fail, warn
+from maptab.cli.app import app, console, fail, interruptible, warn
 from maptab.cli.progress import track
 from maptab.errors import MaptabError
 from maptab.io.dataset import MapImager
-
-
-def _terminated(signum: int, frame: object) -> None:
-    """SIGTERM during a build: stop as Ctrl-C does (``KeyboardInterrupt``)."""
-    raise KeyboardInterrupt
 
 
 def _renderer(render: bool) -> MapImager | None:
@@ -103,68 +96,61 @@ def build(
       maptab build --from-maptab RELEASE_DIR --out out/imported
       maptab build --from-tables MY_MAPS --out out/mine
     """
-    # SIGTERM stops a build as Ctrl-C does: its worker processes are ended on the way out
-    # (maptab.executors) instead of being orphaned
-    main = threading.current_thread() is threading.main_thread()  # handlers live there only
-    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _terminated)} if main else {}
     try:
-        sources = [from_maptab, from_reasonmap, from_tables]
-        if sum(s is not None for s in sources) > 1:
-            fail("choose one of --from-maptab, --from-reasonmap, --from-tables")
-        if from_tables is not None:
-            from maptab.generate.owntables import build_from_tables
+        with interruptible():
+            sources = [from_maptab, from_reasonmap, from_tables]
+            if sum(s is not None for s in sources) > 1:
+                fail("choose one of --from-maptab, --from-reasonmap, --from-tables")
+            if from_tables is not None:
+                from maptab.generate.owntables import build_from_tables
 
-            manifest = build_from_tables(
-                from_tables,
-                out,
-                seed=seed,
-                pairs_per_map=pairs_per_map,
-                renderer=_renderer(render),
-                map_style=_style_name(map_style) or "clean",
-                report_totals=report_totals,
-                cost_model=cost_model,
-                progress=track,
-                warn=warn,
-            )
-        elif from_maptab is not None:
-            from maptab.generate.release import import_maptab_release
+                manifest = build_from_tables(
+                    from_tables,
+                    out,
+                    seed=seed,
+                    pairs_per_map=pairs_per_map,
+                    renderer=_renderer(render),
+                    map_style=_style_name(map_style) or "clean",
+                    report_totals=report_totals,
+                    cost_model=cost_model,
+                    progress=track,
+                    warn=warn,
+                )
+            elif from_maptab is not None:
+                from maptab.generate.release import import_maptab_release
 
-            manifest = import_maptab_release(from_maptab, out, warn=warn)
-        elif from_reasonmap is not None:
-            from maptab.generate.from_reasonmap import build_reasonmap_dataset
+                manifest = import_maptab_release(from_maptab, out, warn=warn)
+            elif from_reasonmap is not None:
+                from maptab.generate.from_reasonmap import build_reasonmap_dataset
 
-            manifest = build_reasonmap_dataset(
-                from_reasonmap,
-                out,
-                images_dir=images,
-                branch_splits=branch_splits,
-                seed=seed,
-                per_map=per_map,
-                progress=track,
-                renderer=_renderer(render),
-                warn=warn,
-            )
-        else:
-            from maptab.generate.pipeline import build_benchmark
+                manifest = build_reasonmap_dataset(
+                    from_reasonmap,
+                    out,
+                    images_dir=images,
+                    branch_splits=branch_splits,
+                    seed=seed,
+                    per_map=per_map,
+                    progress=track,
+                    renderer=_renderer(render),
+                    warn=warn,
+                )
+            else:
+                from maptab.generate.pipeline import build_benchmark
 
-            manifest = build_benchmark(
-                out,
-                preset=preset,
-                seed=seed,
-                renderer=_renderer(render),
-                report_totals=report_totals,
-                cost_model=cost_model,
-                progress=track,
-                map_style=_style_name(map_style),
-            )
+                manifest = build_benchmark(
+                    out,
+                    preset=preset,
+                    seed=seed,
+                    renderer=_renderer(render),
+                    report_totals=report_totals,
+                    cost_model=cost_model,
+                    progress=track,
+                    map_style=_style_name(map_style),
+                )
     except (MaptabError, OSError) as exc:
         fail(str(exc))
     except KeyboardInterrupt:
         fail(f"build interrupted; {out} is incomplete", code=130)
-    finally:
-        for sig, handler in previous.items():
-            if handler is not None:  # None: a handler not set from Python, left as it is
-                signal.signal(sig, handler)
     counts = manifest["counts"]
     console.print(
         f"[green]built[/] {out}: {counts['maps']} maps, {counts.get('rp', 0)} RP, "

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from maptab.cli.app import VerifyOption, app, console, fail
+from maptab.cli.app import VerifyOption, app, console, fail, interruptible
 from maptab.cli.progress import track
 from maptab.core.qa_types import QA_TYPES
 from maptab.core.schema import RP_BY_NAME
@@ -122,22 +122,23 @@ def run_cmd(
             seed=seed,
         )
         run_dir = out or Path("runs") / f"{dataset.resolve().name}__{_slug(model)}"
-        summary = run(
-            dataset,
-            provider,
-            run_dir,
-            split=split,
-            categories=cats,
-            limit=limit,
-            concurrency=concurrency,
-            retry_errors=retry_errors,
-            progress=track if progress else None,
-            table_format=table_format,  # type: ignore[arg-type]
-            image=image,
-            spec=model,
-            verify=verify,
-            jobs=jobs if jobs else None,
-        )
+        with interruptible():
+            summary = run(
+                dataset,
+                provider,
+                run_dir,
+                split=split,
+                categories=cats,
+                limit=limit,
+                concurrency=concurrency,
+                retry_errors=retry_errors,
+                progress=track if progress else None,
+                table_format=table_format,  # type: ignore[arg-type]
+                image=image,
+                spec=model,
+                verify=verify,
+                jobs=jobs if jobs else None,
+            )
     except json.JSONDecodeError as exc:
         fail(f"--extra-body is not valid JSON ({exc.msg})")
     except MaptabError as exc:  # DatasetError, StoreError, ProviderConfigError, bad options

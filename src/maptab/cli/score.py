@@ -10,7 +10,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from maptab.cli.app import VerifyOption, app, console, fail
+from maptab.cli.app import VerifyOption, app, console, fail, interruptible
 from maptab.cli.progress import track
 from maptab.errors import MaptabError
 
@@ -52,14 +52,15 @@ def score_cmd(
             if dataset is None:
                 raise ScoreError("--results needs --dataset (the dataset the results belong to)")
             preds = load_external_results(results, dataset, verify=verify)
-        summary = score_run(
-            run_dir,
-            dataset_dir=dataset,
-            predictions=preds,
-            progress=track if progress else None,
-            verify=verify,
-            workers=jobs if jobs else None,
-        )
+        with interruptible():
+            summary = score_run(
+                run_dir,
+                dataset_dir=dataset,
+                predictions=preds,
+                progress=track if progress else None,
+                verify=verify,
+                workers=jobs if jobs else None,
+            )
     except (MaptabError, OSError) as exc:
         fail(str(exc))
     except KeyboardInterrupt:  # scores.jsonl and summary.json are replaced only at the end

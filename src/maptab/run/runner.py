@@ -13,8 +13,12 @@ Requests that fail after the provider's retries are stored with ``error`` set; a
 exception while answering one sample is stored the same way (named by its type) so that one
 bad sample cannot sink a long run; a malformed dataset stops the run with a one-line error.
 
-``run.json`` records the settings (never an API key) and, when the run ends, its summary. A
-rerun into the same directory must use the same model and request settings.
+``run.json`` records the settings (never an API key), the dataset's identity
+(``dataset_digest``: :func:`~maptab.run.store.dataset_digest`) and, when the run ends, its
+summary. A rerun into the same directory must use the same model and request settings, and
+the same dataset: a rebuilt one (another digest) is refused before anything in the directory
+changes, unless it holds no answers yet or its ``run.json`` predates the digest. A dataset
+rebuilt while the run answers it makes the run end with an error once its rows are stored.
 """
 
 from __future__ import annotations
@@ -45,7 +49,13 @@ from maptab.run.inprocess import (
 )
 from maptab.run.provider import Provider, ProviderConfigError, uses_messages
 from maptab.run.requests import ImageSpec, RequestBuilder, Sample
-from maptab.run.store import PredictionStore, StoreError
+from maptab.run.store import (
+    PredictionStore,
+    StoreError,
+    check_dataset,
+    dataset_digest,
+    short_digest,
+)
 
 RUN_FILE = "run.json"
 # seconds of in-process answers between two returns to the event loop: Ctrl-C cancels the
@@ -159,6 +169,9 @@ async def arun(
     pool: AnswerPool | None = None
     finished = False  # an error or an interruption stops the workers at once
     try:
+        # the identity is read before the dataset is opened: a rebuild in between leaves the
+        # record older than the answers, which a resume or a score then refuses
+        digest = _digest(dataset_dir)
         counted = jobs if jobs is not None and jobs > 1 else 0  # workers asked for by number
         if counted and complete_sync is None:
             raise ProviderConfigError(
@@ -176,6 +189,7 @@ async def arun(
             uses_messages(provider),
         )
         builder = how.builder()
+        digest = digest or dataset_digest(dataset_dir)
         row_settings = {**provider.settings, "table_format": table_format, "image": image.tag()}
         if counted:  # the workers start up while this process chooses the samples
             pool = AnswerPool(how, provider, row_settings, counted, executors=executors)
@@ -192,6 +206,7 @@ async def arun(
         _check_unique(samples, dataset_dir)
         record = {
             "dataset": str(Path(dataset_dir).resolve()),
+            "dataset_digest": digest,
             "model": spec or f"{provider.name}:{provider.model}",
             "provider": provider.name,
             "model_name": provider.model,
@@ -206,8 +221,9 @@ async def arun(
             "started_at": _now(),
         }
         start = time.perf_counter()
+        _check_compatible(out / RUN_FILE, record, out, dataset_dir)  # before the store opens
         with PredictionStore(out) as store:
-            _check_compatible(out / RUN_FILE, record)
+            _check_compatible(out / RUN_FILE, record, out, dataset_dir)  # under its lock
             _write_json(out / RUN_FILE, record)
             done = store.done_ids(include_errors=not retry_errors)
             todo = sum(1 for i in samples if i not in done)
@@ -266,6 +282,14 @@ async def arun(
             record["summary"] = {**asdict(summary), "rate": round(summary.rate, 3)}
             _write_json(out / RUN_FILE, record)
         finished = True
+        now = _digest(dataset_dir)
+        if now != digest:
+            raise StoreError(
+                f"{dataset_dir} changed while {out} was answered (manifest sha256 "
+                f"{short_digest(digest)} ≠ {short_digest(now) if now else 'none'}): its answers "
+                f"may mix both datasets; use a new --out, or delete "
+                f"{out / 'predictions.jsonl'} to start over"
+            )
     finally:
         if pool is not None:
             pool.close(now=not finished)
@@ -300,14 +324,28 @@ def _check_unique(ids: list[str], dataset_dir: str | Path) -> None:
         seen.add(i)
 
 
+def _digest(dataset_dir: str | Path) -> str | None:
+    """:func:`~maptab.run.store.dataset_digest`, or None where there is no manifest to read
+    (opening the dataset then says why)."""
+    try:
+        return dataset_digest(dataset_dir)
+    except StoreError:
+        return None
+
+
 def _fingerprint(record: dict[str, Any]) -> dict[str, Any]:
     settings = {k: v for k, v in record["settings"].items() if k not in _OPERATIONAL}
     keys = ("dataset", "provider", "model_name", "table_format", "image")
-    return {**{k: record.get(k) for k in keys}, "settings": settings}
+    fp = {**{k: record.get(k) for k in keys}, "settings": settings}
+    if isinstance(fp["image"], dict):  # a run recorded before images had a side budget
+        fp["image"] = {"max_side": None, **fp["image"]}
+    return fp
 
 
-def _check_compatible(path: Path, record: dict[str, Any]) -> None:
-    """A resumed run must ask the same thing of the same model."""
+def _check_compatible(
+    path: Path, record: dict[str, Any], out: Path, dataset_dir: str | Path
+) -> None:
+    """A resumed run must ask the same thing of the same model, on the same dataset."""
     if not path.is_file():
         return
     old = read_json(path, error=StoreError)
@@ -320,6 +358,7 @@ def _check_compatible(path: Path, record: dict[str, Any]) -> None:
                 f"{path}: this run directory was started with {key} = {a[key]!r}, "
                 f"not {b[key]!r}; use another --out"
             )
+    check_dataset(out, dataset_dir, old.get("dataset_digest"), record["dataset_digest"])
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:

@@ -19,26 +19,63 @@ The store keeps per id only where its last row starts in the file and, for rows 
 error, the error text, so memory grows with the number of ids, not with the answers
 (:meth:`PredictionStore.row` reads a row back). An exclusive ``flock`` on ``RUN_DIR/.lock``
 keeps two runs from writing the same directory.
+
+The rows belong to one dataset: :func:`dataset_digest` identifies it (the SHA-256 of its
+``manifest.json``, which lists the SHA-256 of every other file) and :func:`check_dataset`
+refuses to add rows answered on another one.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import time
 from pathlib import Path
 from typing import IO, Any
 
-from maptab._limits import open_regular
+from maptab._limits import MAX_JSON_BYTES, open_regular, read_bytes
 from maptab.core.schema import Prediction, PredictionLines, RecordError, parse_prediction
 from maptab.errors import MaptabError
 
 PREDICTIONS = "predictions.jsonl"
+MANIFEST = "manifest.json"
 
 
 class StoreError(MaptabError):
     """A run directory that cannot be used (locked, corrupt); the message names the file."""
+
+
+def dataset_digest(dataset_dir: str | Path) -> str:
+    """``"sha256:<hex>"`` of the dataset's ``manifest.json`` bytes: the identity of the whole
+    dataset, since the manifest lists the SHA-256 of every other file (SPEC 16)."""
+    data = read_bytes(Path(dataset_dir) / MANIFEST, MAX_JSON_BYTES, error=StoreError)
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def check_dataset(
+    run_dir: str | Path, dataset_dir: str | Path, recorded: object, digest: str
+) -> None:
+    """Refuse to resume ``run_dir``, whose rows were answered on the dataset of digest
+    ``recorded``, on ``dataset_dir`` of digest ``digest`` (SPEC 16). No rows yet (no
+    ``predictions.jsonl``, or an empty one) or no ``recorded`` digest (a run folder written
+    before runs recorded one) resumes as is."""
+    if not isinstance(recorded, str) or recorded == digest:
+        return
+    rows = Path(run_dir) / PREDICTIONS
+    if not rows.is_file() or rows.stat().st_size == 0:
+        return
+    raise StoreError(
+        f"{run_dir} was answered on another dataset than {dataset_dir} (manifest sha256 "
+        f"{short_digest(recorded)} ≠ {short_digest(digest)}); use a new --out, or delete "
+        f"{rows} to start over"
+    )
+
+
+def short_digest(digest: str) -> str:
+    """The first 12 hex digits of a :func:`dataset_digest`, for messages."""
+    return digest.partition(":")[2][:12] + "…"
 
 
 class PredictionStore:

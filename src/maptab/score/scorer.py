@@ -33,7 +33,14 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from maptab._limits import MAX_RESULTS_BYTES, loads_json, open_regular, read_bytes, read_json
+from maptab._limits import (
+    MAX_JSON_BYTES,
+    MAX_RESULTS_BYTES,
+    loads_json,
+    open_regular,
+    read_bytes,
+    read_json,
+)
 from maptab._progress import Progress, or_silent
 from maptab.core.network import table_name
 from maptab.core.schema import (
@@ -511,6 +518,25 @@ def _dataset_path(run_dir: Path, recorded: str) -> Path:
     return path
 
 
+def _check_dataset(run_dir: Path, dataset_dir: Path, info: dict[str, Any]) -> None:
+    """Refuse a dataset other than the one the run answered (SPEC 16): the SHA-256 of its
+    ``manifest.json`` must be ``run.json``'s ``dataset_digest`` (none recorded: not checked;
+    no manifest: opening the dataset says why)."""
+    recorded = info.get("dataset_digest")
+    manifest = dataset_dir / "manifest.json"
+    if not isinstance(recorded, str) or not manifest.is_file():
+        return
+    data = read_bytes(manifest, MAX_JSON_BYTES, error=ScoreError)
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    if digest != recorded:
+        was, now = (d.partition(":")[2][:12] for d in (recorded, digest))
+        raise ScoreError(
+            f"{run_dir} was answered on another dataset than {dataset_dir} (manifest sha256 "
+            f"{was}… ≠ {now}…, rebuilt since the run?); rerun the model into a new --out, "
+            "or pass --dataset with the dataset it answered"
+        )
+
+
 def _write_summary(out: Path, summary: dict[str, Any]) -> None:
     (out / SUMMARY).write_text(
         json.dumps(summary, ensure_ascii=False, indent=1, allow_nan=False) + "\n",
@@ -542,6 +568,7 @@ def score_run(
         dataset_dir = _dataset_path(run, info["dataset"])
     elif (run / "run.json").is_file():
         info = _run_info(run)
+    _check_dataset(run, Path(dataset_dir), info)
     if predictions is not None:
         _adopt(run, Path(dataset_dir), predictions, info)
     ids: list[str] | None = None
