@@ -145,7 +145,7 @@ def test_cli_reports_recall_for_a_map_folder(tmp_path):
     render_map(net).image.save(folder / "image.png")
     res = CliRunner().invoke(app, ["legibility", str(folder), "--json"])
     assert res.exit_code == 0, res.output
-    data = json.loads(res.output)
+    data = json.loads(res.stdout)  # the progress bar goes to stderr
     assert data["stations"] == 9 and data["recall"] >= 0.9
     assert data["location_error_p50_px"] is not None  # geometry re-placed: positions known
 
@@ -230,3 +230,30 @@ def test_reader_reads_turned_diagonal_and_vertical_labels(text, lang, angle, ver
     img = _one_label(text, lang, angle=angle, vertical=vertical)
     dets = read_image(img, angle_classifier=cls)
     assert measure(dets, [st(text)]).found == 1, [d.text for d in dets]
+
+
+@pytest.mark.parametrize("flag", [[], ["--no-progress"]])
+def test_cli_shows_progress_while_reading_unless_told_not_to(tmp_path, monkeypatch, flag):
+    """OCR reads a big map tile by tile for minutes: a bar on stderr counts the tiles (and
+    leaves the JSON on stdout alone); ``--no-progress`` silences it."""
+    from maptab.render import ocr
+
+    tiles_read = []
+
+    def engine(tile, **options):
+        tiles_read.append(tile.shape)
+        return [], 0.0
+
+    monkeypatch.setattr(ocr, "_rapid_engine", lambda: engine)
+    image = tmp_path / "map.png"
+    Image.new("RGB", (2000, 900), "white").save(image)  # two tiles
+    meta = tmp_path / "m.json"
+    meta.write_text(json.dumps({"L": ["A", "B"]}), encoding="utf-8")
+    res = CliRunner().invoke(app, ["legibility", str(image), str(meta), "--json", *flag])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["stations"] == 2
+    assert len(tiles_read) == 2
+    if flag:
+        assert res.stderr == ""
+    else:
+        assert "reading the map" in res.stderr and "3/3" in res.stderr  # loading + 2 tiles

@@ -114,6 +114,19 @@ def test_page_runs_in_headless_chromium(report):
         f"{want} of {len(samples)} samples"
     )
     assert dom.count('class="sample"') == want
+    # no preset: the list opens on the samples not answered correctly, with a control to
+    # show all of them; "#outcome=all" lists all
+    errors = sum(s["outcome"] != "correct" for s in samples)
+    assert 0 < errors < len(samples)
+    for hash_, matches in (("", errors), ("#outcome=all", len(samples))):
+        dom = _chromium(files.index.resolve().as_uri() + hash_, tmp / "profile", "--dump-dom")
+        count = re.search(r'<p id="count" class="count" data-matches="(\d+)">', dom.stdout)
+        assert count and int(count.group(1)) == matches, hash_
+        button = re.search(r'<button id="showall" type="button"( hidden="")?>([^<]*)<', dom.stdout)
+        assert button and button.group(2) == f"Show all {len(samples)} samples"
+        assert bool(button.group(1)) == (matches == len(samples))  # hidden when all are listed
+        badges = set(re.findall(r'class="badge o-([a-zA-Z-]+)"', dom.stdout))
+        assert ("correct" in badges) == (matches == len(samples)), badges
     # unfiltered, the chaos run's hostile answer is shown as text and never runs
     done = _chromium(
         files.index.resolve().as_uri()
@@ -143,6 +156,10 @@ class _RMDataset:
     def __init__(self, question: ReasonMapQuestion, root: Path) -> None:
         self.question = question
         self.root = root  # which dataset it is (runs of one dataset share its records)
+
+    def has(self, relative: str) -> bool:
+        """Every query file is there (only the ReasonMap one holds a record)."""
+        return True
 
     def records_of(self, kind: str, ids):
         """The one question for its kind when it is asked for, nothing for the others."""
@@ -271,3 +288,77 @@ def test_samples_without_route_pictures_show_their_map(tmp_path):
     (blocked / "images").write_text("a file where the folder goes", "utf-8")
     with pytest.raises(OSError):
         attach_map_pictures(runs, sample_records(runs, Overlays()), blocked)
+
+
+def _rm_row(i: int, mode: str, correct: bool) -> dict:
+    return {
+        "id": f"city/rm-{i}/{mode}", "kind": "reasonmap", "question_id": f"city/rm-{i}",
+        "mode": mode, "map_id": "city", "question_difficulty": "easy",
+        "map_difficulty": "hard", "parsed": True, "correct": correct, "correct_strict": correct,
+        "map_score": 15.0, "max_score": 20.0 if mode == "short" else 40.0, "weight": 1.0,
+    }  # fmt: skip
+
+
+def test_page_explains_its_numbers_and_opens_on_errors(tmp_path):
+    """Under the leaderboard: what ReasonMap's n counts, why a perception-free baseline
+    scores 100% and why the oracle's map score is not the maximum, the capability names;
+    the sample list opens on the samples not answered correctly when there are any."""
+    from maptab.report.html import write_browser
+    from maptab.report.views import build_tables
+
+    rows = [_rm_row(i, mode, True) for i in range(3) for mode in ("short", "long")]
+    runs = [Run(tmp_path / "random", "random", {}, {}, rows)]
+    index = write_browser(runs, build_tables(runs), [], tmp_path / "all-right")
+    text = index.read_text(encoding="utf-8")
+    legend = re.search(r'<div class="legend">(.*?)</div>', text, re.S).group(1)
+    assert "n counts answers, not questions" in legend and "short and a long form" in legend
+    assert "perception-free" in legend and "scores 100%" in legend
+    assert "differs per question" in legend and "20" in legend and "40" in legend
+    assert "oracle" in legend
+    assert _data(index)["filters"] == {}  # nothing to put first: every sample is listed
+
+    wrong = rows[:-1] + [_rm_row(2, "long", False)]
+    runs.append(Run(tmp_path / "model", "model", {}, {}, wrong))
+    index = write_browser(runs, build_tables(runs), [], tmp_path / "one-wrong")
+    assert _data(index)["filters"] == {"outcome": "not correct"}
+    assert '<button id="showall" type="button" hidden>' in index.read_text(encoding="utf-8")
+
+
+def test_tables_spell_out_capabilities_and_qa_types(report):
+    tmp, runs, files = report
+    tables = files.index.parent / "tables"
+    metro = (tables / "qa_metromap.md").read_text(encoding="utf-8")
+    # the fixture's types 1 and 2 carry Visual Perception and Numerical Reasoning
+    assert "VP: Visual Perception" in metro and "NR: Numerical Reasoning" in metro
+    assert "Q1: number of lines" in metro and "Q2: stations strictly between" in metro
+    travel = (tables / "qa_travelmap.md").read_text(encoding="utf-8")
+    assert "Q13: number of spots" in travel and "Q14: does A lie on a cycle" in travel
+    rp = (tables / "rp_metromap.md").read_text(encoding="utf-8")
+    assert "EMA: exact-match accuracy" in rp and "DS: difficulty score" in rp
+    assert "T Time, P Price, C Comfort, R Reliability" in rp
+    page = files.index.read_text(encoding="utf-8")
+    assert "VP: Visual Perception" in page and "Q13: number of spots" in page
+    assert _data(files.index)["filters"] == {"outcome": "not correct"}
+    qa_sample = next(s for s in _data(files.index)["samples"] if s["kind"] == "qa")
+    assert ["type", "Q1: number of lines"] in qa_sample["metrics"]
+    assert ["capabilities", "VP (Visual Perception)"] in qa_sample["metrics"]
+
+
+def test_figures_and_map_pictures_report_their_progress(tmp_path):
+    """The report's other long steps take the progress hook (:mod:`maptab._progress`)."""
+    from maptab.report.overlays import Overlays, attach_map_pictures
+    from maptab.report.plots import write_plots
+
+    _, run_dirs = make_runs(tmp_path)
+    runs = load_runs(run_dirs)
+    calls = []
+
+    def record(items, label, total=None):
+        calls.append((label, total))
+        return items
+
+    plots = write_plots(runs, tmp_path / "plots", progress=record)
+    assert calls == [("drawing figures", 4)] and len(plots) == 4
+    records = sample_records(runs, Overlays())
+    attach_map_pictures(runs, records, tmp_path / "out", progress=record)
+    assert calls[-1] == ("listing samples", len(records))

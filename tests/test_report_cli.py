@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from typer.testing import CliRunner
 
@@ -30,3 +32,66 @@ def test_report_verb_one_line_error(tmp_path):
     result = CliRunner().invoke(app, ["report", str(tmp_path), "--out", str(tmp_path / "o")])
     assert result.exit_code == 1
     assert "no scores.jsonl" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.slow
+def test_report_explains_itself_and_shows_progress_unless_told_not_to(tmp_path):
+    _, runs = make_runs(tmp_path)
+    base = ["report", *map(str, runs), "--overlays", "1"]
+    quiet = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "q"), "--no-progress"])
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.stderr == ""
+    loud = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "l")])
+    assert loud.exit_code == 0, loud.output
+    assert "writing the report to" in loud.stderr and "drawing routes" in loud.stderr
+    # the leaderboard printout is followed by what its abbreviations mean
+    assert "note: QA capabilities (paper Table 1): VP: Visual Perception" in loud.stdout
+    qa = (tmp_path / "l" / "tables" / "qa_metromap.md").read_text(encoding="utf-8")
+    assert "VP: Visual Perception" in qa and "Q1: number of lines" in qa
+    page = (tmp_path / "l" / "index.html").read_text(encoding="utf-8")
+    assert "Reading these numbers" in page
+
+
+@pytest.mark.parametrize("flag", [[], ["--no-progress"]])
+def test_demo_shows_progress_of_each_step_unless_told_not_to(tmp_path, monkeypatch, flag):
+    """Every step of ``maptab demo`` gets the progress bar (the report's route pictures take
+    a minute), or none under ``--no-progress``; the leaderboard is followed by its notes.
+    The steps are stand-ins that use the progress they are given as the real ones do."""
+    import maptab.generate.pipeline
+    import maptab.report
+    import maptab.run
+    from maptab._progress import start
+    from maptab.report.tables import Cell, Column, ReportTable
+
+    given: dict[str, object] = {}
+
+    def step(name, label):
+        def fake(*args, progress=None, **kwargs):
+            given[name] = progress
+            list(start(progress, range(4), label, 4))
+            if name == "build":
+                return {"counts": {"maps": 1, "reasonmap": 2}}
+            if name == "run":
+                return SimpleNamespace(completed=4, errors=0)
+            return SimpleNamespace(index=tmp_path / "demo" / "report" / "index.html")
+
+        return fake
+
+    monkeypatch.setattr(maptab.generate.pipeline, "build_benchmark", step("build", "maps"))
+    monkeypatch.setattr(maptab.run, "run", step("run", "run"))
+    monkeypatch.setattr(maptab.report, "write_report", step("report", "drawing routes"))
+    monkeypatch.setattr("maptab.score.scorer.score_run", lambda *a, **k: {})
+    board = ReportTable("leaderboard", "Leaderboard", [Column("Model"), Column("n", "ReasonMap")])
+    board.rows.append([Cell("oracle"), Cell(48, kind="int")])
+    monkeypatch.setattr(maptab.report, "leaderboard_rows", lambda dirs: board)
+    res = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "demo"), *flag])
+    assert res.exit_code == 0, res.output
+    assert set(given) == {"build", "run", "report"}
+    assert "n counts answers, not questions" in res.stdout
+    if flag:
+        assert all(p is None for p in given.values())
+        assert res.stderr == ""
+    else:
+        assert all(p is not None for p in given.values())
+        for label in ("maps", "run", "drawing routes"):
+            assert label in res.stderr

@@ -13,7 +13,7 @@ from maptab.report.loader import ReportError, Run, load_runs
 from maptab.report.qa_view import capability_cell, qa_table
 from maptab.report.reasonmap_view import reasonmap_table
 from maptab.report.rp_view import repetition_table
-from maptab.report.tables import Cell, to_csv, to_latex, to_markdown
+from maptab.report.tables import Cell, leaderboard_notes, to_csv, to_latex, to_markdown
 from maptab.report.views import build_tables, leaderboard_table, paired_table
 
 
@@ -101,6 +101,19 @@ def test_reasonmap_table_weights_by_difficulty():
     assert cell(t, 0, "Map score S.").value == pytest.approx(12.0)
     assert cell(t, 0, "W.Map score S.").value == pytest.approx((60 + 4) / 4)
     assert cell(t, 0, "Acc L.").value == 1.0 and cell(t, 0, "Acc strict L.").value == 0.0
+    # the note says why a perception-free baseline scores 100% and the oracle less than the
+    # nominal maximum, in the Markdown and LaTeX a reader gets
+    md, tex = to_markdown(t), to_latex(t)
+    for text in ("S.: short questions, L.: long questions", "perception-free", "valid route"):
+        assert text in md and text in tex
+    assert "differs per question (SPEC 14)" in md and "15 of 20 (short)" in md
+    board = leaderboard_table([run("a", rows)])
+    assert [c.label for c in board.columns][-3:] == [
+        "ReasonMap n", "ReasonMap W.Acc", "ReasonMap W.Score",
+    ]  # fmt: skip
+    notes = " ".join(leaderboard_notes(board))
+    assert "n counts answers, not questions" in notes and "perception-free" in notes
+    assert not leaderboard_notes(leaderboard_table([run("b", [rp(0, strict=True)])]))
 
 
 def test_paired_difference_uses_only_common_samples():

@@ -10,6 +10,7 @@ import typer
 
 from maptab.cli.app import app, console, fail
 from maptab.cli.progress import track
+from maptab.cli.report import print_notes
 from maptab.errors import MaptabError
 
 DEMO_MODELS = ("oracle", "shortest", "random")
@@ -21,6 +22,7 @@ def demo(
         "demo"
     ),
     seed: Annotated[int, typer.Option(help="Seed of the mini benchmark.")] = 0,
+    progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
 ) -> None:
     """Build the mini benchmark, run the baselines, score them, report, print the leaderboard.
 
@@ -28,11 +30,12 @@ def demo(
     """
     from maptab.generate.pipeline import build_benchmark
     from maptab.render.images import DatasetImager
-    from maptab.report import leaderboard, write_report
+    from maptab.report import leaderboard_rows, transposed_table, write_report
     from maptab.run import make_provider, run
     from maptab.score.scorer import score_run
     from maptab.tasks import all_kinds
 
+    bar = track if progress else None
     dataset, runs, report = out / "dataset", out / "runs", out / "report"
     try:
         for folder in (dataset, runs, report):
@@ -40,7 +43,7 @@ def demo(
                 shutil.rmtree(folder)
         console.rule("[bold]1. build the mini benchmark")
         manifest = build_benchmark(
-            dataset, preset="mini", seed=seed, renderer=DatasetImager(), progress=track
+            dataset, preset="mini", seed=seed, renderer=DatasetImager(), progress=bar
         )
         counts = manifest["counts"]
         samples = ", ".join(
@@ -52,15 +55,17 @@ def demo(
             console.rule(f"[bold]2. run {model}")
             run_dir = runs / model
             summary = run(
-                dataset, make_provider(model), run_dir, concurrency=8, spec=model, progress=track
+                dataset, make_provider(model), run_dir, concurrency=8, spec=model, progress=bar
             )
             console.print(f"{summary.completed} answers, {summary.errors} errors -> {run_dir}")
-            score_run(run_dir, progress=False)
+            score_run(run_dir, progress=False)  # a second or less: no bar
             run_dirs.append(run_dir)
-        console.rule("[bold]3. report")
-        files = write_report(run_dirs, report)
+        console.rule("[bold]3. report: tables, figures, route pictures")
+        files = write_report(run_dirs, report, progress=bar)
         console.print(f"report: {files.index}")
     except (MaptabError, OSError) as exc:
         fail(str(exc))
     console.rule("[bold]leaderboard")
-    console.print(leaderboard(run_dirs))
+    table = leaderboard_rows(run_dirs)
+    console.print(transposed_table(table))
+    print_notes(table)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from maptab._progress import Ticker
 from maptab.cli.app import app, console, fail
+from maptab.cli.progress import track
 from maptab.errors import MaptabError
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
@@ -38,6 +41,32 @@ def _inputs(paths: list[Path], map_id: str | None):
     )
 
 
+def _tile_count(width: int, height: int) -> int:
+    """How many tiles :func:`maptab.render.ocr.read_image` reads a ``width × height`` image
+    in: it shrinks the image to at most ``MAX_PIXELS``, then tiles it."""
+    from maptab.render.ocr import MAX_PIXELS, tiles
+
+    f = min(1.0, math.sqrt(MAX_PIXELS / (width * height)))
+    if f < 1.0:
+        width, height = max(1, round(width * f)), max(1, round(height * f))
+    return len(tiles(width, height))
+
+
+class _CountingEngine:
+    """The OCR engine, counting each tile it has read on ``ticker`` (a tile of a large map
+    takes half a minute: the bar is the only sign of life)."""
+
+    def __init__(self, ticker: Ticker) -> None:
+        self.ticker = ticker
+
+    def __call__(self, tile: Any, **options: Any) -> Any:
+        from maptab.render import ocr
+
+        result = ocr._rapid_engine()(tile, **options)
+        self.ticker.tick()
+        return result
+
+
 @app.command()
 def legibility(
     paths: Annotated[
@@ -55,6 +84,9 @@ def legibility(
     show_missing: Annotated[
         int, typer.Option("--missing", help="List up to this many stations not found.")
     ] = 10,
+    progress: Annotated[
+        bool, typer.Option(help="Show a progress bar (on stderr) while the image is read.")
+    ] = True,
 ) -> None:
     """OCR a map image and report station-label recall, false detections, location error."""
     from PIL import Image, UnidentifiedImageError
@@ -75,18 +107,27 @@ def legibility(
         if not image_path.is_file():
             raise LegibilityInputError(f"{image_path}: no such image")
         Image.MAX_IMAGE_PIXELS = None  # real maps reach 140 MP; read_image shrinks to MAX_PIXELS
+        unreadable = f"{image_path}: not a readable image"
         try:
-            with Image.open(image_path) as im:
-                im.load()
-                image = im.copy()
+            source = Image.open(image_path)
         except (UnidentifiedImageError, OSError) as exc:
-            raise LegibilityInputError(f"{image_path}: not a readable image ({exc})") from None
-        placed = None
-        if network.positions and all(s in network.positions for s in network.vertices):
-            candidate = place_map(network)  # deterministic: the geometry the image came from
-            if (candidate.width, candidate.height) == image.size:
-                placed = candidate
-        report = measure(read_image(image), station_labels(network, placed), threshold=threshold)
+            raise LegibilityInputError(f"{unreadable} ({exc})") from None
+        # one step for loading and placing, then one per OCR tile (minutes on a big map)
+        steps = 1 + _tile_count(*source.size)
+        with source, Ticker(track if progress else None, "reading the map", steps) as ticker:
+            try:
+                source.load()
+            except (UnidentifiedImageError, OSError) as exc:
+                raise LegibilityInputError(f"{unreadable} ({exc})") from None
+            image = source.copy()
+            placed = None
+            if network.positions and all(s in network.positions for s in network.vertices):
+                candidate = place_map(network)  # deterministic: the geometry the image came from
+                if (candidate.width, candidate.height) == image.size:
+                    placed = candidate
+            ticker.tick()
+            detections = read_image(image, engine=_CountingEngine(ticker) if progress else None)
+        report = measure(detections, station_labels(network, placed), threshold=threshold)
     except (ValueError, OSError) as exc:
         fail(str(exc))
     readable = readable_share(network)

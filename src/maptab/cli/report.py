@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
-from maptab.cli.app import VerifyOption, app, console, fail
+from maptab.cli.app import VerifyOption, app, console, err_console, fail
 from maptab.cli.progress import track
 from maptab.errors import MaptabError
+
+if TYPE_CHECKING:
+    from maptab.report.tables import ReportTable
+
+
+def print_notes(table: ReportTable) -> None:
+    """The leaderboard's notes (what ReasonMap's n counts, why baselines score 100% …)."""
+    from maptab.report.tables import leaderboard_notes
+
+    for note in leaderboard_notes(table):
+        console.print(f"[dim]note:[/] {escape(note)}", highlight=False)
 
 
 @app.command("report")
@@ -38,6 +50,12 @@ def report_cmd(
     """Write leaderboard tables (Markdown, CSV, LaTeX), figures and OUT/index.html."""
     from maptab.report import transposed_table, write_report
 
+    if progress:  # tables and figures come before the first bar (a minute at paper size)
+        err_console.print(
+            f"writing the report to {escape(str(out))}: tables and figures, then route "
+            "pictures and index.html …",
+            highlight=False,
+        )
     try:
         files = write_report(
             run_dirs,
@@ -51,6 +69,7 @@ def report_cmd(
     except (MaptabError, OSError) as exc:
         fail(str(exc))
     console.print(transposed_table(files.leaderboard))
+    print_notes(files.leaderboard)
     for problem in files.problems:
         console.print(f"[yellow]warning:[/] {problem}", highlight=False)
     console.print(

@@ -93,7 +93,8 @@ def write_report(
     differences) into ``out_dir``; see the module docstring for the layout. The HTML browser
     lists at most ``samples_per_run`` samples of each run (``None``: all). ``verify`` checks
     the dataset files read against their manifest (``--no-verify`` turns it off).
-    ``progress`` shows the drawing of route pictures (:mod:`maptab._progress`).
+    ``progress`` shows the figures, the drawing of route pictures and the browser's map
+    pictures (:mod:`maptab._progress`).
 
     Raises :class:`ReportError` (one line, naming the file) on an unreadable run folder.
     """
@@ -115,7 +116,7 @@ def write_report(
     all_md = table_dir / "all.md"
     all_md.write_text("\n".join(to_markdown(t) for t in tables), encoding="utf-8", newline="\n")
     written.append(all_md)
-    plots = write_plots(runs, out / "plots")
+    plots = write_plots(runs, out / "plots", progress=progress)
     # the dataset records of the pictured and the listed samples, read in one pass over
     # each dataset: the listing is announced as it will be when every picture is drawn
     # (a map that fails changes it, and the ids it adds cost one more pass); the selection
@@ -144,6 +145,7 @@ def write_report(
         samples_per_run=samples_per_run,
         queries=queries,
         listings=listings,
+        progress=progress,
     )
     n_images = sum(len(v) for v in overlays.images.values())
     return ReportFiles(index, tables[0], written, plots, n_images, overlays.problems)

@@ -7,7 +7,11 @@ filterable by run, category, map and query difficulty, outcome and error type (p
 JavaScript), each showing its prompt, the raw answer, gold and predicted answer, its
 metrics, and the map with the gold and predicted routes drawn where pictures were made
 (:mod:`maptab.report.overlays`). Filters can be preset in the address:
-``index.html#outcome=wrong&category=Map-only`` (``expand=1`` opens the samples shown).
+``index.html#outcome=wrong&category=Map-only`` (``expand=1`` opens the samples shown). The
+list opens on the samples not answered correctly when there are any (errors first,
+:func:`default_filters`); a button beside the count, or ``#outcome=all``, lists them all.
+Notes under the leaderboard say what its numbers count
+(:func:`maptab.report.tables.leaderboard_notes`).
 
 Security (SPEC 16): everything a model or a run folder wrote is untrusted. Python writes
 table cells with :func:`html.escape`; sample data travels as JSON in a
@@ -29,9 +33,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from PIL import Image
+
+from maptab._progress import Progress
 from maptab.report.loader import QueryRecords, Run, outcome
 from maptab.report.overlays import Overlays, attach_map_pictures
-from maptab.report.tables import Cell, ReportTable
+from maptab.report.tables import Cell, ReportTable, leaderboard_notes
 from maptab.report.views import view_of
 from maptab.tasks.base import TaskError
 from maptab.tasks.base import get as get_kind
@@ -39,6 +46,7 @@ from maptab.tasks.base import get as get_kind
 __all__ = [
     "MAX_SAMPLES",
     "MAX_TEXT",
+    "default_filters",
     "json_for_html",
     "sample_records",
     "shown_rows",
@@ -48,6 +56,8 @@ __all__ = [
 
 MAX_TEXT = 20_000
 MAX_SAMPLES = 3_000  # listed per run by default
+NOT_CORRECT = "not correct"  # the outcome filter matching every outcome but "correct"
+WIDE_FIGURE_PX = 1000  # a figure at least this wide spans the page (its text stays legible)
 TABLE_TITLES = {"edges": "Edge_tab", "vertices": "Vertex_tab", "mix": "Mix_tab", "map": "Map"}
 
 
@@ -256,6 +266,37 @@ def table_html(table: ReportTable) -> str:
     return "".join(out)
 
 
+def default_filters(records: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The filters the sample list opens with: the samples not answered correctly
+    (:data:`NOT_CORRECT`) when there are any, so errors come first; else none."""
+    if any(r["outcome"] != "correct" for r in records):
+        return {"outcome": NOT_CORRECT}
+    return {}
+
+
+def _figure_html(path: Path, out_dir: Path) -> str:
+    """One figure; a wide one (a grid of heatmap panels) spans the whole row."""
+    try:
+        with Image.open(path) as im:
+            wide = im.width >= WIDE_FIGURE_PX
+    except OSError:
+        wide = False
+    cls = ' class="wide"' if wide else ""
+    return (
+        f'<figure{cls}><img src="{html.escape(path.relative_to(out_dir).as_posix())}" '
+        f'alt="{html.escape(path.stem)}" loading="lazy"></figure>'
+    )
+
+
+def _notes_html(table: ReportTable) -> str:
+    """What the leaderboard's numbers count and why some look odd (:func:`leaderboard_notes`)."""
+    notes = leaderboard_notes(table)
+    if not notes:
+        return ""
+    items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+    return f'<div class="legend"><h3>Reading these numbers</h3><ul>{items}</ul></div>'
+
+
 def _asset(name: str) -> str:
     return resources.files("maptab.report").joinpath("assets", name).read_text(encoding="utf-8")
 
@@ -270,19 +311,22 @@ def write_browser(
     samples_per_run: int | None = MAX_SAMPLES,
     queries: QueryRecords | None = None,
     listings: Sequence[tuple[Collection[str], list[dict[str, Any]]]] | None = None,
+    progress: Progress | None = None,
 ) -> Path:
     """Write ``out_dir/index.html`` (module docstring); returns its path.
 
     At most ``samples_per_run`` samples of each run are listed (:func:`shown_rows`; ``None``
     lists all), which keeps the page loadable for paper-scale runs; every sample's scores
     stay in the run's ``scores.jsonl``. ``queries`` and ``listings``: as
-    :func:`sample_records` takes them.
+    :func:`sample_records` takes them. ``progress`` shows the map pictures being written
+    (:mod:`maptab._progress`).
     """
     records = sample_records(
         runs, overlays, limit=samples_per_run, queries=queries, listings=listings
     )
     if overlays is not None:
-        attach_map_pictures(runs, records, out_dir)
+        attach_map_pictures(runs, records, out_dir, progress=progress)
+    data = {"samples": records, "filters": default_filters(records)}
     listed = {run.name: sum(r["run"] == run.name for r in records) for run in runs}
     totals = {run.name: len(run.scores) for run in runs}
     partial = [f"{listed[n]:,} of {totals[n]:,} ({n})" for n in listed if listed[n] < totals[n]]
@@ -296,11 +340,7 @@ def write_browser(
     )
     names = ", ".join(run.name for run in runs)
     head, *rest = tables
-    figures = "".join(
-        f'<figure><img src="{html.escape(p.relative_to(out_dir).as_posix())}" '
-        f'alt="{html.escape(p.stem)}" loading="lazy"></figure>'
-        for p in plots
-    )
+    figures = "".join(_figure_html(p, out_dir) for p in plots)
     more = "".join(
         f"<details><summary>{html.escape(t.title)}</summary>{table_html(t)}</details>" for t in rest
     )
@@ -328,19 +368,21 @@ def write_browser(
 <body>
 <header><h1>maptab report</h1><p class="runs">{html.escape(names)}</p></header>
 <main>
-<section id="leaderboard"><h2>Leaderboard</h2>{table_html(head)}</section>
+<section id="leaderboard"><h2>Leaderboard</h2>{table_html(head)}{_notes_html(head)}</section>
 <section id="figures"><h2>Figures</h2><div class="figures">{figures}</div></section>
 <section id="tables"><h2>All tables</h2>{more}
 <p class="note">Also written as Markdown, CSV and LaTeX: {html.escape(files)}.</p></section>
 <section id="samples"><h2>Samples</h2>{selection}
 <form id="filters" class="filters"></form>
-<p id="count" class="count">JavaScript is needed to list the samples.</p>
+<div class="showall"><p id="count" class="count">JavaScript is needed to list the samples.</p>
+<span id="filter-hint" class="hint"></span>
+<button id="showall" type="button" hidden>Show all samples</button></div>
 <div id="list"></div>
 <button id="more" type="button" hidden>Show more</button>
 {f'<ul class="problems">{problems}</ul>' if problems else ""}
 </section>
 </main>
-<script type="application/json" id="report-data">{json_for_html({"samples": records})}</script>
+<script type="application/json" id="report-data">{json_for_html(data)}</script>
 <script>{script}</script>
 </body>
 </html>

@@ -285,19 +285,26 @@ def render_overlays(
     return result
 
 
-def attach_map_pictures(runs: Sequence[Run], records: list[dict[str, Any]], out_dir: Path) -> int:
+def attach_map_pictures(
+    runs: Sequence[Run],
+    records: list[dict[str, Any]],
+    out_dir: Path,
+    *,
+    progress: Progress | None = None,
+) -> int:
     """Give every listed sample without a route picture (QA, ReasonMap, RP beyond the drawn
     selection) its map, as the model saw it: the dataset's ``image.png`` scaled to at most
     :data:`MAX_SIDE`, written once per map as ``images/map-<hash>.png`` and set as the
     record's ``img["map"]``. Returns the number of map pictures written. Each picture is
     read and scaled here and written by a background thread (:class:`_Writer`) while the
     next map is read; a picture that cannot be read or written stops the report, as
-    before."""
+    before. ``progress`` counts the listed samples as they get their map
+    (:mod:`maptab._progress`)."""
     datasets = {run.name: run.dataset for run in runs}
     made: dict[tuple[str, str], str | None] = {}
     writer = _Writer()
     try:
-        for rec in records:
+        for rec in or_silent(progress)(records, "listing samples", len(records)):
             img = rec.setdefault("img", {})
             ds = datasets.get(rec["run"])
             if img.get("gold") or img.get("pred") or ds is None or not rec.get("map"):

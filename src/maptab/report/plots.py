@@ -3,8 +3,9 @@
 * :func:`difficulty_heatmap` — accuracy by map difficulty × query difficulty, one panel per
   run and suite part (route planning per scenario, judged strict; ReasonMap by lenient
   correctness, question × map difficulty). Each cell prints its accuracy and sample count.
-* :func:`capability_profile` — QA accuracy per capability (paper Table 1 mapping), grouped
-  bars per run with 95% intervals, one panel per scenario.
+* :func:`capability_profile` — QA accuracy per capability (paper Table 1 mapping, each
+  code with its name), grouped bars per run with 95% intervals, one panel per scenario, the
+  legend below the panels.
 * :func:`gap_distribution` — empirical CDF of the optimality gap J(pred)/J(opt) − 1 over
   the *valid* predicted routes of each run (a gap of 0 is an optimal route).
 * :func:`error_bars` — share of route-planning samples per automatic error type, per run.
@@ -15,6 +16,7 @@ or ``None`` when the runs hold nothing to plot.
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,8 +28,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from maptab._progress import Progress, or_silent  # noqa: E402
 from maptab.report.loader import Run  # noqa: E402
-from maptab.report.tables import capability_abbrev  # noqa: E402
+from maptab.report.tables import capability_abbrev, capability_name  # noqa: E402
 from maptab.report.views import view_of  # noqa: E402
 from maptab.score.error_types import ERROR_TYPES  # noqa: E402
 from maptab.tasks.base import all_kinds  # noqa: E402
@@ -41,6 +44,7 @@ __all__ = [
 ]
 
 DPI = 110
+TEXT_PT = 11  # cell annotations and bar labels: 17 px at DPI, legible when a page shrinks it
 _LEVELS = ("easy", "medium", "middle", "hard")
 _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 
@@ -100,18 +104,19 @@ def difficulty_heatmap(runs: Sequence[Run], path: Path) -> Path | None:
                         f"{100 * acc[i, j]:.0f}%\nn={counts[i, j]}",
                         ha="center",
                         va="center",
-                        fontsize=9,
+                        fontsize=TEXT_PT,
                         color="white" if dark else "black",
                     )
-        ax.set_xticks(range(len(xs)), xs)
-        ax.set_yticks(range(len(ys)), ys)
-        ax.set_xlabel(xf.replace("_", " "))
-        ax.set_ylabel(yf.replace("_", " "))
-        ax.set_title(f"{run.name}\n{title}", fontsize=10)
+        ax.set_xticks(range(len(xs)), xs, fontsize=TEXT_PT - 1)
+        ax.set_yticks(range(len(ys)), ys, fontsize=TEXT_PT - 1)
+        ax.set_xlabel(xf.replace("_", " "), fontsize=TEXT_PT - 1)
+        ax.set_ylabel(yf.replace("_", " "), fontsize=TEXT_PT - 1)
+        ax.set_title(f"{run.name}\n{title}", fontsize=TEXT_PT)
     for ax in list(axes.flat)[len(panels) :]:
         ax.axis("off")
     if image is not None:
-        fig.colorbar(image, ax=axes, shrink=0.8, label="accuracy")
+        bar = fig.colorbar(image, ax=axes, shrink=0.8)
+        bar.set_label("accuracy", fontsize=TEXT_PT - 1)
     return _save(fig, path)
 
 
@@ -129,7 +134,7 @@ def capability_profile(
     if not scenarios:
         return None
     fig, axes = plt.subplots(
-        len(scenarios), 1, figsize=(9, 3.4 * len(scenarios)), squeeze=False, layout="constrained"
+        len(scenarios), 1, figsize=(10, 3.8 * len(scenarios)), squeeze=False, layout="constrained"
     )
     for ax, s in zip(axes[:, 0], scenarios, strict=True):
         caps = capabilities(runs, s)
@@ -144,13 +149,26 @@ def capability_profile(
             # bootstrap_ci guarantees lo <= mean <= hi (tests/test_stats.py)
             err = np.nan_to_num(np.vstack([mean - lo, hi - mean]) * 100)
             ax.bar(x, mean * 100, width, yerr=err, capsize=2, color=_color(k), label=run.name)
-        ax.set_xticks(range(len(caps)), [capability_abbrev(c) for c in caps])
+        ax.set_xticks(range(len(caps)), [_capability_label(c) for c in caps], fontsize=9)
         ax.set_ylim(0, 105)
         ax.set_ylabel("accuracy (%)")
-        ax.set_title(f"QA capability profile — {s}", fontsize=10)
+        ax.set_title(f"QA capability profile — {s}", fontsize=TEXT_PT)
         ax.grid(axis="y", alpha=0.3)
-        ax.legend(fontsize=8, ncols=min(4, len(runs)), loc="upper right")
+    # one legend for all panels, below them, where it cannot hide a bar of 100%
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(
+        handles, labels, loc="outside lower center", ncols=min(6, len(runs)), fontsize=TEXT_PT - 1
+    )
     return _save(fig, path)
+
+
+def _capability_label(capability: str) -> str:
+    """A bar group's label: the paper's code over its name, wrapped (``VP`` / ``Visual
+    Perception``)."""
+    code, name = capability_abbrev(capability), capability_name(capability)
+    if code == name:
+        return code
+    return code + "\n" + textwrap.fill(name, 14)
 
 
 def gap_distribution(runs: Sequence[Run], path: Path, *, kind: str) -> Path | None:
@@ -186,8 +204,8 @@ def gap_distribution(runs: Sequence[Run], path: Path, *, kind: str) -> Path | No
     ax.set_ylim(0, 1.02)
     ax.set_xlim(left=0)
     ax.grid(alpha=0.3)
-    ax.set_title("Optimality gap of valid predicted routes", fontsize=10)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title("Optimality gap of valid predicted routes", fontsize=TEXT_PT)
+    ax.legend(fontsize=TEXT_PT - 2, loc="lower right")
     return _save(fig, path)
 
 
@@ -209,22 +227,27 @@ def error_bars(runs: Sequence[Run], path: Path, *, kind: str) -> Path | None:
         ax.barh(pos, share, height, color=_color(k), label=run.name)
         for p, v in zip(pos, share, strict=True):
             if v > 0:
-                ax.text(v + 0.5, p, f"{v:.1f}%", va="center", fontsize=7)
+                ax.text(v + 0.5, p, f"{v:.1f}%", va="center", fontsize=9)
     ax.set_yticks(y, ERROR_TYPES)
     ax.invert_yaxis()
     ax.set_xlabel("share of route-planning samples (%)")
-    ax.set_title("Error types (automatic taxonomy, SPEC 13)", fontsize=10)
+    ax.set_title("Error types (automatic taxonomy, SPEC 13)", fontsize=TEXT_PT)
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.margins(x=0.12)  # room for the longest bar's label
+    # below the axes: inside, the legend could hide a long bar
+    fig.legend(loc="outside lower center", ncols=min(6, len(runs)), fontsize=TEXT_PT - 2)
     return _save(fig, path)
 
 
-def write_plots(runs: Sequence[Run], out_dir: Path) -> list[Path]:
+def write_plots(
+    runs: Sequence[Run], out_dir: Path, *, progress: Progress | None = None
+) -> list[Path]:
     """Every figure into ``out_dir``: the difficulty heatmap, then the kind views'
     ``figures`` (``(position, function, file name)``) by position; returns the files
-    written."""
+    written. ``progress`` counts the figures drawn (:mod:`maptab._progress`)."""
     figures = [(0, difficulty_heatmap, "difficulty_heatmap.png")]
     figures += [fig for kind in all_kinds() for fig in view_of(kind).figures]
     figures.sort(key=lambda f: f[0])
-    written = [fn(runs, out_dir / name) for _, fn, name in figures]
+    shown = or_silent(progress)(figures, "drawing figures", len(figures))
+    written = [fn(runs, out_dir / name) for _, fn, name in shown]
     return [p for p in written if p is not None]

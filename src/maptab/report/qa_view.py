@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from maptab.core.qa_types import QA_BY_NUMBER
 from maptab.core.schema import QAQuery
 from maptab.report.html import TABLE_TITLES, fmt_value
 from maptab.report.plots import capability_profile
@@ -16,6 +17,8 @@ from maptab.report.tables import (
     ReportTable,
     by,
     capability_abbrev,
+    capability_legend,
+    capability_name,
     interval_cell,
     metric_cell,
     scenarios_of,
@@ -52,6 +55,25 @@ def capability_cell(rows: Sequence[dict[str, Any]], capability: str) -> Cell:
     return interval_cell(mine, lambda r: r["correct"], weight=lambda r: weights[id(r)])
 
 
+def type_legend(types: Sequence[int]) -> str:
+    """``Q1: number of lines; Q2: …`` for the QA types of SPEC 10 among ``types``."""
+    known = [t for t in types if t in QA_BY_NUMBER]
+    return "; ".join(f"Q{t}: {QA_BY_NUMBER[t].description}" for t in known)
+
+
+def _note(caps: Sequence[str], types: Sequence[int]) -> str:
+    """The legend of a QA table: what a capability cell is, the codes and the types."""
+    parts = ["Capability = mean accuracy of the QA types attached to it (paper Table 1)."]
+    legend = capability_legend(caps)
+    if legend:
+        parts.append(f"Capabilities: {legend}.")
+    described = type_legend(types)
+    if described:
+        parts.append(f"Types (SPEC 10): {described}.")
+    parts.append("95% CI in brackets.")
+    return " ".join(parts)
+
+
 def qa_table(runs: Sequence[Any], scenario: str) -> ReportTable:
     """MapTab Table 3 for one scenario: accuracy per capability, overall and per type."""
     caps = capabilities_of(runs, scenario)
@@ -65,8 +87,7 @@ def qa_table(runs: Sequence[Any], scenario: str) -> ReportTable:
         f"qa_{scenario}",
         f"QA, {scenario}: accuracy by capability (MapTab Table 3) and by type",
         cols,
-        note="Capability = mean accuracy of the QA types attached to it (paper Table 1). "
-        + ", ".join(f"{capability_abbrev(c)}: {c}" for c in caps if capability_abbrev(c) != c),
+        note=_note(caps, types),
     )
     for run in runs:
         rows = [r for r in run.rows(NAME) if r["scenario"] == scenario]
@@ -107,7 +128,13 @@ def _describe(row: dict[str, Any], query: Any, response: str) -> dict[str, Any]:
     rec["pred"] = fmt_value(row.get("pred"))
     rec["gold"] = fmt_value(row.get("answer"))
     rec["metrics"] = [["correct", fmt_value(row.get("correct"))]]
-    rec["metrics"].append(["capabilities", ", ".join(row.get("capabilities", []))])
+    described = type_legend([row["type"]] if isinstance(row.get("type"), int) else [])
+    if described:
+        rec["metrics"].append(["type", described])
+    caps = row.get("capabilities", [])
+    pairs = [(capability_abbrev(c), capability_name(c)) for c in caps]
+    named = [f"{code} ({name})" if code != name else code for code, name in pairs]
+    rec["metrics"].append(["capabilities", ", ".join(named)])
     if isinstance(query, QAQuery):
         rec["prompt"] = query.question
         rec["inputs"] = ", ".join(TABLE_TITLES.get(i, i) for i in query.inputs)

@@ -9,7 +9,15 @@ from typing import Any
 
 from maptab.core.schema import ReasonMapQuestion
 from maptab.report.html import fmt_value, segments_text
-from maptab.report.tables import Cell, Column, ReportTable, by, metric_cell
+from maptab.report.tables import (
+    REASONMAP_ACCURACY,
+    REASONMAP_SCORE,
+    Cell,
+    Column,
+    ReportTable,
+    by,
+    metric_cell,
+)
 from maptab.report.views import KindView
 from maptab.report.views import metric as kind_metric
 from maptab.score.metrics import Metric, metric_text
@@ -41,9 +49,15 @@ def reasonmap_table(runs: Sequence[Any]) -> ReportTable:
         "reasonmap",
         "ReasonMap: accuracy and map score (ReasonMap Table 2)",
         cols,
-        note=(
-            "W.: difficulty-weighted (SPEC 14 weights). Map score out of 20 (short) and "
-            "40 (long). Strict also checks every segment along its line."
+        note=" ".join(
+            (
+                "S.: short questions, L.: long questions (the same questions, asked both ways).",
+                "W.: difficulty-weighted (SPEC 14 weights).",
+                "Strict also checks every segment along its line.",
+                REASONMAP_ACCURACY,
+                REASONMAP_SCORE,
+                "95% CI in brackets.",
+            )
         ),
     )
     for run in runs:
@@ -123,7 +137,9 @@ def _heatmaps(run: Any) -> list[Any]:
     rows = run.rows(NAME)
     if not rows:
         return []
-    return [("ReasonMap", rows, "map_difficulty", "question_difficulty", "correct")]
+    # n counts answers: each question is asked short and long
+    title = "ReasonMap, short + long answers"
+    return [(title, rows, "map_difficulty", "question_difficulty", "correct")]
 
 
 VIEW = KindView(

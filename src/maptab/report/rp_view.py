@@ -12,6 +12,7 @@ from maptab.report.plots import error_bars, gap_distribution
 from maptab.report.tables import (
     CATEGORY_ORDER,
     CATEGORY_TITLES,
+    CRITERIA_LEGEND,
     Cell,
     Column,
     ReportTable,
@@ -49,7 +50,14 @@ def rp_paper_table(runs: Sequence[Any], scenario: str) -> ReportTable:
         f"rp_{scenario}",
         f"Route planning, {scenario}: paper metrics (MapTab Table 2)",
         cols,
-        note="EMA and PMA in %, DS a total; 95% CI in brackets.",
+        note=(
+            "EMA: exact-match accuracy (the route equals a reference, a station matching by "
+            "the paper's 0.5 name-similarity rule). PMA: partial-match accuracy (the share "
+            "of a reference matched from its start). DS: difficulty score, the sum over "
+            "exact matches of map level + query level (easy 1, medium 2, hard 3). "
+            + CRITERIA_LEGEND
+            + " EMA and PMA in %, DS a total; 95% CI in brackets."
+        ),
     )
     for run in runs:
         rows = [r for r in run.rows(NAME) if r["scenario"] == scenario]
@@ -82,7 +90,10 @@ def rp_strict_table(runs: Sequence[Any], scenario: str) -> ReportTable:
             "Optimal: its cost equals the optimum. Transfers: marks right. "
             "0.5-rule false acc.: answers the paper's lenient EMA accepted although a "
             "station is not the reference's (misspelt into another station, or not on the "
-            "map; count)."
+            "map; count). Strict: valid, optimal and transfer marks right. Gap: mean "
+            "J(pred)/J(opt) - 1 over valid routes (0 is optimal). "
+            + CRITERIA_LEGEND
+            + " 95% CI in brackets."
         ),
     )
     for run in runs:

@@ -26,6 +26,9 @@ Tables (``key``: what it holds):
 
 Renderers: :func:`to_markdown`, :func:`to_csv` (each interval as ``_lo`` / ``_hi``
 columns), :func:`to_latex` (booktabs).
+
+Each table's note spells out its abbreviations; :data:`LEADERBOARD_NOTES` says what the
+leaderboard's QA and ReasonMap numbers count (:func:`leaderboard_notes`).
 """
 
 from __future__ import annotations
@@ -45,9 +48,14 @@ from maptab.score.metrics import Columns, Metric, interval
 __all__ = [
     "CAPABILITY_ABBREV",
     "CATEGORY_TITLES",
+    "CRITERIA_LEGEND",
+    "LEADERBOARD_NOTES",
     "Cell",
     "Column",
     "ReportTable",
+    "capability_legend",
+    "capability_name",
+    "leaderboard_notes",
     "to_csv",
     "to_latex",
     "to_markdown",
@@ -69,6 +77,13 @@ CATEGORY_TITLES = {
     "map_mix": "Map+Mix_tab",
 }
 CATEGORY_ORDER = [c.name for c in RP_CATEGORIES]
+CRITERIA_LEGEND = (
+    "Categories (SPEC 9): Map-only, Edge_tab-only and Map+Edge_tab ask for the fewest "
+    "stations from what is shown; Time, Price, Comfort, Reliability and their sums "
+    "(T Time, P Price, C Comfort, R Reliability: T+P+R, T+C+R, P+C+R, T+P+C+R) ask for the "
+    "cheapest route under those criteria with Map, Edge_tab and Vertex_tab shown; "
+    "Map+Mix_tab under all four with Map and Mix_tab shown."
+)
 
 # paper Table 1 capabilities, in the paper's column order
 CAPABILITY_ABBREV = {name.lower(): code for code, name in QA_CAPABILITIES.items()}
@@ -83,6 +98,58 @@ def capability_abbrev(name: str) -> str:
         if key == full.replace("-", " "):
             return abbrev
     return name
+
+
+def capability_name(code: str) -> str:
+    """The full name of a capability given by code or name (``VP`` → ``Visual
+    Perception``); a capability outside Table 1 is returned unchanged."""
+    return QA_CAPABILITIES.get(capability_abbrev(code), code)
+
+
+def capability_legend(capabilities: Sequence[str]) -> str:
+    """``VP: Visual Perception, TU: …`` for the Table 1 capabilities among ``capabilities``."""
+    codes = dict.fromkeys(capability_abbrev(c) for c in capabilities)
+    return ", ".join(f"{c}: {QA_CAPABILITIES[c]}" for c in codes if c in QA_CAPABILITIES)
+
+
+REASONMAP_N = (
+    "n counts answers, not questions: each question is asked twice, in a short and a long "
+    "form (n = 2 × the questions)."
+)
+REASONMAP_ACCURACY = (
+    "ReasonMap accuracy only checks that the answer is a valid route between the asked "
+    "stations (its lines exist, its stops are on them, its segments meet), not that it is "
+    "the reference route. A baseline that reads the network instead of the picture (oracle, "
+    "shortest, random) always answers a valid route and scores 100%: it is perception-free, "
+    "and its accuracy says nothing about reading maps."
+)
+REASONMAP_SCORE = (
+    "Map score: at most 20 points for a short answer and 40 for a long one, but the maximum "
+    "differs per question (SPEC 14): the points for matching segments fill up only on routes "
+    "of several segments, so even the reference route earns 15 of 20 (short) and 29 of 40 "
+    "(long) on a trip along one line, and the oracle's mean map score stays below 20 / 40."
+)
+
+# what a reader of the leaderboard needs to know about a column group (SPEC 13-14), shown
+# under the leaderboard in index.html and by ``maptab report`` and ``maptab demo``
+LEADERBOARD_NOTES: dict[str, tuple[str, ...]] = {
+    "QA": (
+        "QA capabilities (paper Table 1): " + capability_legend(list(QA_CAPABILITIES)) + "; "
+        "the QA tables break accuracy down by capability and by QA type (Q1-Q24, SPEC 10).",
+    ),
+    "ReasonMap": (
+        "ReasonMap " + REASONMAP_N + " W.Acc and W.Score pool both forms, weighted by "
+        "difficulty; W.Score thus mixes 20- and 40-point answers (at most 30 on average).",
+        REASONMAP_ACCURACY,
+        REASONMAP_SCORE,
+    ),
+}
+
+
+def leaderboard_notes(table: ReportTable) -> list[str]:
+    """The :data:`LEADERBOARD_NOTES` of the column groups ``table`` has, in column order."""
+    groups = dict.fromkeys(c.group for c in table.columns)
+    return [note for g in groups for note in LEADERBOARD_NOTES.get(g, ())]
 
 
 # --------------------------------------------------------------------------- the model

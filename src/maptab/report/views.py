@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from maptab.report.loader import Run
-from maptab.report.tables import Cell, Column, ReportTable, metric_cell
+from maptab.report.tables import Cell, Column, ReportTable, leaderboard_notes, metric_cell
 from maptab.score.metrics import Metric, metric_text
 from maptab.score.scorer import compare_runs
 from maptab.tasks.base import TaskError, TaskKind, all_kinds, load_entry_points
@@ -168,6 +168,7 @@ def leaderboard_table(runs: Sequence[Run]) -> ReportTable:
             "ReasonMap: difficulty-weighted accuracy and map score, short and long pooled."
         ),
     )
+    table.note = " ".join([table.note, *leaderboard_notes(table)])
     for run in runs:
         row = [Cell(run.name)]
         for name, view in kinds:

@@ -5,6 +5,8 @@
   var data = JSON.parse(document.getElementById("report-data").textContent);
   var samples = data.samples;
   var PAGE = 100;
+  // the outcome filter value matching every outcome but "correct" (errors first)
+  var NOT_CORRECT = "not correct";
   var FILTERS = [
     ["run", "Run"], ["category", "Category"], ["mdiff", "Map difficulty"],
     ["qdiff", "Query difficulty"], ["outcome", "Outcome"], ["error", "Error type"]
@@ -13,6 +15,8 @@
   var list = document.getElementById("list");
   var count = document.getElementById("count");
   var more = document.getElementById("more");
+  var showAll = document.getElementById("showall");
+  var hint = document.getElementById("filter-hint");
   var shown = PAGE;
   var expand = false;
 
@@ -39,6 +43,9 @@
     var select = el("select");
     select.id = "f-" + f[0];
     select.appendChild(el("option", null, "all")).value = "";
+    if (f[0] === "outcome" && seen.some(function (v) { return v !== "correct"; })) {
+      select.appendChild(el("option", null, NOT_CORRECT)).value = NOT_CORRECT;
+    }
     seen.forEach(function (v) { select.appendChild(el("option", null, v)).value = v; });
     select.addEventListener("change", function () { shown = PAGE; update(); });
     label.appendChild(select);
@@ -64,7 +71,19 @@
     }
   }
 
-  // presets from the address: #outcome=wrong&category=Map-only&expand=1
+  function choose(key, val) {
+    var select = selects[key];
+    if (!select) return;
+    if (val === "all") val = "";
+    for (var i = 0; i < select.options.length; i++) {
+      if (select.options[i].value === val) select.selectedIndex = i;
+    }
+  }
+
+  // the report's defaults (the samples not answered correctly, when there are any), then
+  // presets from the address: #outcome=wrong&category=Map-only&expand=1 (#outcome=all: all)
+  var defaults = data.filters || {};
+  Object.keys(defaults).forEach(function (key) { choose(key, String(defaults[key])); });
   location.hash.replace(/^#/, "").split("&").forEach(function (part) {
     if (!part) return;
     var kv = part.split("=");
@@ -72,11 +91,7 @@
     var val = decode((kv[1] || "").replace(/\+/g, " "));
     if (key === "expand") { expand = val === "1"; return; }
     if (key === "q") { search.value = val; return; }
-    var select = selects[key];
-    if (!select) return;
-    for (var i = 0; i < select.options.length; i++) {
-      if (select.options[i].value === val) select.selectedIndex = i;
-    }
+    choose(key, val);
   });
 
   function section(parent, title, text, wide) {
@@ -138,8 +153,13 @@
 
   function matches(s) {
     for (var i = 0; i < FILTERS.length; i++) {
-      var want = selects[FILTERS[i][0]].value;
-      if (want && valueOf(s, FILTERS[i][0]) !== want) return false;
+      var key = FILTERS[i][0];
+      var want = selects[key].value;
+      if (key === "outcome" && want === NOT_CORRECT) {
+        if (valueOf(s, key) === "correct") return false;
+      } else if (want && valueOf(s, key) !== want) {
+        return false;
+      }
     }
     var q = search.value.trim().toLowerCase();
     if (q && (s.id + " " + (s.map || "")).toLowerCase().indexOf(q) < 0) return false;
@@ -156,8 +176,18 @@
       (hits.length > shown ? " (first " + shown + " shown)" : "");
     count.dataset.matches = String(hits.length);
     more.hidden = hits.length <= shown;
+    hint.textContent = selects.outcome.value === NOT_CORRECT
+      ? "listing the samples not answered correctly (wrong, format and API errors)" : "";
+    showAll.hidden = hits.length === samples.length;
+    showAll.textContent = "Show all " + samples.length + " samples";
   }
 
   more.addEventListener("click", function () { shown += PAGE; update(); });
+  showAll.addEventListener("click", function () {
+    FILTERS.forEach(function (f) { selects[f[0]].value = ""; });
+    search.value = "";
+    shown = PAGE;
+    update();
+  });
   update();
 })();
