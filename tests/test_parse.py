@@ -64,6 +64,46 @@ def test_route_separators_and_markdown() -> None:
         assert r.stations == ["Alpha", "Bravo", "Delta"], text
 
 
+def test_route_separators_models_write() -> None:
+    """Doubled em dash, full-width hyphen, ideographic and full-width commas, beside the
+    separators read before; with and without a vocabulary."""
+    for text in (
+        "Alpha——Bravo——Delta",
+        "Alpha —— Bravo —— Delta",
+        "Alpha－Bravo － Delta",
+        "Alpha、Bravo、Delta",
+        "Alpha，Bravo， Delta",
+        "路线：Alpha→Bravo（换乘）→Delta。",
+        "答案，路线：Alpha-Bravo-Delta",
+    ):
+        for vocab in (VOCAB, None):
+            r = parse_route(text, vocab)
+            assert r is not None and r.stations == ["Alpha", "Bravo", "Delta"], (text, vocab)
+
+
+# names that clean-up would eat into: trailing apostrophe (Hebrew geresh), trailing colon,
+# Markdown underscores, a transfer mark inside a name, whitespace runs, a bullet-like start
+HOSTILE = ["ג'", "צ'", "Terminal:", "Dock__", "Gare (transfer) Nord", "Old  Town", "1. Mai", "Str."]
+
+
+def test_route_exact_station_names_before_clean_up() -> None:
+    cases = {
+        "<route_begin>ג'-Terminal:(transfer)-צ'<route_end>": (["ג'", "Terminal:", "צ'"], {1}),
+        "Terminal:-Dock__-Gare (transfer) Nord": (["Terminal:", "Dock__", "Gare (transfer) Nord"], set()),
+        "1. Mai-Old  Town(transfer)-Str.": (["1. Mai", "Old  Town", "Str."], {1}),
+        "**ג' → צ'**": (["ג'", "צ'"], set()),
+        "Route: Terminal: -> ג'.": (["Terminal:", "ג'"], set()),
+        "- Gare (transfer) Nord (Transfer) — Dock__": (["Gare (transfer) Nord", "Dock__"], {0}),
+        "The route is:\nStr.-1. Mai\nTotal_Time: 3": (["Str.", "1. Mai"], set()),
+    }  # fmt: skip
+    for text, (stations, marks) in cases.items():
+        r = parse_route(text, HOSTILE)
+        assert r is not None and (r.stations, r.transfers) == (stations, marks), text
+    # without the vocabulary the clean-up applies as before
+    r = parse_route("ג'-צ'", None)
+    assert r is not None and r.stations == ["ג'", "צ"]
+
+
 def test_route_transfer_mark_variants() -> None:
     for mark in ("(transfer)", " (Transfer)", "( TRANSFER )", "（transfer）", "[transfer]"):
         r = parse_route(f"Alpha-Bravo{mark}-Delta", VOCAB)

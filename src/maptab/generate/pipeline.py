@@ -32,6 +32,7 @@ import numpy as np
 from maptab._progress import Progress, or_silent
 from maptab.core import qa_types
 from maptab.core.network import Network
+from maptab.core.route_text import check_network_names
 from maptab.core.schema import QA_STYLES, RP_STYLES, QAQuery, ReasonMapQuestion, RPQuery
 from maptab.core.tables import derive_mix
 from maptab.executors import ExecutorFactory, default_workers, local_executor, worker_processes
@@ -443,6 +444,7 @@ def write_benchmark(
     map id to an image copied instead of drawn; ``source`` is recorded on every map entry.
     ``workers`` and ``executors`` are :func:`build_benchmark`'s.
     """
+    check_network_names(*nets)  # station names that route text can carry (SPEC 4, 12)
     clock = clock or _Stopwatch(None)
     track = or_silent(progress)
     style = options.get("map_style", "clean")

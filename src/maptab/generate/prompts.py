@@ -2,7 +2,9 @@
 
 A prompt is: the question in one of five instruction styles, the rules of the cost model
 that the category needs (what is counted, scales, transfers, weights), and the output
-contract. The wording lives in the TOML file so it can be read and changed without code.
+contract. The wording lives in the TOML file so it can be read and changed without code;
+the output contract is checked against the route text the answers are read with
+(:mod:`maptab.core.route_text`, :func:`output_contract`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,13 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from maptab.core.route_text import (
+    ROUTE_BEGIN,
+    ROUTE_END,
+    SEPARATOR,
+    TRANSFER_MARK,
+    format_route,
+)
 from maptab.core.schema import CRITERIA, RPCategory
 
 _CRITERION_NAMES = {
@@ -28,6 +37,29 @@ def rp_templates() -> dict[str, Any]:
     """The parsed ``templates/rp.toml``."""
     text = resources.files("maptab.generate").joinpath("templates/rp.toml").read_text("utf-8")
     return tomllib.loads(text)
+
+
+def route_example(scenario: str) -> str:
+    """The example route of the output contract, as :func:`format_route` writes it:
+    ``A-B(transfer)-C`` (metromap), ``A-B-C`` (travelmap: no marks)."""
+    return format_route(("A", "B", "C"), {1} if scenario == "metromap" else ())
+
+
+@cache
+def output_contract(scenario: str) -> str:
+    """The ``[output]`` wording of ``scenario`` (``templates/rp.toml``), checked to state the
+    route text of :mod:`maptab.core.route_text` (SPEC 11): its separator, transfer mark,
+    example and tags; a template that drifted from it raises ``ValueError``."""
+    text = rp_templates()["output"][scenario]
+    needed = [f"'{SEPARATOR}'", route_example(scenario), f"{ROUTE_BEGIN}route{ROUTE_END}"]
+    if scenario == "metromap":
+        needed.append(f"Name{TRANSFER_MARK}")
+    missing = [n for n in needed if n not in text]
+    if missing:
+        raise ValueError(
+            f"templates/rp.toml [output] {scenario} does not state {missing[0]!r} of the route text"
+        )
+    return text
 
 
 def _join(parts: list[str]) -> str:
@@ -111,7 +143,7 @@ def rp_prompt(
         else:
             lines.append(rules["weights"].format(weight_text=weight_text(weights)))
         lines.append(rules["simple"].format(**terms))
-    lines.append(t["output"][scenario])
+    lines.append(output_contract(scenario))
     if report_totals:
         lines.append(t["output"]["report_totals"])
     return "\n".join(lines)

@@ -19,6 +19,7 @@ import numpy as np
 
 from maptab.core.costs import Weights, route_totals
 from maptab.core.network import Network, hop_distances
+from maptab.core.route_text import format_route_of
 from maptab.core.schema import CRITERIA, RP_CATEGORIES, RPCategory
 from maptab.core.solver import Route, Solution, solve_routes
 
@@ -96,7 +97,7 @@ class Gold:
 
     def label(self) -> dict[str, object]:
         return {
-            "routes": [r.format() for r in self.routes],
+            "routes": [format_route_of(r) for r in self.routes],
             "route_vertex_numbers": [r.vertex_count for r in self.routes],
             "transfer_vertex_numbers": [r.transfer_count for r in self.routes],
             "route_count": self.count,

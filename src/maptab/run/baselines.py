@@ -2,9 +2,10 @@
 
 Each reads the sample (``request.meta["sample"]``) and the map's ``network.json``, and
 answers in the prompt contract's format (SPEC 11): RP as one line ``A-B(transfer)-C``
-inside ``<route_begin>…<route_end>``; QA as ``<answer_begin>…<answer_end>``; ReasonMap as
-``Route Name: … / Departure Stop: … / Arrival Stop: …`` segments joined by ``--`` (long
-questions add ``Number of Via Stops:`` or ``Via Stops:`` per the row's ``long_template``).
+inside ``<route_begin>…<route_end>``, written by :mod:`maptab.core.route_text`; QA as
+``<answer_begin>…<answer_end>``; ReasonMap as ``Route Name: … / Departure Stop: … / Arrival
+Stop: …`` segments joined by ``--`` (long questions add ``Number of Via Stops:`` or ``Via
+Stops:`` per the row's ``long_template``).
 
 * ``oracle`` solves every sample from the map's own data; it never reads a stored label
   except in the one fallback named below.
@@ -49,6 +50,7 @@ from maptab.core.costs import Weights, route_totals
 from maptab.core.network import Network
 from maptab.core.planning import plan_routes
 from maptab.core.qa_types import qa_answer_of
+from maptab.core.route_text import format_route_of, route_block
 from maptab.core.schema import RP_BY_NAME, TOTAL_FIELDS, QAQuery, RPCategory, RPQuery
 from maptab.core.solver import Route, fewest_stations, optimal_routes
 from maptab.core.tables import derive_mix
@@ -81,10 +83,6 @@ def walked_route(network: Network, stations: list[str]) -> Route:
             common = nxt
     transfers = tuple(stations[i] for i in range(1, len(lines)) if lines[i] != lines[i - 1])
     return Route(tuple(stations), transfers, tuple(lines), float(len(stations)))
-
-
-def route_block(path: str) -> str:
-    return f"<route_begin>{path}<route_end>"
 
 
 def number_text(value: Any) -> str:
@@ -184,7 +182,7 @@ class _Baseline(InProcessProvider):
 
     def rp_text(self, request: ChatRequest, q: RPQuery, s: str, t: str) -> str:
         """The whole RP answer: the route block (the oracle adds reported totals)."""
-        return route_block(self.rp(self.network(request), q, s, t).format())
+        return route_block(format_route_of(self.rp(self.network(request), q, s, t)))
 
     def rp(self, net: Network, q: RPQuery, s: str, t: str) -> Route:
         raise NotImplementedError
@@ -247,7 +245,7 @@ class OracleProvider(_Baseline):
         cat = RP_BY_NAME[q.category]
         net = self.cost_network(request, cat)
         route = self.rp(net, q, s, t)
-        text = route_block(route.format())
+        text = route_block(format_route_of(route))
         if not q.report_totals:
             return text
         totals = route_totals(net, route.stations, route.lines, items=cat.items)

@@ -15,12 +15,18 @@ Pipeline for every answer kind:
    ``<answer_begin>…<answer_end>``; the last one wins) only its content is read.
 3. Otherwise the *last line that parses* is used.
 
-Routes (:func:`parse_route`) accept ``-``, ``–``, ``—``, ``->``, ``→``, ``⟶``, ``=>`` with or
-without spaces, Markdown decoration (bold, italics, inline code, code fences, bullets,
-numbered items, quotes, headings), a ``Label:`` prefix, and transfer marks written
-``(transfer)`` in any case and spacing, with ASCII or full-width brackets. Station names
-that contain hyphens (``Porta Furba-Quadraro``, table key ``Porta Furba_Quadraro``) are
-recovered from the map vocabulary by a dynamic programme over the hyphen-split pieces.
+Routes (:func:`parse_route`): with a vocabulary, a line is first read as exact whole
+station names (:func:`maptab.core.route_text.read_route`, the inverse of the route text
+the gold labels and baselines write), as written, else with the fewest layers of
+Markdown, bullet, ``Label:`` prefix or final full stop taken off its ends, so no clean-up
+eats a character of a real name (``ג'``, ``Terminal:``, ``Foo__``). Otherwise the line is
+cleaned and split: separators ``-``, ``–``, ``—``, ``——``, ``−``, ``－``, ``->``, ``→``,
+``⟶``, ``=>``, ``⇒``, ``、``, ``，`` with or without spaces, Markdown decoration (bold,
+italics, inline code, code fences, bullets, numbered items, quotes, headings), a
+``Label:`` prefix, and transfer marks written ``(transfer)`` in any case and spacing, with
+ASCII or full-width brackets. Station names that contain hyphens (``Porta
+Furba-Quadraro``, table key ``Porta Furba_Quadraro``) are recovered from the map
+vocabulary by a dynamic programme over the hyphen-split pieces.
 """
 
 from __future__ import annotations
@@ -29,15 +35,23 @@ import math
 import operator
 import re
 import string
-import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from maptab._cache import IdentityCache
 from maptab._limits import MAX_RESPONSE_CHARS
 from maptab._reasoning import REASONING_TAGS as _REASONING_TAGS  # noqa: F401 (tests read it)
 from maptab._reasoning import strip_reasoning as _strip_blocks
+from maptab.core.route_text import (
+    ROUTE_BEGIN,
+    ROUTE_END,
+    SEPARATOR_AT,
+    SEPARATOR_CUT,
+    TRANSFER_PATTERN,
+    NameIndex,
+    normalise_name,
+    read_route,
+)
 
 __all__ = [
     "ParsedRoute",
@@ -94,9 +108,7 @@ def tagged(text: str, begin: str, end: str) -> str | None:
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*(?:[#>]+\s*|[*+•·]\s+|-\s+(?=\S)|\d{1,3}[.)]\s+)")
 _DECOR = re.compile(r"\*\*|__|`|~~|\*")
-_TRANSFER = re.compile(
-    r"\s*[(\[（【]\s*(?:transfer|xfer|换乘)(?:\s*station)?\s*[)\]）】]", re.IGNORECASE
-)
+_TRANSFER = re.compile(TRANSFER_PATTERN, re.IGNORECASE)
 _TRANSFER_TOKEN = "\x00T"  # transfer marks are swapped for this before splitting
 _UNMARKED = operator.methodcaller("replace", _TRANSFER_TOKEN, "")
 
@@ -111,6 +123,12 @@ def _clean_line(line: str) -> str:
 
 
 def _lines(text: str) -> list[str]:
+    """Candidate route lines as written (code fences and blank lines dropped):
+    :func:`_route_from_line` reads exact names before it cleans a line."""
+    return [raw for raw in text.splitlines() if raw.strip() and not _FENCE.match(raw)]
+
+
+def _clean_lines(text: str) -> list[str]:
     """Candidate answer lines, cleaned of Markdown, code fences dropped, empty ones skipped."""
     out = []
     for raw in text.splitlines():
@@ -120,16 +138,6 @@ def _lines(text: str) -> list[str]:
         if line:
             out.append(line)
     return out
-
-
-@lru_cache(maxsize=1 << 16)
-def normalise_name(name: str) -> str:
-    """Comparison key of a station name: NFKD without diacritics, case-folded, ``-`` as
-    ``_``, runs of whitespace collapsed. Used for vocabulary matching, never fuzzily.
-    (Memoised: scoring looks up the same names again and again.)"""
-    decomposed = unicodedata.normalize("NFKD", name)
-    stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return " ".join(stripped.casefold().replace("-", "_").split())
 
 
 # ----------------------------------------------------------------------------- routes
@@ -161,11 +169,11 @@ class ParsedRoute:
 
 # separators: arrows are always separators; dashes too, but a bare '-' between two
 # non-space characters may also be part of a name (resolved against the vocabulary)
-_SEP = re.compile(r"\s*(?:->|=>|→|⟶|➔|➝|⇒|—|–|−|-)\s*")
-# (the lookahead only lets the engine skip positions where no separator can start)
-_SEP_SPLIT = re.compile(f"((?=[\\s\\-=→⟶➔➝⇒—–−]){_SEP.pattern})")
-_HARD = re.compile(r"->|=>|→|⟶|➔|➝|⇒")
+_SEP = re.compile(SEPARATOR_AT)
+_SEP_SPLIT = re.compile(f"({SEPARATOR_CUT})")
 _LABEL = re.compile(r"^[^\n:：]{0,40}[:：]\s*")
+# a colon after one of these is not a label's: the route came first (commas do not count)
+_LABEL_SEP = re.compile(r"->|=>|→|⟶|➔|➝|⇒|—|–|−|－|-")
 _MAX_PIECE = 200
 
 
@@ -176,6 +184,8 @@ class _Vocab:
     #: every beginning of a key that ends just before one of its ``_`` (and a space there):
     #: the comparison key of a piece that starts a merged name is one of them (_segment)
     heads: frozenset[str] = frozenset()
+    #: the names as written, for the exact reading (maptab.core.route_text.read_route)
+    exact: NameIndex = field(default_factory=lambda: NameIndex(()))
 
 
 # one vocabulary per map: more than a paper-size dataset's maps (maptab._cache policy)
@@ -198,7 +208,7 @@ def _make_vocab(vocabulary: Collection[str]) -> _Vocab:
                 heads.add(k[:m])
                 if m and k[m - 1] == " ":
                     heads.add(k[: m - 1])
-    return _Vocab(keys, max_parts, frozenset(heads))
+    return _Vocab(keys, max_parts, frozenset(heads), NameIndex(vocabulary))
 
 
 def _split_general(line: str) -> tuple[str, list[str], list[str]]:
@@ -212,7 +222,7 @@ def _split_general(line: str) -> tuple[str, list[str], list[str]]:
 
 
 # the separators and opening brackets of marks (_SEP, _TRANSFER) that are not ASCII
-_WIDE_MARKS = re.compile("[→⟶➔➝⇒—–−（【]")
+_WIDE_MARKS = re.compile("[→⟶➔➝⇒—–−－、，（【]")
 
 
 def _split_plain(line: str) -> tuple[str, list[str], list[str]] | None:
@@ -337,16 +347,73 @@ def _names(groups: list[str]) -> list[str]:
     return whole.replace(" \x01", "\x01").replace("\x01 ", "\x01").split("\x01")
 
 
+# trailing punctuation, wrappers and lone marks that _peels takes off a line's ends
+_STOPS = ".。;；"
+_WRAPS = (
+    ("**", "**"), ("__", "__"), ("~~", "~~"), ("`", "`"), ("*", "*"), ('"', '"'), ("'", "'"),
+    ("“", "”"), ("‘", "’"), ("「", "」"),
+)  # fmt: skip
+_MAX_PEELED = 32  # texts tried per line (each a layer or more off the line's ends)
+
+
+def _peels(line: str) -> list[str]:
+    """``line`` (stripped, not empty) with one layer taken off its ends, each way that
+    applies: a final full stop or semicolon, a bullet or number, a ``Label:`` prefix, a
+    wrapping pair (bold, code, quotes), a lone mark at either end."""
+    out = []
+    if line[-1] in _STOPS:
+        out.append(line[:-1])
+    bullet = _BULLET.match(line)
+    if bullet:
+        out.append(line[bullet.end() :])
+    if ":" in line or "：" in line:
+        label = _LABEL.match(line)
+        if label and not _LABEL_SEP.search(label.group(0)):
+            out.append(line[label.end() :])
+    for a, b in _WRAPS:
+        if len(line) > len(a) + len(b) and line.startswith(a) and line.endswith(b):
+            out.append(line[len(a) : -len(b)])
+    for a in _ENDS:
+        if line.startswith(a):
+            out.append(line[len(a) :])
+        if line.endswith(a):
+            out.append(line[: -len(a)])
+    return [t.strip() for t in out]
+
+
+def _exact_route(line: str, vocab: _Vocab) -> ParsedRoute | None:
+    """The route ``line`` states in exact station names (:func:`read_route`): read as
+    written, else after the fewest layers taken off its ends (:func:`_peels`)."""
+    todo = [line.strip()]
+    seen = set(todo)
+    for text in todo:  # breadth first: the least taken off wins
+        if not text:
+            continue
+        got = read_route(text, vocab.exact)
+        if got is not None:
+            return ParsedRoute(got[0], got[1], text)
+        for peeled in _peels(text):
+            if peeled not in seen and len(seen) < _MAX_PEELED:
+                seen.add(peeled)
+                todo.append(peeled)
+    return None
+
+
 def _route_from_line(
     line: str, vocab: _Vocab | None, count_hits: bool = True
 ) -> tuple[ParsedRoute, int] | None:
-    """``(route, vocabulary hits)`` for one cleaned line, or ``None`` if it is no route
-    (hits counted 0 unless ``count_hits``: a lone line is the answer whatever its hits)."""
-    line = line.strip()
+    """``(route, vocabulary hits)`` for one line as written, or ``None`` if it is no route
+    (hits counted 0 unless ``count_hits``: a lone line is the answer whatever its hits).
+    With a vocabulary, exact names first (:func:`_exact_route`); then the line cleaned."""
+    if vocab is not None:
+        exact = _exact_route(line, vocab)
+        if exact is not None:
+            return exact, len(exact.stations) if count_hits else 0
+    line = _clean_line(line).strip()
     if not line:
         return None
     label = _LABEL.match(line) if ":" in line or "：" in line else None  # it needs one
-    if label and not _SEP.search(label.group(0)):
+    if label and not _LABEL_SEP.search(label.group(0)):
         line = line[label.end() :]
     split = _split_pieces(line, vocab)
     if split is None:
@@ -375,6 +442,7 @@ def _route_from_line(
 _NOT_PLAIN = re.compile("[<◁*`\x00\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]|__|~~")
 _QUOTES = "\"'“”‘’「」"
 _BULLET_START = "#>+•·-" + _QUOTES
+_ENDS = ("**", "__", "~~", "`", "*", *_QUOTES)
 
 
 def _plain_line(text: str) -> bool:
@@ -411,7 +479,7 @@ def _bare_line(text: str) -> bool:
     )
 
 
-_ROUTE_BEGIN, _ROUTE_END = "<route_begin>", "<route_end>"
+_ROUTE_BEGIN, _ROUTE_END = ROUTE_BEGIN, ROUTE_END
 
 
 def _route_tag_content(text: str) -> str | None:
@@ -448,7 +516,7 @@ def parse_route(text: str, vocabulary: Collection[str] | None = None) -> ParsedR
     if inner is not None:  # what the steps below would reduce the text to
         return parse_route(inner, vocabulary)
     body = strip_reasoning(text)
-    inner = tagged(body, "<route_begin>", "<route_end>")
+    inner = tagged(body, _ROUTE_BEGIN, _ROUTE_END)
     if inner is not None:
         body = inner
     fallback: ParsedRoute | None = None
@@ -505,7 +573,7 @@ def parse_answer(text: str) -> float | None:
     inner = tagged(body, "<answer_begin>", "<answer_end>")
     if inner is not None:
         return _value(inner)
-    for line in reversed(_lines(body)):
+    for line in reversed(_clean_lines(body)):
         v = _value(line)
         if v is not None:
             return v
