@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from maptab.core.costs import Weights, route_totals
+from maptab.core.costs import CostError, Weights, route_totals
 from maptab.core.network import Network, hop_distances
 from maptab.core.route_text import format_route_of
 from maptab.core.schema import CRITERIA, RP_CATEGORIES, RPCategory
@@ -105,6 +105,13 @@ class Gold:
         }
 
 
+def _joined(solution: Solution, source: str, target: str) -> Solution:
+    """``solution``, refused with one line when no route joins the two stations."""
+    if not solution.routes:
+        raise CostError(f"no route from {source!r} to {target!r}")
+    return solution
+
+
 def gold_label(
     network: Network,
     mix_network: Network,
@@ -118,11 +125,11 @@ def gold_label(
     """Exact gold routes (and totals of ``routes[0]``) for one query (SPEC 3–4): every
     optimal route counted, the first :data:`maptab.core.solver.MAX_ROUTES` listed."""
     if category.criteria_free:
-        return Gold.of(solve_routes(network, source, target))
+        return Gold.of(_joined(solve_routes(network, source, target), source, target))
     net = mix_network if category.items == "vertex" else network
     w = Weights(*weights)  # type: ignore[misc]
     solution = solve_routes(net, source, target, w, items=category.items, model=cost_model)
-    best = solution.routes[0]
+    best = _joined(solution, source, target).routes[0]
     totals = route_totals(net, best.stations, best.lines, items=category.items).as_label()
     return Gold.of(solution, totals)
 
