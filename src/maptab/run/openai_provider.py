@@ -15,6 +15,16 @@ server's ``Retry-After`` if longer); any other 4xx fails at once with the server
 ``error.message``. The API key is read from the environment variable ``api_key_env``; it
 is never stored in ``settings``, and an error message or answer that repeats it (a server
 echoing the request) has it masked.
+
+A server that cannot be reached stops the run rather than failing each sample slowly (SPEC
+16). Before a run, :meth:`OpenAIProvider.probe` sends one ``GET BASE_URL/models``: any HTTP
+answer, even 401 or 404, proves the server is there; a connection that cannot be made
+(refused, unknown host, TLS failure, no connection within :data:`CONNECT_TIMEOUT` seconds)
+raises :class:`~maptab.run.provider.EndpointUnreachable`. During the run, the wait before
+retrying such a connection is at most :data:`CONNECT_RETRY_CAP` seconds, and
+:data:`DOWN_AFTER` of them in a row, across all requests, raise it too (the breaker); any
+HTTP answer resets the count. Answers from a live server (429, 5xx…), dropped connections
+and read timeouts are retried as above and do not count.
 """
 
 from __future__ import annotations
@@ -23,6 +33,8 @@ import asyncio
 import json
 import os
 import random
+import socket
+import ssl
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,7 +44,13 @@ import httpx
 from maptab._reasoning import split_reasoning
 from maptab._version import __version__
 from maptab.errors import MaptabError
-from maptab.run.provider import Completion, ProviderConfigError, ProviderError, RateLimiter
+from maptab.run.provider import (
+    Completion,
+    EndpointUnreachable,
+    ProviderConfigError,
+    ProviderError,
+    RateLimiter,
+)
 from maptab.run.requests import ChatRequest
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -42,6 +60,12 @@ _RETRY_STATUS = {408, 409, 425, 429}
 # against all the others) whenever a request starts or ends, about 5 ms of CPU per request
 # at 64 connections in one client
 _PER_CLIENT = 4
+CONNECT_TIMEOUT = 10.0
+"""Seconds to open a connection at most (less when ``timeout`` is less)."""
+CONNECT_RETRY_CAP = 2.0
+"""Seconds to wait at most before retrying a connection that could not be made."""
+DOWN_AFTER = 5
+"""Connections in a row that could not be made, across requests, that stop the run."""
 
 
 class OpenAIProvider:
@@ -102,6 +126,7 @@ class OpenAIProvider:
         self.max_backoff = max_backoff
         self.timeout = timeout
         url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self.base_url = url.rstrip("/")
         try:
             parts = urlsplit(url)
             ok = parts.scheme in ("http", "https") and bool(parts.hostname)
@@ -143,6 +168,7 @@ class OpenAIProvider:
         self._token_json = json.dumps(self._token).encode()
         self._urls: dict[str, bytes] = {}
         self.attempts = 0  # HTTP attempts made, retries included (for tests and reports)
+        self._down = 0  # connections in a row that could not be made (the breaker's count)
 
     def body(self, request: ChatRequest) -> bytes:
         """The JSON body sent for ``request``: the bytes of ``json.dumps({"model", "messages",
@@ -176,8 +202,25 @@ class OpenAIProvider:
         self._urls[url] = data
         return data
 
+    async def probe(self) -> None:
+        """One ``GET BASE_URL/models`` before a run: raises
+        :class:`~maptab.run.provider.EndpointUnreachable` when no connection can be made; any
+        HTTP answer, or a slow one, passes (SPEC 16)."""
+        if not self._clients:
+            self._open()
+        url = self.base_url + "/models"
+        try:
+            await self._clients[0].get(url, timeout=min(self.timeout, CONNECT_TIMEOUT))
+        except Exception as exc:
+            why = _unreachable(exc)
+            if why:
+                raise EndpointUnreachable(
+                    f"cannot reach {self.base_url} ({why}); is the server running? check --base-url"
+                ) from None
+
     async def complete(self, request: ChatRequest) -> Completion:
-        """Send one request, retrying transient failures; raises :class:`ProviderError`."""
+        """Send one request, retrying transient failures; raises :class:`ProviderError`, or
+        :class:`~maptab.run.provider.EndpointUnreachable` once the server is gone."""
         body = self.body(request)
         async with self._sem:
             if not self._clients:
@@ -193,19 +236,30 @@ class OpenAIProvider:
         for attempt in range(self.max_retries + 1):
             await self._limiter.wait()
             self.attempts += 1
+            down = None
             try:
                 resp = await client.post(self._url, content=body)
+                self._down = 0  # an answer: the server is there
                 if resp.status_code != 200:
                     raise _StatusError(resp)
                 c = _completion(json.loads(resp.content))
                 c.text, c.reasoning = self._mask(c.text), self._mask(c.reasoning)
                 return c
             except Exception as exc:  # classified below; unknown errors are not retried
+                down = _unreachable(exc)
+                if down:
+                    self._down += 1
+                    if self._down >= DOWN_AFTER:
+                        raise EndpointUnreachable(
+                            f"lost {self.base_url}: {self._down} connection attempts in a row "
+                            f"failed ({down})"
+                        ) from None
                 retry, floor, why = _classify(exc, self._mask)
                 if not retry or attempt == self.max_retries:
                     tries = f" after {attempt + 1} attempts" if attempt else ""
                     raise ProviderError(f"{why}{tries}") from None
-            await asyncio.sleep(self.retry_delay(attempt, floor))
+            delay = self.retry_delay(attempt, floor)
+            await asyncio.sleep(min(delay, CONNECT_RETRY_CAP) if down else delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def retry_delay(self, attempt: int, floor: float = 0.0) -> float:
@@ -221,7 +275,7 @@ class OpenAIProvider:
 
     def _open(self) -> None:
         tls = httpx.create_ssl_context(trust_env=True)  # SSL_CERT_FILE / SSL_CERT_DIR
-        timeout = httpx.Timeout(self.timeout)
+        timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT))
         left = self._connections
         while left:
             n = min(_PER_CLIENT, left)
@@ -330,6 +384,28 @@ def _classify(exc: Exception, mask: Callable[[str], str]) -> tuple[bool, float, 
     if isinstance(exc, ValueError | KeyError | IndexError | AttributeError | TypeError):
         return True, 0.0, f"malformed response ({type(exc).__name__}: {said(str(exc))})"
     return False, 0.0, f"{type(exc).__name__}: {said(str(exc))}"
+
+
+def _unreachable(exc: BaseException) -> str | None:
+    """Why no connection could be made (``"connection refused"``, ``"unknown host …"``,
+    ``"TLS error …"``, ``"connect timeout"``…), or None when ``exc`` is something else: an
+    HTTP answer, a dropped connection, a slow answer."""
+    if isinstance(exc, httpx.ConnectTimeout):
+        return "connect timeout"
+    if not isinstance(exc, httpx.ConnectError):
+        return None
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:  # httpx wraps the OS's error
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, socket.gaierror):
+            return f"unknown host: {_short(str(cause.strerror or cause), 80)}"
+        if isinstance(cause, ssl.SSLError):
+            return f"TLS error: {_short(str(cause.reason or cause), 80)}"
+        cause = cause.__cause__ or cause.__context__
+    return f"connection failed: {_short(str(exc), 80)}" if str(exc) else "connection failed"
 
 
 def _retry_after(value: str | None) -> float:

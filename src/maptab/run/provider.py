@@ -11,12 +11,16 @@ coroutines ``complete(request) -> Completion`` and ``aclose()``. It may set
 for it (:func:`uses_messages`; absent means true). One that answers in
 process without waiting on anything (the baselines, a Python callable) may also offer
 ``complete_sync(request) -> Completion``: the runner then calls it directly, with no
-per-sample event-loop overhead (:class:`SyncProvider`).
+per-sample event-loop overhead (:class:`SyncProvider`). One that answers through a server may
+offer the coroutine ``probe()``, which the runner awaits before any sample (:func:`probe`): it
+raises :class:`EndpointUnreachable` when the server cannot be reached, as ``complete`` does
+once the server is gone for good (SPEC 16: the run stops, its rows kept).
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -28,12 +32,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Completion",
+    "EndpointUnreachable",
     "InProcessProvider",
     "Provider",
     "ProviderConfigError",
     "ProviderError",
     "RateLimiter",
     "SyncProvider",
+    "probe",
     "uses_messages",
 ]
 
@@ -44,6 +50,11 @@ class ProviderError(MaptabError):
 
 class ProviderConfigError(MaptabError):
     """A provider that cannot be set up (bad spec, missing key, missing extra)."""
+
+
+class EndpointUnreachable(MaptabError):
+    """The model's server cannot be reached (refused, unknown host, TLS, connect timeout): the
+    run stops with this one-line message instead of recording an error per sample (SPEC 16)."""
 
 
 @dataclass(slots=True)
@@ -79,6 +90,15 @@ def uses_messages(provider: object) -> bool:
     """Whether ``provider`` reads the requests' messages (its optional ``uses_messages``
     flag; a provider without the flag does)."""
     return bool(getattr(provider, "uses_messages", True))
+
+
+async def probe(provider: object) -> None:
+    """Await ``provider``'s optional ``probe()`` (absent: nothing to check); it raises
+    :class:`EndpointUnreachable` for a server that cannot be reached (SPEC 16)."""
+    check = getattr(provider, "probe", None)
+    result = check() if callable(check) else None
+    if inspect.isawaitable(result):
+        await result
 
 
 @runtime_checkable

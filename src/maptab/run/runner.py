@@ -12,6 +12,10 @@ and ``jobs`` > 1 spreads the samples over that many worker processes instead
 Requests that fail after the provider's retries are stored with ``error`` set; any other
 exception while answering one sample is stored the same way (named by its type) so that one
 bad sample cannot sink a long run; a malformed dataset stops the run with a one-line error.
+So does a server that cannot be reached (SPEC 16): the provider's optional probe runs before
+the run folder is touched, and a server lost during the run
+(:class:`~maptab.run.provider.EndpointUnreachable`) stops the workers with every row already
+written kept, so that rerunning the same command resumes.
 
 ``run.json`` records the settings (never an API key), the dataset's identity
 (``dataset_digest``: :func:`~maptab.run.store.dataset_digest`) and, when the run ends, its
@@ -47,7 +51,13 @@ from maptab.run.inprocess import (
     base_row,
     prediction_row,
 )
-from maptab.run.provider import Provider, ProviderConfigError, uses_messages
+from maptab.run.provider import (
+    EndpointUnreachable,
+    Provider,
+    ProviderConfigError,
+    probe,
+    uses_messages,
+)
 from maptab.run.requests import ImageSpec, RequestBuilder, Sample
 from maptab.run.store import (
     PredictionStore,
@@ -116,7 +126,8 @@ def run(
     answered count (with the samples done before, the errors and the rate as its ``done`` and
     ``status``; :mod:`maptab._progress`); none by default. The provider is closed at
     the end (a provider serves one run). Raises ``DatasetError`` / ``StoreError`` (one-line
-    messages) on a malformed dataset or an unusable run directory.
+    messages) on a malformed dataset or an unusable run directory, ``EndpointUnreachable``
+    on a server that cannot be reached (SPEC 16).
     """
     return asyncio.run(
         arun(
@@ -204,6 +215,7 @@ async def arun(
             asked += (" and " if asked and cats else "") + (f"categories {cats}" if cats else "")
             raise DatasetError(f"{dataset_dir}: no sample matches {asked or 'the selection'}")
         _check_unique(samples, dataset_dir)
+        await probe(provider)  # a server that is not there: one line, nothing written
         record = {
             "dataset": str(Path(dataset_dir).resolve()),
             "dataset_digest": digest,
@@ -262,7 +274,14 @@ async def arun(
                             for _ in range(min(concurrency, todo)):
                                 tg.create_task(worker())
                     except BaseExceptionGroup as group:
-                        raise group.exceptions[0] from None
+                        first = group.exceptions[0]
+                        if isinstance(first, EndpointUnreachable):
+                            kept = len(samples) - todo + bar.new
+                            raise EndpointUnreachable(
+                                f"{first}; the run stopped, {kept} answers kept in {out}: "
+                                "rerun the same command to resume"
+                            ) from None
+                        raise first from None
             compacted = store.compact()
             ids = set(samples)
             errors = Counter(e for i, e in store.failed.items() if i in ids)
@@ -305,7 +324,7 @@ async def _answer(
     t0 = time.perf_counter()
     try:
         c = await provider.complete(request)
-    except (DatasetError, StoreError):
+    except (DatasetError, StoreError, EndpointUnreachable):
         raise
     except Exception as exc:  # one sample's failure is recorded, not fatal (module doc)
         return prediction_row(base, t0, None, exc)
