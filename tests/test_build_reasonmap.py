@@ -342,16 +342,16 @@ def test_homonymous_stations_build_with_one_warning_each(tmp_path):
     from maptab.io.dataset import Dataset
     from reasonmap_fixtures import AV7_BROOKLYN, AV7_MANHATTAN, NYC
 
-    src = _stations_dir(tmp_path / "st", {"america/new_york": NYC})
+    src = _stations_dir(tmp_path / "st", {"america/nyc_subset": NYC})
     warnings: list[str] = []
     manifest = build_reasonmap_dataset(src, tmp_path / "ds", per_map=40, warn=warnings.append)
     assert len(warnings) == 2 and "'7 Av Station' 2 times" in warnings[0]
     assert manifest["options"]["homonyms"] == {
-        "america/new_york": ["7 Av Station", "36 St Station"]
+        "america/nyc_subset": ["7 Av Station", "36 St Station"]
     }
     assert manifest["counts"]["reasonmap"] == 40
     ds = Dataset(tmp_path / "ds")
-    net = ds.network("america/new_york")
+    net = ds.network("america/nyc_subset")
     assert {AV7_MANHATTAN, AV7_BROOKLYN} <= {net.label(s) for s in net.vertices}
     for q in ds.reasonmap():
         a, b = net.resolve(q.station_1), net.resolve(q.station_2)
@@ -366,13 +366,13 @@ def test_cli_prints_homonym_warnings_and_succeeds(tmp_path):
     from maptab.cli import app
     from reasonmap_fixtures import NYC
 
-    src = _stations_dir(tmp_path / "st", {"america/new_york": NYC})
+    src = _stations_dir(tmp_path / "st", {"america/nyc_subset": NYC})
     args = ["build", "--from-reasonmap", str(src), "--out", str(tmp_path / "ds"), "--no-render"]
     result = CliRunner().invoke(app, [*args, "--per-map", "6"])
     assert result.exit_code == 0, result.output
     lines = [ln for ln in result.output.splitlines() if ln.startswith("warning:")]
     assert len(lines) == 2
-    assert lines[1].startswith("warning: america/new_york: line 'R' lists '36 St Station' 2")
+    assert lines[1].startswith("warning: america/nyc_subset: line 'R' lists '36 St Station' 2")
 
 
 def test_all_missing_branch_splits_are_named_in_one_error(tmp_path):

@@ -59,7 +59,15 @@ def build(
     branch_splits: Annotated[
         Path | None,
         typer.Option(
-            help="With --from-reasonmap: JSON {'<map>/<line>': '<first branch station>'}."
+            help="With --from-reasonmap: JSON {'<map>/<line>': '<first branch station>'}; "
+            "adds to or overrides the shipped and derived branch splits."
+        ),
+    ] = None,
+    station_aliases: Annotated[
+        Path | None,
+        typer.Option(
+            help="With --from-reasonmap: folder of <map>.json station alias files "
+            "(merge/split same-name stations); they replace the shipped ones."
         ),
     ] = None,
     per_map: Annotated[
@@ -128,6 +136,7 @@ def build(
                     out,
                     images_dir=images,
                     branch_splits=branch_splits,
+                    station_aliases=station_aliases,
                     seed=seed,
                     per_map=per_map,
                     progress=track,

@@ -111,6 +111,20 @@ def stats(
         Path | None,
         typer.Option(help="Describe the metro topologies of a ReasonMap stations folder instead."),
     ] = None,
+    branch_splits: Annotated[
+        Path | None,
+        typer.Option(
+            help="With --from-reasonmap: JSON {'<map>/<line>': '<first branch station>'}; "
+            "adds to or overrides the shipped and derived branch splits."
+        ),
+    ] = None,
+    station_aliases: Annotated[
+        Path | None,
+        typer.Option(
+            help="With --from-reasonmap: folder of <map>.json station alias files "
+            "(merge/split same-name stations); they replace the shipped ones."
+        ),
+    ] = None,
     compare: Annotated[
         bool, typer.Option("--compare", help="Put the reference figures beside the dataset's.")
     ] = False,
@@ -138,11 +152,15 @@ def stats(
 
     if (dataset is None) == (from_reasonmap is None):
         fail("give a DATASET folder or --from-reasonmap DIR (one of them)")
+    if from_reasonmap is None and (branch_splits or station_aliases):
+        fail("--branch-splits and --station-aliases go with --from-reasonmap")
     if split not in (None, "train", "test"):
         fail(f"unknown split {split!r}; use train or test")
     try:
         if from_reasonmap is not None:
-            figures = describe_networks(_reasonmap_networks(from_reasonmap))
+            figures = describe_networks(
+                _reasonmap_networks(from_reasonmap, branch_splits, station_aliases)
+            )
         else:
             bar = track if progress and not as_json else None
             figures = describe_dataset(dataset, baselines=baselines, split=split, progress=bar)
@@ -159,12 +177,12 @@ def stats(
         console.print(item, highlight=False, soft_wrap=isinstance(item, str))
 
 
-def _reasonmap_networks(folder: Path) -> list:
-    from maptab.io.metadata import load_reasonmap
+def _reasonmap_networks(
+    folder: Path, branch_splits: Path | None = None, station_aliases: Path | None = None
+) -> list:
+    """The maps of a ReasonMap stations folder, read as ``maptab build`` reads them (SPEC 14)."""
+    from maptab.io.metadata import load_reasonmap_folder
 
-    files = sorted(p for p in folder.rglob("*.json") if p.is_file())
-    if not files:
-        raise MaptabError(f"{folder}: no ReasonMap station files (*.json)")
-    return [
-        load_reasonmap(p, map_id=p.relative_to(folder).with_suffix("").as_posix()) for p in files
-    ]
+    return load_reasonmap_folder(
+        folder, branch_splits=branch_splits, station_aliases=station_aliases
+    )

@@ -33,16 +33,11 @@ from typing import Any
 from maptab._progress import Progress, or_silent
 from maptab.core.network import Network
 from maptab.core.planning import PlanError, RoutePlanner
+from maptab.core.route_text import check_network_names
 from maptab.core.schema import ReasonMapQuestion, RMSegment
-from maptab.errors import MaptabError
 from maptab.generate import difficulty
 from maptab.io.dataset import DatasetWriter, MapEntry, MapImager, draw_map_image
-from maptab.io.metadata import (
-    MissingBranchSplits,
-    homonym_warnings,
-    load_branch_splits,
-    load_reasonmap,
-)
+from maptab.io.metadata import homonym_warnings, load_reasonmap_folder, reasonmap_files
 
 LEVELS = ("easy", "medium", "hard")
 LONG_TEMPLATES = ("num_via", "via_list")
@@ -194,8 +189,7 @@ def _language(network: Network) -> str:
 
 def metadata_files(stations_dir: Path) -> list[tuple[str, Path]]:
     """``(map_id, path)`` of every metadata JSON under ``stations_dir``, sorted by map id."""
-    files = sorted(stations_dir.rglob("*.json"))
-    return [(p.relative_to(stations_dir).with_suffix("").as_posix(), p) for p in files]
+    return reasonmap_files(stations_dir)
 
 
 def build_reasonmap_dataset(
@@ -204,6 +198,7 @@ def build_reasonmap_dataset(
     *,
     images_dir: str | Path | None = None,
     branch_splits: str | Path | None = None,
+    station_aliases: str | Path | None = None,
     seed: int = 0,
     per_map: int = 40,
     progress: Progress | None = None,
@@ -213,9 +208,10 @@ def build_reasonmap_dataset(
     """A ReasonMap-style dataset on real topologies; returns the manifest (SPEC 14).
 
     Every metadata JSON under ``stations_dir`` becomes a map with id its relative path without
-    ``.json`` (``italy/rome``), loaded with :func:`maptab.io.metadata.load_reasonmap` (branched
-    lines split as the shipped table says, extended and overridden by the
-    ``branch_splits`` file). Map difficulty and the
+    ``.json`` (``italy/rome``), loaded with :func:`maptab.io.metadata.load_reasonmap_folder`
+    (branch splits: the shipped table, extended and overridden by the ``branch_splits`` file,
+    else derived from the list; station aliases: ``station_aliases/<map_id>.json``, else the
+    shipped file of the map). Map difficulty and the
     train/test split come from :mod:`maptab.generate.difficulty` (GS and WASP thirds; consecutive
     triples). ``images_dir/<map_id>.png`` is copied as the map image when present; otherwise,
     with a ``renderer`` (:class:`maptab.io.dataset.MapImager`), the map is laid out and drawn.
@@ -224,24 +220,13 @@ def build_reasonmap_dataset(
 
     Homonymous stations are kept apart (:mod:`maptab.io.metadata`); ``warn`` gets one line per
     homonym and the manifest lists them under ``options.homonyms``. Branched lines without a
-    split, in any of the files, are named together in one :class:`MissingBranchSplits`.
+    split, in any of the files, are named together in one
+    :class:`maptab.io.metadata.MissingBranchSplits`.
     """
-    stations_dir = Path(stations_dir)
-    files = metadata_files(stations_dir)
-    if not files:
-        raise MaptabError(f"{stations_dir}: no ReasonMap metadata JSON files found")
-    splits = load_branch_splits()
-    if branch_splits is not None:
-        splits.update(load_branch_splits(branch_splits))
-    nets: list[Network] = []
-    missing: dict[str, str] = {}
-    for mid, path in files:
-        try:
-            nets.append(load_reasonmap(path, branch_splits=splits, map_id=mid))
-        except MissingBranchSplits as exc:
-            missing.update(exc.missing)
-    if missing:
-        raise MissingBranchSplits(str(stations_dir), missing)
+    nets = load_reasonmap_folder(
+        stations_dir, branch_splits=branch_splits, station_aliases=station_aliases
+    )
+    check_network_names(*nets)  # every name the route text can carry, or one line naming it
     for net in nets:
         for line in homonym_warnings(net):
             if warn is not None:

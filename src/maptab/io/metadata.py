@@ -8,22 +8,36 @@ Adjacency is the order of each line's list (SPEC 1), with these rules:
   ``大连站``. Any other bracketed text is part of the name and kept:
   ``Waitematā (Britomart) Station``, ``四方河（省中医院）站``, ``坝堰（机场）站``.
   Runs of whitespace become one space.
+* **Station aliases.** A city's alias file (:class:`StationAliases`) is applied first: the
+  ``--station-aliases`` folder's ``<map_id>.json``, else the shipped
+  ``maptab/data/station_aliases/<map_id>.json``, else none. ``merge`` maps a spelling to
+  the name it stands for (``"34 St-Penn Station Station": "34 St-Penn Station"``); ``split``
+  maps a name to groups of lines, one group per station of that name, and each group's
+  occurrences become ``<name> (<line>/<line>…)`` (``125 St Station (4/5/6)``). A line that
+  lists the name *k* times is in *k* groups and its occurrences take them in list order.
+  Names not in the file stay one station per name. An entry that does not fit the city (a
+  name no line lists, an unknown line, a line in too few or too many groups) is an error.
 * **Branched lines.** A line with a ``(Branch-starting Station)`` / ``（支线起始站）`` lists its
-  main line first and its branch last. The first station of the branch comes from a split
-  table ``{"<map_id>/<line>": "<first branch station>"}`` (:func:`load_branch_splits`; the
-  shipped file covers the shared cities); the branch joins the annotated station. A branched
-  line with no known split is an error (:class:`MissingBranchSplits`), never a guess; one
-  error names every such line of the file.
+  main line first and its branch last; the branch joins the annotated station. Its first
+  station comes from, in this order: the split table ``{"<map_id>/<line>": "<first branch
+  station>"}`` (:func:`load_branch_splits`: the shipped file, extended and overridden by
+  ``--branch-splits``); else the list itself, when it names the branch-start station a
+  second time (``A, B, C*, D, E, C, F, G``): the list returns to the fork there, the repeat
+  is dropped and the station after it (``F``) is the first branch station
+  (:func:`derived_branch_splits`). A list with no such repeat does not say where its branch
+  begins; a branched line with no split from either source is an error
+  (:class:`MissingBranchSplits`), never a guess; one error names every such line of the file.
 * **Repeats.** Consecutive repeats of a station are collapsed; a line whose last station is
   its first is a loop line.
-* **Homonyms.** Any other name that a line lists twice (at non-adjacent positions) names two
-  different stations (New York's line B stops at two stations named ``7 Av Station``): each
-  occurrence becomes its own station, shown as ``<name> (between <previous> and <next>)``
-  after its neighbours on that line (``(next to <neighbour>)`` at a line end,
-  ``(<line> stop <n>)`` should that still collide). Another line that lists the name once gets the candidate
-  nearest to its neighbours on that line (hops over the rest of the network; a tie goes to
-  the first candidate and is reported). Nothing is merged and the city is never refused;
-  each homonym is described in ``network.meta["homonyms"]`` (:func:`homonym_warnings`).
+* **Homonyms.** Any other name that a line lists twice (at non-adjacent positions, and not
+  split by the alias file) names two different stations (New York's line B stops at two
+  stations named ``7 Av Station``): each occurrence becomes its own station, shown as
+  ``<name> (between <previous> and <next>)`` after its neighbours on that line
+  (``(next to <neighbour>)`` at a line end, ``(<line> stop <n>)`` should that still collide).
+  Another line that lists the name once gets the candidate nearest to its neighbours on that
+  line (hops over the rest of the network; a tie goes to the first candidate and is
+  reported). Nothing is merged by this rule and the city is never refused; each homonym is
+  described in ``network.meta["homonyms"]`` (:func:`homonym_warnings`).
 * **Keys.** A line listed twice in one file (also after whitespace normalisation) is an
   error, as JSON would otherwise keep only the last list.
 
@@ -198,15 +212,132 @@ def _read_metadata(path: str | os.PathLike[str]) -> dict[str, list[str]]:
     return normal
 
 
+@dataclass(frozen=True, slots=True)
+class StationAliases:
+    """A city's station identity file (SPEC 14; module docstring): ``merge`` maps a spelling
+    to the name it stands for, ``split`` maps a name to its line groups, one per station.
+    Names are as in the metadata file, annotations stripped."""
+
+    merge: Mapping[str, str] = field(default_factory=dict)
+    split: Mapping[str, Sequence[Sequence[str]]] = field(default_factory=dict)
+    source: str = "station aliases"  # where it was read, for messages
+
+
+ALIAS_FORMAT = '{"merge": {"<spelling>": "<name>"}, "split": {"<name>": [["<line>", …], …]}}'
+
+
+def _alias_name(text: Any) -> str | None:
+    return (strip_annotations(text) or None) if isinstance(text, str) else None
+
+
+def parse_station_aliases(where: str, data: Any) -> StationAliases:
+    """:class:`StationAliases` from parsed JSON ``data``; one-line errors naming ``where``."""
+
+    def bad(what: str) -> MetadataError:
+        return MetadataError(f"{where}: {what}; expected {ALIAS_FORMAT}")
+
+    if not isinstance(data, dict):
+        raise bad("not an object")
+    if extra := sorted(set(data) - {"merge", "split"}):
+        raise bad(f"unknown key {extra[0]!r}")
+    merge: dict[str, str] = {}
+    raw_merge = data.get("merge", {})
+    if not isinstance(raw_merge, dict):
+        raise bad("'merge' is not an object")
+    for key, value in raw_merge.items():
+        spelling, name = _alias_name(key), _alias_name(value)
+        if spelling is None or name is None:
+            raise bad(f"merge {key!r}: expected a non-empty name")
+        if spelling == name or spelling in merge:
+            raise MetadataError(f"{where}: merge {key!r} is given twice or merges into itself")
+        merge[spelling] = name
+    for spelling, name in merge.items():
+        if name in merge:
+            raise MetadataError(
+                f"{where}: merge {spelling!r} -> {name!r}, but {name!r} is merged into "
+                f"{merge[name]!r}; name the final spelling"
+            )
+    split: dict[str, list[list[str]]] = {}
+    raw_split = data.get("split", {})
+    if not isinstance(raw_split, dict):
+        raise bad("'split' is not an object")
+    for key, groups in raw_split.items():
+        name = _alias_name(key)
+        if name is None or name in split:
+            raise bad(f"split {key!r}: expected a non-empty name given once")
+        if name in merge:
+            raise MetadataError(
+                f"{where}: split {key!r}: that spelling is merged into {merge[name]!r}; "
+                "split the merged name"
+            )
+        if (
+            not isinstance(groups, list)
+            or len(groups) < 2
+            or not all(
+                isinstance(g, list) and g and all(isinstance(x, str) and x.strip() for x in g)
+                for g in groups
+            )
+        ):
+            raise bad(f"split {key!r}: expected two or more non-empty lists of line names")
+        clean = [[_normal(x) for x in g] for g in groups]
+        for g in clean:
+            if len(set(g)) < len(g):
+                raise MetadataError(f"{where}: split {key!r}: a group names a line twice: {g}")
+        split[name] = clean
+    return StationAliases(merge, split, where)
+
+
+def load_station_aliases(path: str | os.PathLike[str]) -> StationAliases:
+    """The station alias file at ``path`` (format: module docstring, :data:`ALIAS_FORMAT`)."""
+    where = os.fspath(path)
+    return parse_station_aliases(
+        where, _load_json(where, lambda: Path(path).read_text("utf-8-sig"))
+    )
+
+
+def _map_parts(map_id: str) -> list[str] | None:
+    parts = map_id.split("/")
+    return parts if all(p and p not in {".", ".."} for p in parts) else None
+
+
+def shipped_station_aliases(map_id: str) -> StationAliases | None:
+    """The alias file shipped for ``map_id`` (``maptab/data/station_aliases/<map_id>.json``),
+    or ``None``."""
+    parts = _map_parts(map_id)
+    if parts is None:
+        return None
+    parts[-1] += ".json"
+    shipped = resources.files("maptab").joinpath("data", "station_aliases", *parts)
+    if not shipped.is_file():
+        return None
+    where = "maptab/data/station_aliases/" + "/".join(parts)
+    return parse_station_aliases(where, _load_json(where, lambda: shipped.read_text("utf-8")))
+
+
+def station_aliases_for(
+    map_id: str, folder: str | os.PathLike[str] | None = None
+) -> StationAliases | None:
+    """The alias file of ``map_id``: ``folder/<map_id>.json`` when there is one, else the
+    shipped one, else ``None``."""
+    parts = _map_parts(map_id)
+    if folder is not None and parts is not None:
+        mine = Path(folder, *parts[:-1], parts[-1] + ".json")
+        if mine.is_file():
+            return load_station_aliases(mine)
+    return shipped_station_aliases(map_id)
+
+
 @dataclass(slots=True)
 class _Line:
-    """One line as listed: station names (annotations stripped, consecutive repeats
-    collapsed), where ``(Branch-starting Station)`` tags sit, and whether it is a loop."""
+    """One line as listed: station names (annotations stripped, merges applied, consecutive
+    repeats collapsed), where ``(Branch-starting Station)`` tags sit, whether it is a loop,
+    and the first branch station the list itself gives (``derived_at``, a position)."""
 
     name: str
     names: list[str]
     branch_at: list[int]
     loop: bool
+    derived_at: int | None = None
     ids: list[str] = field(default_factory=list)  # station per position, homonyms resolved
 
     @property
@@ -223,13 +354,18 @@ class _Line:
         return [j for j in around if 0 <= j < n]
 
 
-def _parse_line(where: str, line: str, raw: list[str]) -> _Line:
+def _parse_line(
+    where: str, line: str, raw: list[str], merge: Mapping[str, str], seen: set[str]
+) -> _Line:
+    """One line's list parsed; ``seen`` collects the names as listed (before merges)."""
     names: list[str] = []
     branch_at: list[int] = []
     for entry in raw:
         name, kinds = _parse_name(entry)
         if not name:
             raise MetadataError(f"{where}: line {line!r}: empty station name {entry!r}")
+        seen.add(name)
+        name = merge.get(name, name)
         if names and names[-1] == name:
             if "branch" in kinds and (not branch_at or branch_at[-1] != len(names) - 1):
                 branch_at.append(len(names) - 1)
@@ -240,7 +376,80 @@ def _parse_line(where: str, line: str, raw: list[str]) -> _Line:
     if len(set(names)) < 2:
         raise MetadataError(f"{where}: line {line!r} has fewer than two stations")
     loop = len(names) > 2 and names[0] == names[-1]
-    return _Line(line, names, branch_at, loop)
+    derived_at = None
+    forks = {names[i] for i in branch_at}
+    if len(forks) == 1 and not loop:
+        (fork,) = forks
+        at = [i for i, n in enumerate(names) if n == fork]
+        if len(at) > 2:
+            raise MetadataError(
+                f"{where}: line {line!r} lists its branch start {fork!r} {len(at)} times; "
+                "at most twice (the fork, and where the list returns to it)"
+            )
+        if len(at) == 2:
+            i, j = at
+            if j == len(names) - 1:
+                raise MetadataError(
+                    f"{where}: line {line!r} returns to its branch start {fork!r} at its end; "
+                    "the branch's stations must follow the repeat"
+                )
+            if names[j - 1] == names[j + 1]:
+                raise MetadataError(
+                    f"{where}: line {line!r}: {names[j + 1]!r} both precedes and follows the "
+                    f"repeat of its branch start {fork!r}"
+                )
+            del names[j]
+            branch_at, derived_at = [i], j
+    return _Line(line, names, branch_at, loop, derived_at)
+
+
+def _apply_aliases(where: str, lines: Sequence[_Line], aliases: StationAliases) -> dict[str, str]:
+    """Rename the occurrences of each split name to its group's station (module docstring);
+    returns ``{station: name}`` for ``meta["station_aliases"]``."""
+    src = aliases.source
+    by_name = {line.name: line for line in lines}
+    taken = {n for line in lines for n in line.body}
+    out: dict[str, str] = {}
+    for name, groups in aliases.split.items():
+        listed = {
+            line.name: [i for i, n in enumerate(line.body) if n == name]
+            for line in lines
+            if name in line.body
+        }
+        if not listed:
+            raise MetadataError(f"{src}: split {name!r}: no line of {where} lists it")
+        slots: dict[str, list[int]] = {}
+        for g, group in enumerate(groups):
+            for ln in group:
+                if ln not in by_name:
+                    raise MetadataError(f"{src}: split {name!r}: {where} has no line {ln!r}")
+                if ln not in listed:
+                    raise MetadataError(
+                        f"{src}: split {name!r}: line {ln!r} of {where} does not list it"
+                    )
+                slots.setdefault(ln, []).append(g)
+        for ln, positions in listed.items():
+            given = len(slots.get(ln, []))
+            if given != len(positions):
+                raise MetadataError(
+                    f"{src}: split {name!r}: line {ln!r} of {where} lists it {len(positions)} "
+                    f"time(s) but is in {given} of its groups"
+                )
+        stations = [f"{name} ({'/'.join(group)})" for group in groups]
+        for station in stations:
+            if station in taken:
+                raise MetadataError(
+                    f"{src}: split {name!r}: the station name {station!r} is already taken"
+                )
+            taken.add(station)
+            out[station] = name
+        for ln, positions in listed.items():
+            line = by_name[ln]
+            for i, g in zip(positions, slots[ln], strict=True):
+                line.names[i] = stations[g]
+            if line.loop:
+                line.names[-1] = line.names[0]
+    return out
 
 
 @dataclass(slots=True)
@@ -400,53 +609,102 @@ def _line_sequence(
             "supported"
         )
     start = branch_at[0]
-    if key not in splits:
+    if key in splits:
+        first = splits[key]
+        if first not in names:
+            hint = (
+                f" (a name the line lists twice; give one of {sorted(set(names) - set(line.names))})"
+                if first in line.names
+                else ""
+            )
+            raise MetadataError(
+                f"{where}: branch split for {key!r}: {first!r} is not on the line{hint}"
+            )
+        k = names.index(first)
+    elif line.derived_at is not None:
+        k = line.derived_at
+    else:
         raise MissingBranchSplits(where, {key: names[start]})
-    first = splits[key]
-    if first not in names:
-        hint = (
-            f" (a name the line lists twice; give one of {sorted(set(names) - set(line.names))})"
-            if first in line.names
-            else ""
-        )
-        raise MetadataError(
-            f"{where}: branch split for {key!r}: {first!r} is not on the line{hint}"
-        )
-    k = names.index(first)
     if k <= start + 1:
         raise MetadataError(
-            f"{where}: branch split for {key!r}: {first!r} must come after the station after "
+            f"{where}: branch split for {key!r}: {names[k]!r} must come after the station after "
             f"the branch start {names[start]!r}"
         )
     # Main line, back along it to the branch start (repeated pairs add no edge in
     # Network.from_lines), then the branch: the line's tree as one walk.
     walk = names[:k] + names[k - 2 : start - 1 if start else None : -1] + names[k:]
-    return walk, (names[start], first)
+    return walk, (names[start], names[k])
+
+
+def _aliases_arg(aliases: Any, map_id: str) -> StationAliases:
+    if aliases is None:
+        return shipped_station_aliases(map_id) or StationAliases()
+    if isinstance(aliases, StationAliases):
+        return aliases
+    return load_station_aliases(aliases)
+
+
+def _parse_file(
+    path: str | os.PathLike[str], aliases: StationAliases
+) -> tuple[list[_Line], dict[str, str]]:
+    """The file's lines, merges and splits applied; ``{station: name}`` of the splits."""
+    where = os.fspath(path)
+    data = _read_metadata(path)
+    seen: set[str] = set()
+    parsed = [_parse_line(where, line, raw, aliases.merge, seen) for line, raw in data.items()]
+    for spelling in aliases.merge:
+        if spelling not in seen:
+            raise MetadataError(
+                f"{aliases.source}: merge {spelling!r}: no line of {where} lists it"
+            )
+    return parsed, _apply_aliases(where, parsed, aliases)
+
+
+def derived_branch_splits(
+    path: str | os.PathLike[str],
+    map_id: str | None = None,
+    station_aliases: StationAliases | str | os.PathLike[str] | None = None,
+) -> dict[str, str]:
+    """``{"<map_id>/<line>": "<first branch station>"}`` for the branched lines whose list
+    names the branch start a second time (module docstring, SPEC 14): the station after that
+    repeat. Lines whose list does not say are left out."""
+    mid = map_id if map_id is not None else default_map_id(path)
+    parsed, _ = _parse_file(path, _aliases_arg(station_aliases, mid))
+    return {
+        f"{mid}/{line.name}": line.names[line.derived_at]
+        for line in parsed
+        if line.derived_at is not None
+    }
 
 
 def load_reasonmap(
     path: str | os.PathLike[str],
     branch_splits: Mapping[str, str] | None = None,
     map_id: str | None = None,
+    station_aliases: StationAliases | str | os.PathLike[str] | None = None,
 ) -> Network:
-    """A metromap :class:`Network` (zero attributes) from a ReasonMap metadata file.
+    """A metromap :class:`Network` (zero attributes) from a ReasonMap metadata file (SPEC 14).
 
     ``branch_splits`` maps ``"<map_id>/<line>"`` to the first station of the line's branch
-    (annotations stripped); the shipped table (:func:`load_branch_splits`) by default.
-    ``map_id`` defaults to :func:`default_map_id`. Raises :class:`MetadataError` for
-    malformed files and unsupported branches, and :class:`MissingBranchSplits` naming every
-    branched line without a split. Branches are recorded in ``network.meta["branches"]`` as
-    ``{line: [branch start, first branch station]}``, homonyms (module docstring) in
-    ``network.meta["homonyms"]``.
+    (annotations stripped); the shipped table (:func:`load_branch_splits`) by default. An
+    entry wins over the split the list itself gives (:func:`derived_branch_splits`).
+    ``station_aliases`` is an alias file (path or :class:`StationAliases`); by default the
+    shipped one for the map id, if any (``StationAliases()`` for none). ``map_id`` defaults
+    to :func:`default_map_id`. Raises :class:`MetadataError` for malformed files, alias
+    entries that do not fit and unsupported branches, and :class:`MissingBranchSplits`
+    naming every branched line without a split. ``network.meta`` records ``branches``
+    (``{line: [branch start, first branch station]}``), ``derived_branches`` (lines whose
+    split the list gave), ``homonyms`` (module docstring) and ``station_aliases``
+    (``{station: name}`` of split names).
     """
     where = os.fspath(path)
-    data = _read_metadata(path)
     mid = map_id if map_id is not None else default_map_id(path)
     splits = load_branch_splits() if branch_splits is None else dict(branch_splits)
-    parsed = [_parse_line(where, line, raw) for line, raw in data.items()]
+    parsed, aliased = _parse_file(path, _aliases_arg(station_aliases, mid))
     homonyms = _resolve_homonyms(parsed)
     lines: dict[str, list[str]] = {}
     branches: dict[str, list[str]] = {}
+    derived: list[str] = []
     missing: dict[str, str] = {}
     for line in parsed:
         try:
@@ -457,6 +715,8 @@ def load_reasonmap(
         lines[line.name] = walk
         if branch:
             branches[line.name] = list(branch)
+            if f"{mid}/{line.name}" not in splits:
+                derived.append(line.name)
     if missing:
         raise MissingBranchSplits(where, missing)
     # a split for a line this map lacks is a typo; keys with a further "/" may belong to a
@@ -469,5 +729,65 @@ def load_reasonmap(
     if stale:
         raise MetadataError(f"{where}: branch split for unknown line {stale[0]!r}")
     network = Network.from_lines(lines, map_id=mid)
-    network.meta.update({"source": "reasonmap", "branches": branches, "homonyms": homonyms})
+    network.meta.update(
+        {
+            "source": "reasonmap",
+            "branches": branches,
+            "derived_branches": derived,
+            "homonyms": homonyms,
+            "station_aliases": aliased,
+        }
+    )
     return network
+
+
+def reasonmap_files(folder: str | os.PathLike[str]) -> list[tuple[str, Path]]:
+    """``(map_id, path)`` of every ``*.json`` file under ``folder``, sorted by map id (the
+    path under ``folder`` without ``.json``, e.g. ``italy/rome``)."""
+    root = Path(folder)
+    files = [(p.relative_to(root).with_suffix("").as_posix(), p) for p in root.rglob("*.json")]
+    return sorted((mid, p) for mid, p in files if p.is_file())
+
+
+def load_reasonmap_folder(
+    folder: str | os.PathLike[str],
+    branch_splits: str | os.PathLike[str] | Mapping[str, str] | None = None,
+    station_aliases: str | os.PathLike[str] | None = None,
+) -> list[Network]:
+    """Every map of a ReasonMap stations folder, by map id (SPEC 14; ``maptab build`` and
+    ``maptab stats --from-reasonmap``).
+
+    ``branch_splits`` (a file or mapping) extends and overrides the shipped split table;
+    ``station_aliases`` is a folder of ``<map_id>.json`` alias files that replace the shipped
+    ones of those maps (each must name a map of ``folder``). Branched lines without a split,
+    in any of the files, are named together in one :class:`MissingBranchSplits`.
+    """
+    files = reasonmap_files(folder)
+    if not files:
+        raise MetadataError(f"{os.fspath(folder)}: no ReasonMap metadata JSON files found")
+    splits = load_branch_splits()
+    if isinstance(branch_splits, Mapping):
+        splits.update({k: _normal(v) for k, v in branch_splits.items()})
+    elif branch_splits is not None:
+        splits.update(load_branch_splits(branch_splits))
+    if station_aliases is not None:
+        alias_dir = Path(station_aliases)
+        if not alias_dir.is_dir():
+            raise MetadataError(f"{alias_dir}: no such folder of station alias files")
+        known = {mid for mid, _ in files}
+        for mid, path in reasonmap_files(alias_dir):
+            if mid not in known:
+                raise MetadataError(
+                    f"{path}: station aliases for {mid!r}, but {os.fspath(folder)} has no such map"
+                )
+    nets: list[Network] = []
+    missing: dict[str, str] = {}
+    for mid, path in files:
+        aliases = station_aliases_for(mid, station_aliases) or StationAliases()
+        try:
+            nets.append(load_reasonmap(path, splits, mid, aliases))
+        except MissingBranchSplits as exc:
+            missing.update(exc.missing)
+    if missing:
+        raise MissingBranchSplits(os.fspath(folder), missing)
+    return nets
