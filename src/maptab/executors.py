@@ -9,6 +9,19 @@ are collected in submission order, so they never depend on which worker finishes
 The count follows one rule (:func:`workers_for`): one worker per CPU this process may use,
 at most 8 (:func:`default_workers`), and only for :data:`POOL_MIN` items or more (below
 that, starting the workers costs about as much as they save).
+
+No worker outlives the process that started it, however that one ends (SIGKILL included):
+
+* each worker watches a *lifeline* pipe only its parent writes to, and kills itself when
+  the pipe closes (the parent's exit or death, or :meth:`LocalExecutor.terminate_workers`);
+* on Linux each worker also asks the kernel to SIGKILL it when its parent ends
+  (``prctl(PR_SET_PDEATHSIG)`` through :mod:`ctypes`), which works even while the worker
+  runs native code that holds the GIL, where the lifeline's thread cannot run;
+* ``spawn`` also starts multiprocessing's resource tracker, which removes the semaphores
+  of the pool's queues if their owners die. It reads a pipe the parent and every worker
+  hold open and exits, after that clean-up, once they are all gone; killing it with the
+  parent instead would leak the semaphores (``fork``, which needs none, is unsafe in a
+  process with threads).
 """
 
 from __future__ import annotations
@@ -16,6 +29,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -86,7 +100,7 @@ class LocalExecutor(ProcessPoolExecutor):
             workers,
             mp_context=context,
             initializer=_start_worker,
-            initargs=(self._lifeline_reader, initializer, initargs),
+            initargs=(os.getpid(), self._lifeline_reader, initializer, initargs),
         )
 
     def terminate_workers(self) -> None:
@@ -114,7 +128,11 @@ def local_executor(
     Workers leave Ctrl-C to the parent, which stops them (a terminal sends it to the whole
     process group), so an interrupted command prints its one line, not a traceback per
     worker: they start with SIGINT blocked (a signal mask is inherited) and ignore it from
-    their first step on."""
+    their first step on.
+
+    On Linux the workers also end when the thread that called this ends (the kernel's
+    parent-death signal follows the starting thread): stop the executor before that thread
+    returns, as :func:`worker_processes` does."""
     executor = LocalExecutor(workers, initializer, initargs)
     mask = getattr(signal, "pthread_sigmask", None)
     before = mask(signal.SIG_BLOCK, {signal.SIGINT}) if mask else None
@@ -172,8 +190,12 @@ def _started() -> None:
 
 
 def _start_worker(
-    lifeline: Connection, initializer: Initializer | None, initargs: tuple[Any, ...]
+    parent: int,
+    lifeline: Connection,
+    initializer: Initializer | None,
+    initargs: tuple[Any, ...],
 ) -> None:
+    _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's (local_executor)
     threading.Thread(target=_end_with, args=(lifeline,), name="lifeline", daemon=True).start()
     if initializer is not None:
@@ -185,3 +207,26 @@ def _end_with(lifeline: Connection) -> None:
     with suppress(EOFError, OSError):
         lifeline.recv_bytes()
     os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
+
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+def _die_with_parent(parent: int) -> None:
+    """On Linux, have the kernel SIGKILL this process when its parent ``parent`` ends (then
+    check it has not ended already); elsewhere, or where that fails, the lifeline alone."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        done = prctl(
+            ctypes.c_int(_PR_SET_PDEATHSIG),
+            ctypes.c_ulong(signal.SIGKILL),
+            *[ctypes.c_ulong(0)] * 3,
+        )
+    except (ImportError, OSError, AttributeError):
+        return
+    if done == 0 and os.getppid() != parent:  # the parent died before the request
+        os.kill(os.getpid(), signal.SIGKILL)

@@ -11,7 +11,7 @@ import typer
 from maptab.cli.app import app, console, fail, interruptible, warn
 from maptab.cli.progress import track
 from maptab.errors import MaptabError
-from maptab.io.dataset import MapImager
+from maptab.io.dataset import BuildLock, MapImager
 
 
 def _renderer(render: bool) -> MapImager | None:
@@ -105,7 +105,7 @@ def build(
       maptab build --from-tables MY_MAPS --out out/mine
     """
     try:
-        with interruptible():
+        with interruptible(), BuildLock(out):  # from the start: a second build is refused
             sources = [from_maptab, from_reasonmap, from_tables]
             if sum(s is not None for s in sources) > 1:
                 fail("choose one of --from-maptab, --from-reasonmap, --from-tables")

@@ -20,7 +20,8 @@ Layout (schema version :data:`maptab.core.schema.SCHEMA_VERSION`)::
 
 Integrity (``docs/reference/limits.md``): :class:`DatasetWriter` builds in a temporary
 sibling folder and renames it into place, so an interrupted build leaves the previous
-dataset; :class:`Dataset` reads every file through :meth:`Dataset.file`, which keeps it
+dataset, and holds a :class:`BuildLock` on the folder meanwhile, so a second build of it
+is refused; :class:`Dataset` reads every file through :meth:`Dataset.file`, which keeps it
 inside ``DIR`` (symlinks resolved), refuses non-regular files and checks its SHA-256
 against the manifest, and checks each JSONL row against its schema as it is read.
 """
@@ -28,12 +29,14 @@ against the manifest, and checks each JSONL row against its schema as it is read
 from __future__ import annotations
 
 import csv
+import fcntl
 import glob
 import hashlib
 import io
 import json
 import os
 import shutil
+import weakref
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -204,7 +207,8 @@ class DatasetWriter:
 
     ``options`` records everything that determined the content (preset, sizes, flags) so that
     the manifest says how to rebuild it. ``root`` is the folder being written: the temporary
-    one until :meth:`finish`, the final one after.
+    one until :meth:`finish`, the final one after. From creation until :meth:`finish` or
+    :meth:`abort` the writer holds the folder's :class:`BuildLock`.
     """
 
     root: Path
@@ -214,10 +218,16 @@ class DatasetWriter:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(QUERY_FILES, 0))
     _files: dict[str, IO[str]] = field(default_factory=dict, repr=False)
     target: Path = field(init=False)
+    _lock: BuildLock = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.target = Path(os.path.abspath(self.root))  # "." and "a/.." have a name
-        self.root = _work_folder(self.target)
+        self._lock = BuildLock(self.target)
+        try:
+            self.root = _work_folder(self.target)
+        except BaseException:
+            self._lock.release()
+            raise
 
     def __enter__(self) -> DatasetWriter:
         return self
@@ -233,6 +243,7 @@ class DatasetWriter:
         self._files.clear()
         if self.root != self.target:
             shutil.rmtree(self.root, ignore_errors=True)
+        self._lock.release()
 
     def map_dir(self, map_id: str) -> Path:
         return safe_join(self.root, f"maps/{map_id}")
@@ -333,6 +344,7 @@ class DatasetWriter:
         )
         _swap_into_place(self.root, self.target)
         self.root = self.target
+        self._lock.release()
         return manifest
 
 
@@ -345,6 +357,80 @@ def query_lines(rows: Iterable[Any]) -> Iterator[str]:
 
 _BUILDING = ".building-"
 _OLD = ".old-"
+_LOCK = ".lock"
+
+
+class BuildLock:
+    """The exclusive right to build the dataset folder ``target``: an ``flock`` on the file
+    ``.<name>.lock`` beside it, which holds this process's pid.
+
+    Taking it raises :class:`DatasetError` while another process holds it. The kernel
+    drops it when the process ends, however it ends, so a killed build never blocks the
+    next; :meth:`release` (also on leaving a ``with`` block) removes the file. Within one
+    process a new lock of the folder takes over one not released (``maptab build`` locks
+    before its writer does; an abandoned build's lock goes like its temporary folder)."""
+
+    def __init__(self, target: str | Path) -> None:
+        self.target = Path(os.path.abspath(target))
+        self.path = self.target.parent / f".{self.target.name}{_LOCK}"
+        held = _HELD.get(self.path)
+        if held is not None and held._file is not None:
+            self._file, held._file = held._file, None
+        else:
+            self._file = _take_lock(self.path, self.target)
+        _HELD[self.path] = self
+
+    def release(self) -> None:
+        """Give the lock up and remove its file (again: nothing)."""
+        file, self._file = self._file, None
+        if file is None:
+            return
+        try:
+            self.path.unlink(missing_ok=True)  # while held: a build waiting sees a new file
+        finally:
+            file.close()
+
+    def __enter__(self) -> BuildLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+_HELD: weakref.WeakValueDictionary[Path, BuildLock] = weakref.WeakValueDictionary()
+"""The build locks of this process, by lock file (one dropped unreleased closes its file)."""
+
+
+def _take_lock(path: Path, target: Path) -> IO[bytes]:
+    """``path`` (created if needed) open, with an exclusive ``flock`` on it and this
+    process's pid written in it; :class:`DatasetError` if another process holds the lock."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fh = os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, 0o644), "rb+", buffering=0)
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = fh.read(32).decode("ascii", "replace").strip()
+            fh.close()
+            by = f" (pid {holder})" if holder.isdigit() else ""
+            raise DatasetError(
+                f"{target} is being built by another maptab build{by}; "
+                "wait for it or choose another --out"
+            ) from None
+        except BaseException:
+            fh.close()
+            raise
+        try:
+            if os.path.samestat(os.fstat(fh.fileno()), os.stat(path)):  # not removed meanwhile
+                fh.truncate(0)
+                fh.write(f"{os.getpid()}\n".encode("ascii"))
+                return fh
+        except FileNotFoundError:
+            pass
+        except BaseException:
+            fh.close()
+            raise
+        fh.close()
 
 
 class MapImager(Protocol):
