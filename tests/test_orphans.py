@@ -3,7 +3,6 @@ tracker), and two builds of one dataset folder never run at once (the build lock
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -18,21 +17,13 @@ from gated_model import write_plugin
 from maptab.core.network import Network
 from maptab.io.dataset import BuildLock, DatasetError, DatasetWriter, MapEntry
 from maptab.run import make_provider, run
-from procs import session_processes
+from procs import none_left, session_processes, stop_session
 
 linux_proc = pytest.mark.skipif(
     not Path("/proc/self/stat").exists(), reason="needs Linux /proc to see processes"
 )
 CLI = "from maptab.cli import main; main()"
 WORKER = "multiprocessing.spawn"
-
-
-def _none_left(sid: int) -> bool:
-    """Whether session ``sid`` empties (polled up to 60 s: a guard against a hang)."""
-    deadline = time.monotonic() + 60
-    while session_processes(sid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return not session_processes(sid)
 
 
 def _workers(sid: int, n: int) -> list[int]:
@@ -44,16 +35,6 @@ def _workers(sid: int, n: int) -> list[int]:
             return pids
         time.sleep(0.01)
     raise AssertionError(f"fewer than {n} workers started: {session_processes(sid)}")
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """End what is left of ``proc``'s session (a failed test leaves nothing behind)."""
-    for pid in session_processes(proc.pid):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait()
 
 
 def _kill_once_workers_run(cmd: list[str], env: dict[str, str] | None = None) -> None:
@@ -71,9 +52,9 @@ def _kill_once_workers_run(cmd: list[str], env: dict[str, str] | None = None) ->
         assert proc.poll() is None, proc.communicate()[1].decode()
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
-        assert _none_left(proc.pid), f"left running: {session_processes(proc.pid)}"
+        assert none_left(proc.pid), f"left running: {session_processes(proc.pid)}"
     finally:
-        _stop(proc)
+        stop_session(proc)
 
 
 @linux_proc
@@ -145,9 +126,9 @@ def test_workers_in_native_code_end_with_their_killed_parent(tmp_path: Path) -> 
             time.sleep(0.01)  # both well inside sum()
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
-        assert _none_left(proc.pid), f"left running: {session_processes(proc.pid)}"
+        assert none_left(proc.pid), f"left running: {session_processes(proc.pid)}"
     finally:
-        _stop(proc)
+        stop_session(proc)
 
 
 # --------------------------------------------------------------------------- build lock

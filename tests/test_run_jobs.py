@@ -8,7 +8,6 @@ import them by name.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import multiprocessing
 import os
@@ -30,7 +29,7 @@ from maptab.run import inprocess, make_provider, run
 from maptab.run.inprocess import RunWorkerError
 from maptab.run.provider import ProviderConfigError
 from maptab.run.store import PredictionStore
-from procs import session_processes
+from procs import none_left, stop_session
 
 DIES_ON = "rp-00013"
 
@@ -215,23 +214,6 @@ def test_workers_for_follows_the_scorers_rule(monkeypatch):
     assert workers_for(None, POOL_MIN) == 6
 
 
-def _none_left(sid: int) -> bool:
-    deadline = time.monotonic() + 60
-    while session_processes(sid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return not session_processes(sid)
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """End what is left of ``proc``'s session (a failed test leaves no run behind)."""
-    for pid in session_processes(proc.pid):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait()
-
-
 def _gated_cli(args: list[str], site: Path) -> subprocess.Popen:
     """``maptab run`` with the ``gated`` model of ``tests/gated_model.py`` installed."""
     cmd = [sys.executable, "-c", CLI, "run", *args]
@@ -281,7 +263,7 @@ def test_ctrl_c_stops_an_in_process_run_at_once_and_a_rerun_resumes(tmp_path, jo
         text = stderr.decode()
         assert proc.returncode == 130, text
         assert text == "error: interrupted; rerun the same command to resume\n"  # no traceback
-        assert _none_left(proc.pid), "a worker outlived the run"
+        assert none_left(proc.pid), "a worker outlived the run"
         done = len(preds.read_text().splitlines())
         assert 0 < done < n  # stopped early, not after the last sample
         proc = _gated_cli(args, site)
@@ -289,7 +271,7 @@ def test_ctrl_c_stops_an_in_process_run_at_once_and_a_rerun_resumes(tmp_path, jo
         assert proc.returncode == 0, stderr.decode()
         assert f"{done} already done" in stdout.decode()
     finally:
-        _stop(proc)
+        stop_session(proc)
     ids = [json.loads(x)["id"] for x in preds.read_text().splitlines()]
     assert sorted(ids) == [f"rp-{i:05d}" for i in range(n)]
 
@@ -390,7 +372,7 @@ def test_ctrl_c_stops_a_slow_in_process_model_after_the_samples_in_hand(tmp_path
         (log / "signalled").touch()
         _, stderr = proc.communicate(timeout=300)
     finally:
-        _stop(proc)
+        stop_session(proc)
     assert proc.returncode == 130, stderr.decode()
     assert "Traceback" not in stderr.decode()
     calls = (log / "calls").read_text().splitlines()
