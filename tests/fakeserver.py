@@ -3,8 +3,9 @@
 :class:`FakeServer` is a small HTTP/1.1 server on asyncio streams (keep-alive, many
 concurrent connections) serving ``POST /v1/chat/completions``. A *responder* decides each
 reply from the request body and how many times that request (same messages) was seen:
-a :class:`Reply` answers normally, with an HTTP error (429, 500…), after a delay, by
-dropping the connection, or with a body that is not JSON. Every request is recorded
+a :class:`Reply` answers normally (optionally with scripted tool calls), with an HTTP error
+(429, 500…), after a delay, by dropping the connection, or with a body that is not JSON.
+:func:`conversation` scripts a tool-using model: one reply per turn of the conversation. Every request is recorded
 (``server.requests``: path, headers, parsed body).
 
 It runs in a background thread (``with FakeServer(...) as srv: srv.base_url``) so that a
@@ -39,7 +40,9 @@ class Reply:
     gzip-compressed (``Content-Encoding: gzip``). ``hold_until_in_flight``: before its
     ``delay``, wait until the server has had that many requests in flight at once (at most
     :data:`HOLD_AT_MOST` seconds), so a test of a client's concurrency sees it reached
-    whatever the machine's load."""
+    whatever the machine's load. ``tool_calls``: the tool calls the reply asks for, each
+    ``{"name": …, "arguments": dict or JSON text}`` (an ``id`` is made up when absent);
+    ``text`` is then the message content (``None`` for none)."""
 
     kind: str = "ok"
     text: str = "<answer_begin>1<answer_end>"
@@ -50,12 +53,24 @@ class Reply:
     message: str | None = None
     gzip: bool = False
     hold_until_in_flight: int = 0
+    tool_calls: list[dict[str, Any]] | None = None
 
 
 HOLD_AT_MOST = 60.0
 """Seconds a reply waits for :attr:`Reply.hold_until_in_flight` requests at most."""
 
 Responder = Callable[[dict[str, Any], int], Reply]
+
+
+def conversation(*turns: Reply) -> Responder:
+    """A responder that answers turn ``n`` of each conversation (``n`` = the assistant
+    messages already in the request) with ``turns[n]``, the last one past the end."""
+
+    def respond(body: dict[str, Any], seen: int) -> Reply:
+        n = sum(1 for m in body.get("messages", ()) if m.get("role") == "assistant")
+        return turns[min(n, len(turns) - 1)]
+
+    return respond
 
 
 def _key(body: dict[str, Any]) -> str:
@@ -170,12 +185,28 @@ class FakeServer:
         message: dict[str, Any] = {"role": "assistant", "content": reply.text}
         if reply.reasoning is not None:
             message["reasoning_content"] = reply.reasoning
+        finish = "stop"
+        if reply.tool_calls:
+            finish = "tool_calls"
+            message["tool_calls"] = [
+                {
+                    "id": call.get("id", f"call_{len(self.requests)}_{i}"),
+                    "type": "function",
+                    "function": {
+                        "name": call["name"],
+                        "arguments": call["arguments"]
+                        if isinstance(call["arguments"], str)
+                        else json.dumps(call["arguments"]),
+                    },
+                }
+                for i, call in enumerate(reply.tool_calls)
+            ]
         payload = {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", ""),
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
         }
         headers = {**reply.headers, "Content-Encoding": "gzip"} if reply.gzip else reply.headers

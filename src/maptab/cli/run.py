@@ -21,7 +21,9 @@ def run_cmd(
     dataset: Annotated[Path, typer.Argument(help="Dataset folder (with manifest.json).")],
     model: Annotated[
         str,
-        typer.Option(help="openai:NAME, vllm:PATH, oracle, shortest, random or blank."),
+        typer.Option(
+            help="openai:NAME, vllm:PATH, oracle, shortest, random, blank or agent-oracle."
+        ),
     ],
     split: Annotated[
         str | None, typer.Option(help="Only samples of this split (train/test).")
@@ -86,6 +88,21 @@ def run_cmd(
     ] = None,
     image_format: Annotated[str, typer.Option(help="png or jpeg.")] = "png",
     seed: Annotated[int, typer.Option(help="Seed of the random baseline.")] = 0,
+    tools: Annotated[
+        str | None,
+        typer.Option(
+            help="Tool-use mode: offer the model these tools, comma-separated (zoom, lookup, "
+            "check, or all); each sample becomes a conversation, stored with its row.",
+        ),
+    ] = None,
+    max_turns: Annotated[
+        int | None,
+        typer.Option(min=1, help="With --tools: model turns per sample at most (default 8)."),
+    ] = None,
+    max_tool_calls: Annotated[
+        int | None,
+        typer.Option(min=0, help="With --tools: tool calls run per sample at most (default 16)."),
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     verify: VerifyOption = True,
 ) -> None:
@@ -93,6 +110,7 @@ def run_cmd(
     from maptab.run import ImageSpec, make_provider
     from maptab.run.requests import parse_image_budget
     from maptab.run.runner import run
+    from maptab.run.tools import ToolBudget, parse_tools
 
     cats = [c.strip() for item in categories or () for c in item.split(",") if c.strip()]
     try:
@@ -121,6 +139,16 @@ def run_cmd(
             extra_body=body,
             seed=seed,
         )
+        names = parse_tools(tools)
+        if not names and (max_turns is not None or max_tool_calls is not None):
+            raise MaptabError("--max-turns and --max-tool-calls need --tools")
+        budget = None
+        if names and (max_turns is not None or max_tool_calls is not None):
+            own = getattr(provider, "tool_budget", None) or (None, None)
+            budget = ToolBudget(
+                max_turns if max_turns is not None else own[0] or 8,
+                max_tool_calls if max_tool_calls is not None else own[1] or 16,
+            )
         run_dir = out or Path("runs") / f"{dataset.resolve().name}__{_slug(model)}"
         with interruptible():
             summary = run(
@@ -138,6 +166,8 @@ def run_cmd(
                 spec=model,
                 verify=verify,
                 jobs=jobs if jobs else None,
+                tools=names,
+                budget=budget,
             )
     except json.JSONDecodeError as exc:
         fail(f"--extra-body is not valid JSON ({exc.msg})")
@@ -153,6 +183,14 @@ def run_cmd(
         highlight=False,
         markup=False,
     )
+    if summary.tool_stats:
+        t = summary.tool_stats
+        console.print(
+            f"tools: {t['tool_calls_per_sample']} calls and {t['turns_per_sample']} turns per "
+            f"sample ({t['samples']} conversations)",
+            highlight=False,
+            markup=False,
+        )
     if summary.errors:
         console.print(f"most frequent error {summary.top_error}", highlight=False, markup=False)
         console.print("rerun with --retry-errors to redo the failed requests", highlight=False)

@@ -30,6 +30,25 @@ Stops:`` per the row's ``long_template``).
 * ``random`` answers a random simple path (seeded per sample id, so reruns and any
   concurrency give the same answers); ReasonMap likewise.
 * ``blank`` answers nothing (every sample is a format error).
+* ``agent-oracle`` is for tool-use mode (``--tools``, :mod:`maptab.run.tools`): a scripted
+  model that solves route planning through the tools alone. From the question it reads only
+  what the prompt states (source, target, category, weights, cost model, whether totals are
+  asked), never the gold, the tables or the map. RP with ``lookup`` offered (every category
+  that shows a table): it looks up the source, then, turn by turn, every station named in
+  the rows it got and not yet looked up (one call each, all of a turn's at once), until the
+  component is known; it rebuilds the network from those rows (Vertex_tab or Mix_tab values,
+  Edge_tab values, lines from the ``Line`` columns or the map's ``Map_edges``) and answers
+  the solver's first route (fewest stations, or the optimum of the query's weights), after
+  one ``check`` of it (whose totals it reports when asked). RP without ``lookup`` (map-only
+  categories): it checks and answers the two-station route source-target (right only when
+  they are adjacent). Where no input shows the lines (the Edge column alone, without the
+  map: ``edge_only``), it finds the route's transfer marks with ``check`` instead: every
+  subset of the route's junctions (stations with three neighbours or more, or a doubled
+  edge), then up to :data:`MARK_SEARCH` marks anywhere, :data:`MARK_BATCH` candidates a
+  turn. QA: ``0``; ReasonMap: nothing. Without any tool offered it answers as
+  without ``lookup``. It spends one turn per step of the exploration and one call per
+  station, so it sets its own budget (``tool_budget``: 64 turns, 4,096 calls), used
+  unless ``--max-turns`` / ``--max-tool-calls`` are given.
 
 ``shortest`` and ``random`` answer QA with ``0`` and a seeded coin flip (0/1) respectively;
 no baseline but the oracle reports totals.
@@ -42,20 +61,23 @@ solutions, so a query asked again costs a dictionary look-up.
 
 from __future__ import annotations
 
+import csv
+import json
 import random
+from itertools import combinations
 from typing import Any
 
 from maptab._cache import IdentityCache, KeyedCache
 from maptab.core.costs import Weights, route_totals
-from maptab.core.network import Network
+from maptab.core.network import Edge, Network, Vertex
 from maptab.core.planning import plan_routes
 from maptab.core.qa_types import qa_answer_of
-from maptab.core.route_text import format_route_of, route_block
+from maptab.core.route_text import format_route, format_route_of, route_block
 from maptab.core.schema import RP_BY_NAME, TOTAL_FIELDS, QAQuery, RPCategory, RPQuery
 from maptab.core.solver import Route, fewest_stations, optimal_routes
-from maptab.core.tables import derive_mix
+from maptab.core.tables import derive_mix, split_lines
 from maptab.io.dataset import Dataset
-from maptab.run.provider import Completion, InProcessProvider
+from maptab.run.provider import Completion, InProcessProvider, ToolCall
 from maptab.run.requests import ChatRequest
 from maptab.tasks.base import get as get_kind
 
@@ -339,6 +361,256 @@ class BlankProvider(_Baseline):
 
     def answer(self, request: ChatRequest) -> str:
         return ""
+
+
+class AgentOracleProvider(InProcessProvider):
+    """Route planning through the tools alone (module docstring)."""
+
+    name = "agent-oracle"
+    model = "agent-oracle"
+    uses_images = False
+    uses_messages = False
+    tool_budget = (64, 4096)
+
+    def __init__(self, seed: int = 0) -> None:
+        self.settings: dict[str, Any] = {}
+
+    def answer(self, request: ChatRequest) -> str:
+        return self.complete_sync(request).text
+
+    def complete_sync(self, request: ChatRequest) -> Completion:
+        offered = {t["function"]["name"] for t in request.tools or ()}
+        if request.kind == "qa":
+            return Completion(answer_block(0))
+        if request.kind != "rp":
+            return Completion("")
+        q = request.meta.get("record")
+        if not isinstance(q, RPQuery):
+            q = RPQuery.from_dict(request.meta["sample"])
+        history = _history(request.messages)
+        checks = [r for name, args, r in history if name == "check"]
+        if "lookup" not in offered:
+            route = f"{q.source}-{q.target}"
+            if "check" in offered and not checks:
+                return _calls(("check", {"route": route}))
+            return Completion(route_block(route))
+        looked = {args.get("name"): r for name, args, r in history if name == "lookup"}
+        if q.source not in looked or q.target not in looked:
+            return _calls(
+                *(("lookup", {"name": n}) for n in (q.source, q.target) if n not in looked)
+            )
+        graph = _Explored(looked.values(), q.scenario)
+        todo = sorted(graph.unexplored())
+        if todo:
+            return _calls(*(("lookup", {"name": n}) for n in todo))
+        s, t = graph.key(looked[q.source]), graph.key(looked[q.target])
+        if s is None or t is None:
+            return Completion("")
+        net = graph.network(q.map_id)
+        cat = RP_BY_NAME[q.category]
+        if cat.criteria_free or q.weights is None:
+            routes = fewest_stations(net, s, t)
+        else:
+            w = Weights(*q.weights)
+            routes = optimal_routes(net, s, t, w, items=cat.items, model=q.cost_model)
+        if not routes:
+            return Completion("")
+        text = format_route_of(routes[0])
+        if q.scenario == "metromap" and not graph.lined() and "check" in offered:
+            return self._marks(routes[0].stations, graph, history)
+        if "check" in offered and not checks:
+            return _calls(("check", {"route": text}))
+        answer = route_block(text)
+        if q.report_totals and checks:
+            totals = [p.strip() for p in checks[-1].split(";") if "Total_Time:" in p]
+            if totals:
+                answer += "\n" + "\n".join(x.strip() for x in totals[0].split(","))
+        return Completion(answer)
+
+    @staticmethod
+    def _marks(stations: tuple[str, ...], graph: _Explored, history: list[Any]) -> Completion:
+        """A route whose lines no input shows (the Edge column alone, no map): its transfer
+        marks found with ``check`` (:func:`_mark_candidates`), :data:`MARK_BATCH` candidates
+        a turn."""
+        checked = {args.get("route"): r for name, args, r in history if name == "check"}
+        fit = next((rt for rt, r in checked.items() if "marks fit the route" in r), None)
+        if fit is not None:
+            return Completion(route_block(fit))
+        new = []
+        for marks in _mark_candidates(stations, graph):
+            text = format_route(stations, marks)
+            if text not in checked:
+                new.append(text)
+                if len(new) == MARK_BATCH:
+                    break
+        if new:
+            return _calls(*(("check", {"route": text}) for text in new))
+        return Completion(route_block(format_route(stations)))
+
+
+def _mark_candidates(stations: tuple[str, ...], graph: _Explored) -> Any:
+    """Transfer-mark sets to try on ``stations``: first every subset of its *junctions*
+    (inner stations with three neighbours or more, or a doubled edge on either side: where
+    lines can meet), fewest marks first, up to :data:`MARK_JUNCTIONS` of them; then any inner
+    stations, up to :data:`MARK_SEARCH` marks."""
+    inner = range(1, len(stations) - 1)
+    hubs = [
+        i
+        for i in inner
+        if len(graph.neighbours(stations[i])) >= 3
+        or graph.doubled(stations[i - 1], stations[i])
+        or graph.doubled(stations[i], stations[i + 1])
+    ][:MARK_JUNCTIONS]
+    for k in range(len(hubs) + 1):
+        yield from combinations(hubs, k)
+    for k in range(min(MARK_SEARCH, len(inner)) + 1):
+        yield from combinations(inner, k)
+
+
+MARK_SEARCH = 3
+"""Transfer marks at most that the ``agent-oracle`` tries anywhere on a route whose lines it
+cannot see (after its junctions)."""
+MARK_JUNCTIONS = 10
+"""Junctions of such a route whose every subset it tries first."""
+MARK_BATCH = 256
+"""Candidates it checks a turn."""
+
+
+def _calls(*calls: tuple[str, dict[str, Any]]) -> Completion:
+    return Completion(
+        "",
+        tool_calls=[
+            ToolCall(f"call_{i}", name, json.dumps(args, ensure_ascii=False))
+            for i, (name, args) in enumerate(calls)
+        ],
+    )
+
+
+def _history(messages: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any], str]]:
+    """``(tool, arguments, result)`` of each tool call answered in ``messages``."""
+    asked: dict[str, tuple[str, dict[str, Any]]] = {}
+    out = []
+    for m in messages:
+        if m.get("role") == "assistant":
+            for call in m.get("tool_calls") or ():
+                fn = call["function"]
+                asked[call["id"]] = (fn["name"], json.loads(fn["arguments"] or "{}"))
+        elif m.get("role") == "tool" and m.get("tool_call_id") in asked:
+            name, args = asked.pop(m["tool_call_id"])
+            out.append((name, args, str(m.get("content", ""))))
+    return out
+
+
+class _Explored:
+    """The stations and rows known from ``lookup`` results (:mod:`maptab.run.tools`)."""
+
+    def __init__(self, results: Any, scenario: str) -> None:
+        self.scenario = scenario
+        self.vertices: dict[str, dict[str, str]] = {}
+        self.edges: dict[tuple[str, str, str], dict[str, str]] = {}
+        self.seen: set[str] = set()
+        self.looked: set[str] = set()
+        self.count: dict[frozenset[str], int] = {}  # rows per station pair, in one table
+        for text in results:
+            key = self.key(text)
+            if key is None:
+                continue
+            self.looked.add(key)
+            for title, rows in _sections(text):
+                pairs: dict[frozenset[str], int] = {}
+                for row in rows:
+                    if title in ("Vertex_tab", "Mix_tab"):
+                        self.vertices[row["Vertex"]] = row
+                        self.seen.add(row["Vertex"])
+                    elif title in ("Edge_tab", "Map_edges"):
+                        u, _, v = row["Edge"].partition("-")
+                        self.seen.update((u, v))
+                        k = (u, v, row.get("Line", ""))
+                        self.edges[k] = {**self.edges.get(k, {}), **row}
+                        pair = frozenset((u, v))
+                        pairs[pair] = pairs.get(pair, 0) + 1
+                for pair, n in pairs.items():
+                    self.count[pair] = max(self.count.get(pair, 0), n)
+
+    @staticmethod
+    def key(text: str) -> str | None:
+        first = text.split("\n", 1)[0]
+        return first.removeprefix("Station: ") if first.startswith("Station: ") else None
+
+    def neighbours(self, station: str) -> set[str]:
+        return {x for pair in self.count if station in pair for x in pair} - {station}
+
+    def doubled(self, a: str, b: str) -> bool:
+        """Whether a table lists the edge ``a``-``b`` more than once (two lines on it)."""
+        return self.count.get(frozenset((a, b)), 0) > 1
+
+    def lined(self) -> bool:
+        """Whether any row seen gives an edge's line."""
+        return any(line for _, _, line in self.edges)
+
+    def unexplored(self) -> set[str]:
+        return self.seen - self.looked
+
+    def network(self, map_id: str) -> Network:
+        def num(row: dict[str, str], col: str) -> float:
+            try:
+                return float(row.get(col) or 0.0)
+            except ValueError:
+                return 0.0
+
+        lined = any(line for _, _, line in self.edges)
+        edges = [
+            Edge(
+                u,
+                v,
+                line or None,
+                num(r, "Time"),
+                num(r, "Price"),
+                num(r, "Comfort Level"),
+                num(r, "Reliability"),
+            )
+            for (u, v, line), r in self.edges.items()
+            if line or not lined
+        ]
+        lines: dict[str, list[str]] = {}
+        for e in edges:
+            for st in (e.u, e.v):
+                if e.line and e.line not in lines.setdefault(st, []):
+                    lines[st].append(e.line)
+        vertices = {}
+        for st in sorted(self.seen):
+            r = self.vertices.get(st, {})
+            own = split_lines(r["Line"]) if r.get("Line") else lines.get(st, [])
+            vertices[st] = Vertex(
+                st,
+                tuple(own),
+                num(r, "Time"),
+                num(r, "Price"),
+                num(r, "Comfort Level"),
+                num(r, "Reliability"),
+                num(r, "Transfer Time"),
+            )
+        return Network(self.scenario, vertices, edges, map_id)  # type: ignore[arg-type]
+
+
+def _sections(text: str) -> list[tuple[str, list[dict[str, str]]]]:
+    """The CSV sections (``Title (CSV):`` then rows) of a lookup result."""
+    out: list[tuple[str, list[dict[str, str]]]] = []
+    title: str | None = None
+    body: list[str] = []
+
+    def close() -> None:
+        if title is not None:
+            out.append((title, list(csv.DictReader(body))))
+
+    for line in text.split("\n"):
+        if line.endswith(" (CSV):"):
+            close()
+            title, body = line.removesuffix(" (CSV):"), []
+        elif title is not None:
+            body.append(line)
+    close()
+    return out
 
 
 BASELINE_CLASSES: dict[str, type[_Baseline]] = {

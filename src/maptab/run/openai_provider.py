@@ -50,6 +50,7 @@ from maptab.run.provider import (
     ProviderConfigError,
     ProviderError,
     RateLimiter,
+    ToolCall,
 )
 from maptab.run.requests import ChatRequest
 
@@ -180,13 +181,14 @@ class OpenAIProvider:
         """
         urls: list[str] = []
         messages = [_tokenised(m, urls, self._token) for m in request.messages]
-        payload = {"model": self.model, "messages": messages, **self._params}
+        tools = {"tools": request.tools} if request.tools else {}  # tool-use mode only
+        payload = {"model": self.model, "messages": messages, **tools, **self._params}
         skeleton = json.dumps(payload, ensure_ascii=False).encode()
         if not urls:
             return skeleton
         pieces = skeleton.split(self._token_json)
         if len(pieces) != len(urls) + 1:  # the token occurs elsewhere: encode plainly
-            full = {"model": self.model, "messages": request.messages, **self._params}
+            full = {"model": self.model, "messages": request.messages, **tools, **self._params}
             return json.dumps(full, ensure_ascii=False).encode()
         out = [pieces[0]]
         for url, piece in zip(urls, pieces[1:], strict=True):
@@ -357,7 +359,27 @@ def _completion(data: Any) -> Completion:
         reasoning,
         int(usage.get("prompt_tokens") or 0),
         int(usage.get("completion_tokens") or 0),
+        _tool_calls(msg.get("tool_calls")),
     )
+
+
+def _tool_calls(calls: Any) -> list[ToolCall]:
+    """The tool calls of a response message (OpenAI format; arguments sent as an object
+    rather than a JSON string are re-encoded); a malformed list raises ``TypeError``."""
+    if not calls:
+        return []
+    if not isinstance(calls, list):
+        raise TypeError("message tool_calls is not a list")
+    out = []
+    for n, call in enumerate(calls):
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise TypeError("a tool call has no function name")
+        args = fn.get("arguments")
+        if not isinstance(args, str):
+            args = json.dumps(args if args is not None else {}, ensure_ascii=False)
+        out.append(ToolCall(str(call.get("id") or f"call_{n}"), fn["name"], args))
+    return out
 
 
 def _classify(exc: Exception, mask: Callable[[str], str]) -> tuple[bool, float, str]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from maptab.errors import MaptabError
@@ -39,6 +39,7 @@ __all__ = [
     "ProviderError",
     "RateLimiter",
     "SyncProvider",
+    "ToolCall",
     "probe",
     "uses_messages",
 ]
@@ -57,14 +58,26 @@ class EndpointUnreachable(MaptabError):
     run stops with this one-line message instead of recording an error per sample (SPEC 16)."""
 
 
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call a model asks for: the call's ``id``, the tool's ``name`` and its
+    ``arguments`` (the JSON text the model wrote; :mod:`maptab.run.tools`)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
 @dataclass(slots=True)
 class Completion:
-    """A model's answer, with any reasoning kept apart from it."""
+    """A model's answer, with any reasoning kept apart from it, and the tool calls it asks
+    for (empty unless the request offered tools)."""
 
     text: str
     reasoning: str = ""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    tool_calls: list[ToolCall] = field(default_factory=list)
 
 
 @runtime_checkable

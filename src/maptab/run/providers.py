@@ -3,7 +3,8 @@
 A spec is ``PREFIX`` or ``PREFIX:ARG``. Built-in prefixes are a table of dotted paths,
 imported only when used: ``openai:NAME`` (:class:`~maptab.run.openai_provider.OpenAIProvider`),
 ``vllm:PATH`` (:class:`~maptab.run.vllm_provider.VLLMProvider`) and the baselines
-``oracle``, ``shortest``, ``random``, ``blank`` (:mod:`maptab.run.baselines`). Other
+``oracle``, ``shortest``, ``random``, ``blank`` and, for tool-use mode, ``agent-oracle``
+(:mod:`maptab.run.baselines`). Other
 distributions add prefixes through the entry-point group ``maptab.providers``: the entry
 point's name is the prefix, its object a factory called as ``factory(ARG, **options)``
 (``ARG`` is ``""`` when the spec has no colon) that returns a provider. Built-in prefixes
@@ -47,7 +48,7 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "maptab.providers"
-BASELINES = ("oracle", "shortest", "random", "blank")
+BASELINES = ("oracle", "shortest", "random", "blank", "agent-oracle")
 
 # prefix -> (dotted path "module:attribute", keyword the ARG goes to; None: no ARG allowed)
 _BUILTIN: dict[str, tuple[str, str | None]] = {
@@ -57,6 +58,7 @@ _BUILTIN: dict[str, tuple[str, str | None]] = {
     "shortest": ("maptab.run.baselines:ShortestProvider", None),
     "random": ("maptab.run.baselines:RandomProvider", None),
     "blank": ("maptab.run.baselines:BlankProvider", None),
+    "agent-oracle": ("maptab.run.baselines:AgentOracleProvider", None),
 }
 _USAGE = {"openai": "openai:NAME", "vllm": "vllm:PATH"}
 

@@ -61,12 +61,15 @@ class ChatRequest:
     what baselines and the run store need: ``map_id``, ``category`` (RP) or ``type`` (QA),
     ``variant`` (ReasonMap ``short``/``long``), ``dataset`` (its directory), ``sample``
     (the dataset row as a dict) and ``record`` (the row decoded by its task kind).
+    ``tools`` are the function schemas offered to the model (tool-use mode,
+    :mod:`maptab.run.tools`; ``None``: none, and none is sent).
     """
 
     id: str
     kind: Kind
     messages: list[dict[str, Any]]
     meta: dict[str, Any] = field(default_factory=dict)
+    tools: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +236,38 @@ def _resized(im: Any, size: tuple[int, int]) -> Any:
     elif im.mode == "1":
         im = im.convert("L")
     return im.resize(size, Image.Resampling.LANCZOS, reducing_gap=3.0)
+
+
+def crop_image(
+    path: Path, box: tuple[float, float, float, float], spec: ImageSpec
+) -> tuple[bytes, tuple[int, int], tuple[int, int]]:
+    """``(bytes, sent size, crop size)`` of the part of the original image at ``path``
+    inside ``box`` (``x0, y0, x1, y1`` normalised to [0, 1] from the top-left corner),
+    prepared as the whole map is (:class:`ImageSpec`: the same budget, resize and
+    format). A crop is at least 1 px a side."""
+    from PIL import Image
+
+    x0, y0, x1, y1 = box
+    with open_image(path, error=DatasetError) as im:
+        try:
+            im.load()
+            w, h = im.size
+            left, top = min(w - 1, math.floor(x0 * w)), min(h - 1, math.floor(y0 * h))
+            right, bottom = max(left + 1, math.ceil(x1 * w)), max(top + 1, math.ceil(y1 * h))
+            crop = im.crop((left, top, min(w, right), min(h, bottom)))
+            size = spec.target(*crop.size)
+            out = crop if size == crop.size else _resized(crop, size)
+            if spec.format == "jpeg":
+                rgba = out.convert("RGBA")
+                out = Image.new("RGB", rgba.size, "white")
+                out.paste(rgba, mask=rgba.getchannel("A"))
+            elif out.mode not in ("RGB", "RGBA", "L", "LA", "P"):
+                out = out.convert("RGBA")
+            buf = io.BytesIO()
+            out.save(buf, format=spec.format.upper(), optimize=False)
+        except (OSError, ValueError) as exc:
+            raise DatasetError(f"{path}: not a readable image ({exc})") from None
+    return buf.getvalue(), out.size, crop.size
 
 
 # --------------------------------------------------------------------------- tables

@@ -23,6 +23,15 @@ summary. A rerun into the same directory must use the same model and request set
 the same dataset: a rebuilt one (another digest) is refused before anything in the directory
 changes, unless it holds no answers yet or its ``run.json`` predates the digest. A dataset
 rebuilt while the run answers it makes the run end with an error once its rows are stored.
+
+With ``tools`` (tool-use mode, :mod:`maptab.run.tools`) each sample is a conversation: the
+model is offered the tools that apply to it and asked again after each round of tool calls,
+within a :class:`~maptab.run.tools.ToolBudget` (``budget``; default: the provider's
+``tool_budget`` attribute, else 8 turns and 16 calls). Its row adds ``transcript``,
+``tool_calls``, ``turns``, ``tools_used`` and ``stop`` (a row is written once the
+conversation ends, so a sample interrupted mid-conversation is asked again from the start),
+and ``run.json``'s summary adds ``tool_stats``. An in-process model converses in this process
+(``jobs`` > 1 is refused). Without ``tools`` nothing of this applies and rows are as before.
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,7 +50,7 @@ from typing import Any, Literal
 from maptab._limits import read_json
 from maptab._progress import Progress, Ticker
 from maptab._version import __version__
-from maptab.core.schema import Prediction
+from maptab.core.schema import Prediction, PredictionLines
 from maptab.executors import ExecutorFactory, local_executor, workers_for
 from maptab.io.dataset import DatasetError
 from maptab.run.inprocess import (
@@ -66,6 +75,13 @@ from maptab.run.store import (
     dataset_digest,
     short_digest,
 )
+from maptab.run.tools import (
+    DEFAULT_MAX_TOOL_CALLS,
+    DEFAULT_MAX_TURNS,
+    Conversation,
+    Toolbox,
+    ToolBudget,
+)
 
 RUN_FILE = "run.json"
 # seconds of in-process answers between two returns to the event loop: Ctrl-C cancels the
@@ -89,6 +105,7 @@ class RunSummary:
     repaired_bytes: int = 0
     compacted: bool = False
     top_error: str | None = None  # the most frequent of those errors, ``"(n×) message"``
+    tool_stats: dict[str, Any] | None = None  # tool-use mode: calls and turns per sample
 
     @property
     def rate(self) -> float:
@@ -113,6 +130,8 @@ def run(
     verify: bool = True,
     jobs: int | None = 1,
     executors: ExecutorFactory = local_executor,
+    tools: Sequence[str] = (),
+    budget: ToolBudget | None = None,
 ) -> RunSummary:
     """Run ``provider`` on the selected samples of ``dataset_dir`` into ``out_dir``.
 
@@ -146,6 +165,8 @@ def run(
             verify=verify,
             jobs=jobs,
             executors=executors,
+            tools=tools,
+            budget=budget,
         )
     )
 
@@ -167,6 +188,8 @@ async def arun(
     verify: bool = True,
     jobs: int | None = 1,
     executors: ExecutorFactory = local_executor,
+    tools: Sequence[str] = (),
+    budget: ToolBudget | None = None,
 ) -> RunSummary:
     """:func:`run` inside a running event loop."""
     if concurrency < 1:
@@ -184,6 +207,10 @@ async def arun(
         # record older than the answers, which a resume or a score then refuses
         digest = _digest(dataset_dir)
         counted = jobs if jobs is not None and jobs > 1 else 0  # workers asked for by number
+        if tools and counted:
+            raise ProviderConfigError(
+                "--jobs is not available with --tools: tool conversations run in one process"
+            )
         if counted and complete_sync is None:
             raise ProviderConfigError(
                 f"--jobs is for models answered in process (baselines, Python functions), "
@@ -202,6 +229,13 @@ async def arun(
         builder = how.builder()
         digest = digest or dataset_digest(dataset_dir)
         row_settings = {**provider.settings, "table_format": table_format, "image": image.tag()}
+        toolbox: Toolbox | None = None
+        if tools:
+            toolbox = Toolbox(builder, tools, image)
+            budget = budget or _provider_budget(provider)
+            row_settings["tools"] = list(toolbox.names)
+            row_settings["max_turns"] = budget.max_turns
+            row_settings["max_tool_calls"] = budget.max_tool_calls
         if counted:  # the workers start up while this process chooses the samples
             pool = AnswerPool(how, provider, row_settings, counted, executors=executors)
         # one pass checks every row and keeps where the selected ones lie; the rows are read
@@ -232,6 +266,13 @@ async def arun(
             "maptab_version": __version__,
             "started_at": _now(),
         }
+        if toolbox is not None:
+            assert budget is not None
+            record["tools"] = {
+                "tools": list(toolbox.names),
+                "max_turns": budget.max_turns,
+                "max_tool_calls": budget.max_tool_calls,
+            }
         start = time.perf_counter()
         _check_compatible(out / RUN_FILE, record, out, dataset_dir)  # before the store opens
         with PredictionStore(out) as store:
@@ -241,7 +282,7 @@ async def arun(
             todo = sum(1 for i in samples if i not in done)
             bar = _Counts(progress, len(samples), len(samples) - todo)
             pending = dataset.load(r for r in refs if r.id not in done)
-            if pool is None and complete_sync is not None and todo:
+            if pool is None and complete_sync is not None and todo and toolbox is None:
                 workers = min(workers_for(jobs, todo), todo)
                 if workers > 1:
                     pool = AnswerPool(how, provider, row_settings, workers, executors=executors)
@@ -252,8 +293,27 @@ async def arun(
                     store.append(pred)
                     bar.tick(pred.error is not None)
 
+            async def converse() -> None:
+                assert toolbox is not None and budget is not None
+                for sample in pending:
+                    pred, extra = await _answer_tools(
+                        sample, builder, provider, row_settings, toolbox, budget
+                    )
+                    store.append_line(pred.id, pred.error, _with(lines.line(pred), extra))
+                    bar.tick(pred.error is not None)
+
+            lines = PredictionLines()
             with bar:
-                if pool is not None:  # in worker processes (maptab.run.inprocess)
+                if toolbox is not None and complete_sync is not None:  # in process, in turns
+                    assert budget is not None
+                    for sample in pending:
+                        pred, extra = _answer_tools_sync(
+                            sample, builder, provider, complete_sync, row_settings, toolbox, budget
+                        )
+                        store.append_line(pred.id, pred.error, _with(lines.line(pred), extra))
+                        bar.tick(pred.error is not None)
+                        await asyncio.sleep(0)
+                elif pool is not None:  # in worker processes (maptab.run.inprocess)
                     async for sid, error, line in pool.answer(r for r in refs if r.id not in done):
                         store.append_line(sid, error, line, defer=True)
                         bar.tick(error is not None)
@@ -272,7 +332,7 @@ async def arun(
                     try:
                         async with asyncio.TaskGroup() as tg:  # a fatal error cancels the rest
                             for _ in range(min(concurrency, todo)):
-                                tg.create_task(worker())
+                                tg.create_task(worker() if toolbox is None else converse())
                     except BaseExceptionGroup as group:
                         first = group.exceptions[0]
                         if isinstance(first, EndpointUnreachable):
@@ -296,9 +356,12 @@ async def arun(
                 store.repaired,
                 compacted,
                 f"({top[0][1]}×) {top[0][0]}" if top else None,
+                _tool_stats(store, ids) if toolbox is not None else None,
             )
             record["finished_at"] = _now()
             record["summary"] = {**asdict(summary), "rate": round(summary.rate, 3)}
+            if summary.tool_stats is None:  # a run without tools records what it always did
+                del record["summary"]["tool_stats"]
             _write_json(out / RUN_FILE, record)
         finished = True
         now = _digest(dataset_dir)
@@ -331,6 +394,97 @@ async def _answer(
     return prediction_row(base, t0, c, None)
 
 
+def _provider_budget(provider: Provider) -> ToolBudget:
+    """The provider's own ``tool_budget`` (``(max_turns, max_tool_calls)``), else the
+    defaults."""
+    own = getattr(provider, "tool_budget", None)
+    if own is None:
+        return ToolBudget(DEFAULT_MAX_TURNS, DEFAULT_MAX_TOOL_CALLS)
+    return ToolBudget(*own)
+
+
+async def _answer_tools(
+    sample: Sample,
+    builder: RequestBuilder,
+    provider: Provider,
+    settings: dict[str, Any],
+    toolbox: Toolbox,
+    budget: ToolBudget,
+) -> tuple[Prediction, dict[str, Any]]:
+    """One sample's conversation (:class:`~maptab.run.tools.Conversation`) and its row; a
+    failed request ends it with the row's ``error`` set and the transcript so far kept."""
+    base = base_row(sample, provider, settings)
+    conv = Conversation(builder.request(sample), toolbox, budget)
+    t0 = time.perf_counter()
+    try:
+        while (request := conv.next_request()) is not None:
+            conv.receive(await provider.complete(request))
+    except (DatasetError, StoreError, EndpointUnreachable):
+        raise
+    except Exception as exc:  # one sample's failure is recorded, not fatal (module doc)
+        return prediction_row(base, t0, None, exc), conv.record()
+    return prediction_row(base, t0, conv.completion(), None), conv.record()
+
+
+def _answer_tools_sync(
+    sample: Sample,
+    builder: RequestBuilder,
+    provider: Provider,
+    complete: Any,
+    settings: dict[str, Any],
+    toolbox: Toolbox,
+    budget: ToolBudget,
+) -> tuple[Prediction, dict[str, Any]]:
+    """:func:`_answer_tools` for a provider that answers in process (``complete``)."""
+    base = base_row(sample, provider, settings)
+    conv = Conversation(builder.request(sample), toolbox, budget)
+    t0 = time.perf_counter()
+    try:
+        while (request := conv.next_request()) is not None:
+            conv.receive(complete(request))
+    except (DatasetError, StoreError):
+        raise
+    except Exception as exc:  # one sample's failure is recorded, not fatal (module doc)
+        return prediction_row(base, t0, None, exc), conv.record()
+    return prediction_row(base, t0, conv.completion(), None), conv.record()
+
+
+def _with(line: str, extra: dict[str, Any]) -> str:
+    """A row's line (a JSON object) with the fields of ``extra`` added at its end."""
+    more = json.dumps(extra, ensure_ascii=False)
+    return f"{line[:-1]}, {more[1:]}" if extra else line
+
+
+def _tool_stats(store: PredictionStore, ids: set[str]) -> dict[str, Any]:
+    """Tool calls and turns per sample over the selected samples' rows (tool-use mode)."""
+    calls: list[int] = []
+    turns: list[int] = []
+    by_tool: Counter[str] = Counter()
+    stops: Counter[str] = Counter()
+    for sid in store.ids():
+        if sid not in ids:
+            continue
+        row = store.row(sid)
+        if "tool_calls" not in row:
+            continue
+        calls.append(int(row.get("tool_calls") or 0))
+        turns.append(int(row.get("turns") or 0))
+        by_tool.update(row.get("tools_used") or {})
+        stops[str(row.get("stop"))] += 1
+    n = len(calls)
+    return {
+        "samples": n,
+        "tool_calls": sum(calls),
+        "turns": sum(turns),
+        "tool_calls_per_sample": round(sum(calls) / n, 3) if n else 0.0,
+        "turns_per_sample": round(sum(turns) / n, 3) if n else 0.0,
+        "max_tool_calls": max(calls, default=0),
+        "max_turns": max(turns, default=0),
+        "by_tool": dict(sorted(by_tool.items())),
+        "stop": dict(sorted(stops.items())),
+    }
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -354,7 +508,7 @@ def _digest(dataset_dir: str | Path) -> str | None:
 
 def _fingerprint(record: dict[str, Any]) -> dict[str, Any]:
     settings = {k: v for k, v in record["settings"].items() if k not in _OPERATIONAL}
-    keys = ("dataset", "provider", "model_name", "table_format", "image")
+    keys = ("dataset", "provider", "model_name", "table_format", "image", "tools")
     fp = {**{k: record.get(k) for k in keys}, "settings": settings}
     if isinstance(fp["image"], dict):  # a run recorded before images had a side budget
         fp["image"] = {"max_side": None, **fp["image"]}
