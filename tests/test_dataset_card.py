@@ -64,3 +64,39 @@ def test_card_prose(exported: Path) -> None:
     assert "MapTab: A Diagnostic Benchmark" in body  # both papers cited
     assert "Can MLLMs Guide Me Home?" in body
     assert body.count("@misc{") == 2
+
+
+LANGUAGE_MAPS = {
+    # map id: (station names, language the manifest records)
+    "cn/park": (["东门", "湖心亭", "古塔"], "zh"),
+    "id/kota": (["Stasiun Gambir", "Monas", "Kota Tua"], "id"),
+    "am/yerevan": (["Երևան", "Գյումրի", "Վանաձոր"], "en"),  # recorded wrongly: labels decide
+    "us/town": (["Brookpark", "Puritas", "West Park"], "en"),
+}
+
+
+def test_card_languages_come_from_the_maps(tmp_path: Path) -> None:
+    """English for the questions, then each map's language: its labels' script decides, the
+    recorded language tells same-script languages apart (``id``), as for imports."""
+    from maptab.core.network import Network
+    from maptab.io.dataset import DatasetWriter, MapEntry
+
+    writer = DatasetWriter(tmp_path / "ds", 1, {})
+    for map_id, (names, language) in LANGUAGE_MAPS.items():
+        net = Network.from_edges(list(zip(names, names[1:], strict=False)), map_id=map_id)
+        writer.add_map(net, MapEntry(map_id, "travelmap", "easy", "test", language=language))
+    writer.finish()
+    out = export_hf(tmp_path / "ds", tmp_path / "hf")
+    card = hub.DatasetCard.load(out / "README.md")
+    assert card.data.language == ["en", "hy", "id", "zh"]
+
+
+def test_card_of_english_maps_says_english(exported: Path) -> None:
+    assert hub.DatasetCard.load(exported / "README.md").data.language == ["en"]
+
+
+def test_card_language_codes_are_iso_639_1() -> None:
+    from maptab.generate.hf import card_languages
+
+    assert card_languages(["zh-tw", "zh", "id", "en", None]) == ["en", "id", "zh"]
+    assert card_languages([]) == ["en"]

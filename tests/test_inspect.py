@@ -1,10 +1,15 @@
 """inspect_ai tasks (docs/guides/evaluation-harnesses.md), offline with inspect's mock
-model: gold answers score 100%, blank ones 0%, and every number equals `maptab score` on the
-same answers. Needs the extra maptab[inspect]; skipped with that reason without it."""
+model: gold answers score 100%, blank ones 0%, every number equals `maptab score` on the
+same answers (standard errors clustered by map), each score's answer is the parsed one, and
+errors building a task are one line. Needs the extra maptab[inspect]; skipped with that
+reason without it."""
 
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +28,7 @@ from maptab.integrations.common import sample_values  # noqa: E402
 from maptab.integrations.inspect_tasks import maptab_task  # noqa: E402
 from maptab.io.dataset import DatasetError  # noqa: E402
 from maptab.render.images import DatasetImager  # noqa: E402
-from maptab.run.baselines import BASELINE_CLASSES  # noqa: E402
+from maptab.run.baselines import BASELINE_CLASSES, number_text  # noqa: E402
 from maptab.run.requests import build_requests  # noqa: E402
 from maptab.score.scorer import score_predictions  # noqa: E402
 from maptab.tasks import get  # noqa: E402
@@ -88,6 +93,14 @@ def test_gold_answers_score_100(mini: Path, answers: dict[str, dict[str, str]], 
     for s in log.samples:
         [score] = s.scores.values()
         assert score.metadata["error_type"] is None, (s.id, score.metadata)
+        assert isinstance(score.answer, str) and score.answer not in ("True", "False"), s.id
+        if kind == "rp":  # the route read from the answer
+            assert score.answer == score.metadata["route"], s.id
+            assert "-" in score.answer and "\n" not in score.answer
+        elif kind == "qa":  # the number read from the answer
+            assert float(score.answer) == pytest.approx(score.metadata["pred"]), s.id
+        else:  # the segments read from the answer
+            assert " -> " in score.answer, (s.id, score.answer)
     main = {"rp": "strict", "qa": "accuracy", "reasonmap": "accuracy"}[kind]
     assert _metric(log, main) == 1.0
     assert {s.metadata["kind"] for s in log.samples} == {kind}
@@ -101,15 +114,16 @@ def test_blank_answers_score_0(mini: Path, kind: str) -> None:
     for s in log.samples:
         [score] = s.scores.values()
         assert score.metadata["parsed"] is False and score.metadata["error_type"]
+        assert score.answer is None  # nothing was read from the answer
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_numbers_equal_maptab_score(
     mini: Path, answers: dict[str, dict[str, str]], kind: str
 ) -> None:
-    """Random-baseline answers: every per-sample value and every mean equal those of
-    `maptab score` (score_predictions) on the same answers, and the stderr is the sample
-    standard error of those values."""
+    """Random-baseline answers: every per-sample value, parsed answer and mean equal those of
+    `maptab score` (score_predictions) on the same answers, and the stderr is the standard
+    error of those values clustered by map (maptab's intervals resample maps, SPEC 13)."""
     given = answers["random"]
     log = _run(mini, kind, lambda sid: given[sid], limit=None)
     ids = [str(s.id) for s in log.samples]
@@ -120,13 +134,24 @@ def test_numbers_equal_maptab_score(
     values: dict[str, list[float]] = {}
     for s in log.samples:
         [score] = s.scores.values()
-        expect = sample_values(task, by_id[str(s.id)])
+        row = by_id[str(s.id)]
+        expect = sample_values(task, row)
         assert score.value == expect, s.id
-        assert score.metadata["error_type"] == by_id[str(s.id)]["error_type"]
+        assert score.metadata["error_type"] == row["error_type"]
+        if not row["parsed"]:
+            assert score.answer is None, s.id
+        elif kind == "rp":
+            assert score.answer == row["route"], s.id
+        elif kind == "qa":
+            assert score.answer == number_text(row["pred"]), s.id
+        else:
+            assert score.answer and score.answer.count(" -> ") >= 1, s.id
         for k, v in expect.items():
             values.setdefault(k, []).append(v)
     assert values, "no metric compared"
     cats = [s.metadata["category"] for s in log.samples]
+    maps = [s.metadata["map_id"] for s in log.samples]
+    assert len(set(maps)) > 1 and len(set(maps)) < len(maps)
     compared = 0
     for m in task.metrics:
         if m.name not in values:
@@ -135,8 +160,9 @@ def test_numbers_equal_maptab_score(
         n = len(values[m.name])
         mine = sum(values[m.name]) / n
         assert result["mean"].value == pytest.approx(mine, abs=1e-12)
-        sd = math.sqrt(sum((v - mine) ** 2 for v in values[m.name]) / (n - 1))
-        assert result["stderr"].value == pytest.approx(sd / math.sqrt(n), rel=1e-9, abs=1e-12)
+        assert result["stderr"].value == pytest.approx(
+            _clustered_stderr(values[m.name], maps), rel=1e-9, abs=1e-12
+        )
         for cat in set(cats):
             vs = [v for v, c in zip(values[m.name], cats, strict=True) if c == cat]
             assert _group(result, cat) == pytest.approx(sum(vs) / len(vs), abs=1e-12)
@@ -145,6 +171,26 @@ def test_numbers_equal_maptab_score(
             assert value == pytest.approx(block["mean"], abs=1e-9), m.name
             compared += 1
     assert compared, "no figure compared with maptab score's summary"
+
+
+def _clustered_stderr(values: list[float], clusters: list[str]) -> float:
+    """Standard error of the mean with clusters: sqrt(C/(C-1) * sum over clusters of the
+    squared sum of deviations) / n."""
+    n = len(values)
+    mean = sum(values) / n
+    sums: dict[str, float] = {}
+    for v, c in zip(values, clusters, strict=True):
+        sums[c] = sums.get(c, 0.0) + (v - mean)
+    k = len(sums)
+    return math.sqrt(sum(x * x for x in sums.values()) * k / (k - 1)) / n
+
+
+def test_clustered_stderr_differs_from_the_independent_one() -> None:
+    """Two maps, each with all its samples right or all wrong: the spread is between maps."""
+    values, clusters = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0], ["a", "a", "a", "b", "b", "b"]
+    independent = math.sqrt(sum((v - 0.5) ** 2 for v in values) / 5) / math.sqrt(6)
+    assert _clustered_stderr(values, clusters) == pytest.approx(0.5)
+    assert independent == pytest.approx(0.2236, abs=1e-4)
 
 
 def _summary_blocks(summary: dict[str, Any], name: str, result: Any) -> list[tuple[Any, float]]:
@@ -225,3 +271,24 @@ def test_readme_inspect_commands(
                 params[key] = int(value) if value.isdigit() else value
         task = factory(**params)
         assert len(task.dataset) > 0, command
+
+
+def test_dataset_errors_are_one_line(tmp_path: Path) -> None:
+    """A task that cannot be built raises a DatasetError, and inspect's CLI prints its
+    message alone (no ExceptionGroup traceback) and exits non-zero."""
+    from inspect_ai._util.error import PrerequisiteError
+
+    missing = tmp_path / "missing"
+    with pytest.raises(DatasetError, match="not a dataset folder") as info:
+        maptab_task("rp", str(missing))
+    assert isinstance(info.value, PrerequisiteError) and "\n" not in str(info.value)
+    command = [sys.executable, "-m", "inspect_ai", "eval", "maptab/maptab_rp"]
+    command += ["-T", f"dataset={missing}", "--model", "mockllm/model"]
+    command += ["--log-dir", str(tmp_path / "logs"), "--display", "plain"]
+    env = {**os.environ, "COLUMNS": "500"}  # inspect's console wraps at the terminal width
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=300, check=False, env=env
+    )
+    lines = [ln for ln in (done.stdout + done.stderr).splitlines() if ln.strip()]
+    assert done.returncode != 0
+    assert lines == [str(info.value)], lines

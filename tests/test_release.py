@@ -21,9 +21,11 @@ from maptab.generate.queries import od_queries
 from maptab.generate.release import (
     CATEGORY_KINDS,
     LAYOUTS,
+    SCRIPT_LANGUAGES,
     ReleaseError,
     export_maptab_release,
     import_maptab_release,
+    labels_language,
 )
 from maptab.io.dataset import Dataset, DatasetWriter, MapEntry
 
@@ -220,6 +222,8 @@ def test_import_released_sample_reproduces_gold_labels(tmp_path):
     ds = Dataset(tmp_path / "ds")
     assert list(ds.maps) == ["america/cleveland"]
     assert ds.maps["america/cleveland"].difficulty == "easy"
+    assert ds.maps["america/cleveland"].language == "en"
+    assert ds.network("america/cleveland").meta["language"] == "en"
     assert ds.image_path("america/cleveland") is not None
     queries = {q.category: q for q in ds.rp()}
     assert len(queries) == 12
@@ -238,11 +242,12 @@ def test_import_released_sample_reproduces_gold_labels(tmp_path):
             assert q.totals == {k: released[k] for k in TOTAL_FIELDS}
             assert q.repetition == "FR"
 
-    # and back out: every released file (query files, tables, image) byte for byte, the
-    # undefined rank field included
+    # and back out: every released file (query files, CSV and JSON tables, image) byte for
+    # byte, the undefined rank field and the metromap CSVs' byte-order mark included
     out = export_maptab_release(tmp_path / "ds", tmp_path / "release")
     released = sorted(p for p in SAMPLE.rglob("*") if p.is_file())
     assert len(released) == 17
+    assert sum(p.suffix == ".csv" for p in released) == 2
     for path in released:
         assert (out / path.relative_to(SAMPLE)).read_bytes() == path.read_bytes(), path.name
     rank = [q.release_rank for q in ds.rp() if q.category in ("map_only", "edge_only", "map_edge")]
@@ -694,7 +699,8 @@ def test_built_travelmap_exports_in_travel_field_names_and_comes_back(tmp_path):
 def test_a_full_maptab_checkout_round_trips(tmp_path):
     """With ``MAPTAB_RELEASE`` naming a checkout of MapTab's public repository (or its
     Hugging Face data), both scenarios import with every label reproduced and export back
-    byte for byte (query files and JSON tables)."""
+    byte for byte: every file under ``images/``, ``tabulars/`` (CSV and JSON) and the two
+    split folders of ``data/``."""
     root = os.environ.get("MAPTAB_RELEASE")
     if not root:
         pytest.skip("set MAPTAB_RELEASE to a MapTab checkout to run this check")
@@ -706,10 +712,131 @@ def test_a_full_maptab_checkout_round_trips(tmp_path):
     files = sorted(
         p
         for scenario in LAYOUTS
-        for p in (release / scenario).glob("*/*/*.json")
-        if p.parent.name != "all"
-        and (p.parts[-3] == "data" or p.name.endswith(("_edge.json", "_vertex.json")))
+        for p in (release / scenario).glob("*/*/*")
+        if p.is_file()
+        and (
+            p.parts[-3] in ("images", "tabulars")
+            or (p.parts[-3] == "data" and p.parent.name in ("training_set", "test_set"))
+        )
     )
-    assert files
+    assert {p.suffix for p in files} >= {".json", ".csv", ".png"}
+    assert {p.relative_to(release).parts[0] for p in files} == set(LAYOUTS)
     for path in files:
         assert (out / path.relative_to(release)).read_bytes() == path.read_bytes(), path
+
+
+# --------------------------------------------------------------------------- release formats
+# MapTab's released travelmap tables (Angkor Wat) differ from its metromap ones (Cleveland,
+# ../shared/data/maptab-sample): their CSVs have no byte-order mark, and they spell numbers
+# per column as pandas does, whole columns as integers and the others as floats, whole
+# values too (`龙蟠水池-圣剑寺,14,12,5.0,0.161644`); their JSON writes every number as a float.
+PARK = {"东门": (0, 100, 3.0, 0.9), "湖心亭": (93, 45, 2.2, 0.446575),
+        "古塔": (27, 40, 5.0, 0.252055), "山顶": (153, 35, 2.4, 0.90411)}  # fmt: skip
+PARK_EDGES = {("东门", "湖心亭"): (18, 15, 3.2, 0.668493), ("湖心亭", "古塔"): (14, 12, 5.0, 0.161644),
+              ("古塔", "山顶"): (22, 18, 2.0, 0.265753), ("东门", "山顶"): (38, 22, 2.5, 0.917808)}  # fmt: skip
+
+
+def build_park_dataset(root: Path) -> Path:
+    """A travelmap with Chinese spot names and the value shapes of the released travelmap
+    (our own names and numbers), with its 12 RP queries from 东门 to 山顶."""
+    net = Network.from_edges(list(PARK_EDGES), map_id="china/park")
+    vertices = {
+        k: replace(v, time=float(t), price=float(p), comfort=c, reliability=r)
+        for k, v in net.vertices.items()
+        for t, p, c, r in [PARK[k]]
+    }
+    edges = [
+        replace(e, time=float(t), price=float(p), comfort=c, reliability=r)
+        for e in net.edges
+        for t, p, c, r in [PARK_EDGES[(e.u, e.v)]]
+    ]
+    net = net.with_attributes(vertices, edges)
+    writer = DatasetWriter(root, 1, {})
+    png = root.parent / "park.png"
+    Image.new("RGB", (8, 6), (10, 120, 10)).save(png)
+    writer.add_map(net, MapEntry("china/park", "travelmap", "hard", "test"), image=png)
+    mix = net.with_attributes(vertices=derive_mix(net))
+    rows = [
+        RPQuery(f"china/park/rp-{i:05d}", "china/park", "travelmap", "test", category.name,
+                "direct_optimization", "q?", "东门", "山顶", map_difficulty="hard",
+                query_difficulty="easy", weights=weights, totals=gold.totals,
+                repetition=repetition, **gold.label())
+        for i, (category, weights, gold, repetition) in enumerate(
+            od_queries(net, mix, "东门", "山顶", np.random.default_rng(0)), 1
+        )
+    ]  # fmt: skip
+    writer.add("rp", rows)
+    writer.finish()
+    return root
+
+
+def test_travel_tables_are_written_as_the_release_writes_them(tmp_path):
+    out = export_maptab_release(build_park_dataset(tmp_path / "ds"), tmp_path / "release")
+    tab = out / "travelmap/tabulars/china"
+    assert (tab / "park_edge.csv").read_bytes() == (
+        "Edge,Time,Price,Comfort Level,Reliability\n"
+        "东门-湖心亭,18,15,3.2,0.668493\n"
+        "湖心亭-古塔,14,12,5.0,0.161644\n"
+        "古塔-山顶,22,18,2.0,0.265753\n"
+        "东门-山顶,38,22,2.5,0.917808\n"
+    ).encode()  # no byte-order mark; whole Time and Price, every Comfort with a decimal
+    assert (tab / "park_vertex.csv").read_bytes() == (
+        "Vertex,Time,Price,Comfort Level,Reliability\n"
+        "东门,0,100,3.0,0.9\n"
+        "湖心亭,93,45,2.2,0.446575\n"
+        "古塔,27,40,5.0,0.252055\n"
+        "山顶,153,35,2.4,0.90411\n"
+    ).encode()
+    vertex_json = (tab / "park_vertex.json").read_text(encoding="utf-8")
+    assert '"Time": 93.0,' in vertex_json and '"Comfort Level": 5.0,' in vertex_json
+    assert not list(tab.glob("*_vertex2.*"))
+
+
+def test_imported_maps_keep_the_language_of_their_labels(tmp_path):
+    first = export_maptab_release(build_park_dataset(tmp_path / "ds"), tmp_path / "release")
+    manifest = import_maptab_release(first, tmp_path / "back")
+    assert manifest["options"]["label_mismatches"] == []
+    back = Dataset(tmp_path / "back")
+    assert back.maps["china/park"].language == "zh"
+    assert back.network("china/park").meta["language"] == "zh"  # what the renderer reads
+    # and the round trip is byte for byte, CSVs and image included
+    again = export_maptab_release(tmp_path / "back", tmp_path / "again")
+    files = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
+    assert len(files) == 12 + 4 + 1
+    assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
+    for rel in files:
+        assert (again / rel).read_bytes() == (first / rel).read_bytes(), rel
+
+    release = tmp_path / "two"
+    write_two_scenario_release(release)
+    import_maptab_release(release, tmp_path / "two-ds")
+    assert {m: e.language for m, e in Dataset(tmp_path / "two-ds").maps.items()} == {
+        "atlantis/lostCity": "en",
+        "testland/tinyTown": "en",
+    }
+
+
+@pytest.mark.parametrize(
+    ("labels", "hint", "language"),
+    [
+        (["东门", "湖心亭", "T2航站楼"], None, "zh"),
+        (["東門", "湖心亭"], "zh-tw", "zh-tw"),  # a recorded language of the same script stays
+        (["新宿", "しんじゅく"], None, "ja"),
+        (["서울역", "시청"], None, "ko"),
+        (["Երևան", "Գյումրի"], None, "hy"),
+        (["Київ", "Львів"], "uk", "uk"),
+        (["Москва"], "en", "ru"),  # a recorded language of another script is replaced
+        (["Stasiun Gambir", "Monas"], "id", "id"),
+        (["Brookpark", "Puritas"], "zh", "en"),
+        (["12", "34"], "fr", "fr"),  # no letters: the recorded language
+        ([], None, "en"),
+    ],
+)
+def test_labels_language(labels, hint, language):
+    assert labels_language(labels, hint) == language
+
+
+def test_script_languages_are_map_languages():
+    from maptab.generate.names import LANGUAGES
+
+    assert {lang for langs in SCRIPT_LANGUAGES.values() for lang in langs} == set(LANGUAGES)

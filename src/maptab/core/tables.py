@@ -2,10 +2,12 @@
 
 File formats (byte-compatible with MapTab's released files):
 
-* **CSV**: UTF-8 with a byte-order mark, ``\\n`` line ends, minimal quoting. Numbers are
-  written in their shortest exact decimal form, integral values without a fraction
-  (``0``, ``2.5``, ``0.493151``). The ``Line`` cell of a station on several lines joins them
-  with :data:`LINE_SEPARATOR`.
+* **CSV**: UTF-8, ``\\n`` line ends, minimal quoting; a byte-order mark on metromap tables,
+  none on travelmap tables (:data:`CSV_BOM`). Numbers per column: a column whose values are
+  all whole is written in integers (``0``, travelmap ``18``); any other column writes every
+  value as a float, in its shortest round-trip form with a decimal point (``2.5``,
+  ``0.493151``, travelmap Comfort ``5.0``), never with an exponent. The ``Line`` cell of a
+  station on several lines joins them with :data:`LINE_SEPARATOR`.
 * **JSON**: a list of objects, two-space indentation, non-ASCII kept as is, no trailing
   newline. ``Line`` is a list. Metromap ``Transfer Time`` is a JSON integer when integral;
   every other number is a JSON float (``0.0``, travelmap ``21.0``), as in the released files
@@ -663,15 +665,32 @@ def mix_rows(network: Network) -> list[dict[str, Any]]:
 
 
 # ----------------------------------------------------------------------------- writing
-def _csv_number(value: float) -> str:
-    """Shortest exact decimal form, integral values without a fraction, never an exponent."""
-    if isinstance(value, int) or float(value).is_integer():
-        return str(int(value))
+CSV_BOM: dict[str, bool] = {"metromap": True, "travelmap": False}
+"""Whether MapTab's released CSV tables of a scenario start with a UTF-8 byte-order mark."""
+
+
+def _float_text(value: float) -> str:
+    """A float as Python writes it (shortest round trip, a decimal point always: ``5.0``,
+    ``0.90411``), spelt out instead of an exponent (``0.00001``)."""
     text = repr(float(value))
-    return format(Decimal(text), "f") if "e" in text or "E" in text else text
+    if not math.isfinite(value):
+        return text
+    if "e" in text or "E" in text:
+        text = format(Decimal(text), "f")
+    return text if "." in text else f"{text}.0"
 
 
-def _csv_cell(value: Any, column: str) -> str:
+def _whole_columns(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> set[str]:
+    """The numeric columns whose every value is a whole number (written ``18``, not ``18.0``)."""
+    whole = set()
+    for c in columns:
+        values = [r[c] for r in rows if isinstance(r[c], int | float)]
+        if values and all(math.isfinite(v) and float(v).is_integer() for v in values):
+            whole.add(c)
+    return whole
+
+
+def _csv_cell(value: Any, column: str, whole: bool) -> str:
     if isinstance(value, list):
         for name in value:
             if _READ_SEPARATORS.search(name) or name.startswith("["):
@@ -685,7 +704,7 @@ def _csv_cell(value: Any, column: str) -> str:
     if isinstance(value, bool):
         raise TableError("<CSV>", None, column, f"unexpected boolean {value!r}")
     if isinstance(value, int | float):
-        return _csv_number(value)
+        return str(int(value)) if whole else _float_text(value)
     return str(value)
 
 
@@ -704,14 +723,15 @@ def table_csv(
     drop_columns: Iterable[str] = (),
 ) -> str:
     """A table as CSV text (no BOM), rows in ``order`` (a permutation of row indices), without
-    ``drop_columns``. Used to show per-sample shuffled tables to models (SPEC 5)."""
+    ``drop_columns``. Numbers per column as MapTab's release writes them (module docstring)."""
     dropped = set(drop_columns)
     cols = [c for c in columns if c not in dropped]
+    whole = _whole_columns(rows, cols)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(cols)
     for row in _ordered(rows, order):
-        writer.writerow([_csv_cell(row[c], c) for c in cols])
+        writer.writerow([_csv_cell(row[c], c, c in whole) for c in cols])
     return out.getvalue()
 
 
@@ -727,10 +747,19 @@ def table_json(
 
 
 def write_csv(
-    rows: Sequence[dict[str, Any]], path: str | os.PathLike[str], columns: Sequence[str]
+    rows: Sequence[dict[str, Any]],
+    path: str | os.PathLike[str],
+    columns: Sequence[str],
+    *,
+    bom: bool | None = None,
 ) -> None:
-    """Write rows as a MapTab CSV file (UTF-8 with BOM, ``\\n`` line ends)."""
-    Path(path).write_bytes(("\ufeff" + table_csv(rows, columns)).encode("utf-8"))
+    """Write rows as a MapTab CSV file (UTF-8, ``\\n`` line ends). ``bom`` defaults to the
+    release's choice for the table's scenario (:data:`CSV_BOM`; a ``Line`` column means
+    metromap)."""
+    if bom is None:
+        bom = CSV_BOM["metromap" if "Line" in columns else "travelmap"]
+    text = table_csv(rows, columns)
+    Path(path).write_bytes((("\ufeff" if bom else "") + text).encode("utf-8"))
 
 
 def write_json(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> None:
@@ -760,7 +789,7 @@ def write_tables(
             path = out / f"{stem}_{kind}.{fmt}"
             if fmt == "csv":
                 try:
-                    write_csv(rows, path, columns)
+                    write_csv(rows, path, columns, bom=CSV_BOM[network.scenario])
                 except TableError as exc:
                     raise TableError(os.fspath(path), exc.row, exc.field, exc.message) from None
             else:

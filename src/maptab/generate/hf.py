@@ -7,6 +7,9 @@ Layout::
                                                    features, split sizes) and prose
     OUT/<config>/<split>-00000-of-00001.parquet    config in rp, qa, reasonmap, maps
 
+The card's ``language`` list is English (the questions) and each map's language, read from
+the script of its station labels (:func:`map_languages`).
+
 ``rp``/``qa``/``reasonmap`` hold one row per query with the JSONL fields of the dataset and
 an ``image`` column (the map image embedded, ``datasets.Image`` feature); ``maps`` holds one
 row per map (image, tables as CSV text, ``network.json`` text). Rows are written one Parquet
@@ -35,6 +38,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from maptab._limits import open_image
+from maptab.generate.release import labels_language
 from maptab.io.dataset import TABLE_FILES, Dataset, DatasetError
 from maptab.tasks.base import get as get_kind
 
@@ -239,20 +243,41 @@ def _size_category(n: int) -> str:
     return "100K<n<1M" if n < 1_000_000 else "1M<n<10M"
 
 
+def map_languages(ds: Dataset) -> dict[str, str]:
+    """Each map's language, from the script of its station labels with the manifest's
+    language as the hint (:func:`maptab.generate.release.labels_language`; SPEC 15)."""
+    out = {}
+    for map_id, entry in ds.maps.items():
+        net = ds.network(map_id)
+        out[map_id] = labels_language((net.label(s) for s in net.vertices), entry.language)
+    return out
+
+
+def card_languages(map_langs: Any) -> list[str]:
+    """The card's ``language`` codes: ``en`` (every question and instruction is English),
+    then the maps' languages as ISO 639-1 codes (``zh-tw`` is ``zh``), sorted."""
+    codes = {str(lang).split("-")[0].lower() for lang in map_langs if lang}
+    return ["en", *sorted(codes - {"en"})]
+
+
 def _card(
     configs: dict[str, list[str]],
     manifest: dict[str, Any],
     schemas: dict[str, pa.Schema] | None = None,
     counts: dict[tuple[str, str], int] | None = None,
     sizes: dict[tuple[str, str], int] | None = None,
+    languages: list[str] | None = None,
 ) -> str:
     """The dataset card (``README.md``): YAML metadata that ``huggingface_hub.DatasetCard``
-    reads (licence, task categories, size, configs with their files, features and split
-    sizes), then prose: what the data is, how it was built, the cost model, the metrics, and
-    how to cite the two papers."""
+    reads (licence, task categories, languages, size, configs with their files, features
+    and split sizes), then prose: what the data is, how it was built, the cost model, the
+    metrics, and how to cite the two papers. ``languages`` defaults to those the manifest
+    records for its maps (:func:`card_languages`)."""
     schemas = schemas or {}
     counts = counts or {}
     sizes = sizes or {}
+    if languages is None:
+        languages = card_languages(m.get("language") for m in manifest.get("maps") or [])
     options = manifest.get("options") or {}
     preset = options.get("preset") or {}
     total = sum(n for (name, _), n in counts.items() if name != "maps")
@@ -262,7 +287,7 @@ def _card(
         "task_categories:",
         *[f"- {c}" for c in TASK_CATEGORIES],
         "language:",
-        "- en",
+        *[f"- {lang}" for lang in languages],
         "tags:",
         "- route-planning",
         "- maps",
@@ -405,6 +430,7 @@ def export_hf(dataset_dir: str | Path, out_dir: str | Path) -> Path:
             sizes[(name, split)] = sum(
                 meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)
             )
-    card = _card(written, ds.manifest, schemas, counts, sizes)
+    languages = card_languages(map_languages(ds).values())
+    card = _card(written, ds.manifest, schemas, counts, sizes, languages)
     (out / "README.md").write_text(card, encoding="utf-8", newline="\n")
     return out

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections import defaultdict
-from collections.abc import Callable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -145,7 +145,9 @@ def export_maptab_release(dataset_dir: str | Path, out_dir: str | Path) -> Path:
 
     Images missing from the dataset stay missing (the ``figure`` path is still written).
     Difficulty labels are capitalised (``Easy``/``Medium``/``Hard``) as in the release. A
-    travelmap's Mix_tab is its Vertex_tab, so no ``_vertex2`` file is written for it.
+    travelmap's Mix_tab is its Vertex_tab, so no ``_vertex2`` file is written for it. Tables
+    are written from the map's network in the released formats (:mod:`maptab.core.tables`:
+    the CSV byte-order mark and number spelling per scenario and column), not copied.
     """
     ds = Dataset(dataset_dir)
     out = Path(out_dir)
@@ -159,12 +161,17 @@ def export_maptab_release(dataset_dir: str | Path, out_dir: str | Path) -> Path:
             "mix": tables.mix_rows(net),
         }
         for kind, rows_of_kind in rows.items():
+            ds.table_path(map_id, kind)  # the dataset's table is checked (place, hash) all the same
             target = safe_join(out, paths[map_id][kind])
             if kind == "mix" and target.name == Path(paths[map_id]["vertices"]).name:
                 continue  # travelmap: Mix_tab == Vertex_tab, one file
             target.parent.mkdir(parents=True, exist_ok=True)
             tables.write_json(rows_of_kind, target)
-            shutil.copyfile(ds.table_path(map_id, kind), target.with_suffix(".csv"))
+            columns = (tables.EDGE_COLUMNS if kind == "edges" else tables.VERTEX_COLUMNS)[
+                entry.scenario
+            ]
+            bom = tables.CSV_BOM[entry.scenario]
+            tables.write_csv(rows_of_kind, target.with_suffix(".csv"), columns, bom=bom)
         image = ds.image_path(map_id)
         if image is not None:
             target = safe_join(out, paths[map_id]["figure"])
@@ -210,6 +217,81 @@ def _record(q: RPQuery, paths: dict[str, str]) -> dict[str, Any]:
     }
     order = layout.field_order(not category.criteria_free, vertex_only)
     return {k: values[k] for k in order if not (k == layout.rank and values[k] is None)}
+
+
+# --------------------------------------------------------------------------- language
+_SCRIPT_BLOCKS: tuple[tuple[int, int, str], ...] = (
+    (0x0370, 0x03FF, "greek"),
+    (0x0400, 0x052F, "cyrillic"),
+    (0x0530, 0x058F, "armenian"),
+    (0x0590, 0x05FF, "hebrew"),
+    (0x0600, 0x06FF, "arabic"),
+    (0x0750, 0x077F, "arabic"),
+    (0x08A0, 0x08FF, "arabic"),
+    (0x0900, 0x097F, "devanagari"),
+    (0x0980, 0x09FF, "bengali"),
+    (0x0E00, 0x0E7F, "thai"),
+    (0x10A0, 0x10FF, "georgian"),
+    (0x1100, 0x11FF, "hangul"),
+    (0x2E80, 0x2FDF, "han"),
+    (0x3040, 0x30FF, "kana"),
+    (0x3130, 0x318F, "hangul"),
+    (0x31F0, 0x31FF, "kana"),
+    (0x3400, 0x4DBF, "han"),
+    (0x4E00, 0x9FFF, "han"),
+    (0xAC00, 0xD7AF, "hangul"),
+    (0xF900, 0xFAFF, "han"),
+    (0xFB1D, 0xFB4F, "hebrew"),
+    (0xFB50, 0xFDFF, "arabic"),
+    (0xFE70, 0xFEFF, "arabic"),
+    (0x20000, 0x2FFFF, "han"),
+)
+"""Unicode blocks that decide a letter's script (inclusive ranges); other letters are Latin."""
+
+SCRIPT_LANGUAGES: dict[str, tuple[str, ...]] = {
+    "latin": ("en", "fr", "de", "es", "it", "pt", "nl", "pl", "cs", "hu", "id"),
+    "han": ("zh", "zh-tw", "ja"),
+    "kana": ("ja",),
+    "hangul": ("ko",),
+    "cyrillic": ("ru", "uk"),
+    "greek": ("el",),
+    "arabic": ("ar", "fa"),
+    "hebrew": ("he",),
+    "thai": ("th",),
+    "devanagari": ("hi",),
+    "bengali": ("bn",),
+    "georgian": ("ka",),
+    "armenian": ("hy",),
+}
+"""The map languages (:data:`maptab.generate.names.LANGUAGES`) written in each script, the
+one assumed when nothing else tells them apart first."""
+
+
+def _script(ch: str) -> str | None:
+    cp = ord(ch)
+    for lo, hi, script in _SCRIPT_BLOCKS:
+        if lo <= cp <= hi:
+            return script
+    return "latin" if ch.isalpha() else None
+
+
+def labels_language(labels: Iterable[str], hint: str | None = None) -> str:
+    """The language of a map from the script of its station labels (SPEC 15).
+
+    The script with most letters decides (Han with any kana is Japanese); ``hint`` (a
+    recorded language) is kept when it is written in that script (``id`` for Latin labels,
+    ``zh-tw`` or ``ja`` for Han), else the script's first language of
+    :data:`SCRIPT_LANGUAGES` (Latin: ``en``, Han: ``zh``). Labels without letters give
+    ``hint`` or ``en``.
+    """
+    counts = Counter(s for text in labels for ch in text if (s := _script(ch)) is not None)
+    if not counts:
+        return hint or "en"
+    script = max(counts, key=lambda k: counts[k])
+    if script == "han" and counts["kana"]:
+        script = "kana"
+    choices = SCRIPT_LANGUAGES[script]
+    return hint if hint in choices else choices[0]
 
 
 # --------------------------------------------------------------------------- import
@@ -335,7 +417,9 @@ def import_maptab_release(
     layout does not define are counted under ``options.unread_fields``. Tables come from the
     records' ``edge_tab``/``vertex_tab`` JSON files and must be well-formed (SPEC 7); ``warn``
     gets one line per table with values outside the MapTab profile. The Mix_tab is derived
-    (SPEC 5). Raises :class:`ReleaseError` naming the file and record on bad input.
+    (SPEC 5). A map's language (manifest entry and network ``meta``, which the renderer
+    reads) is that of its station labels (:func:`labels_language`). Raises
+    :class:`ReleaseError` naming the file and record on bad input.
     """
     root = Path(release_dir)
     records: list[tuple[str, str, str, Path, int, dict[str, Any]]] = []
@@ -381,6 +465,7 @@ def import_maptab_release(
             for line in profile_warnings(problems):
                 warn(line)
         net = tables.read_network(edge_tab, vertex_tab, scenario=info["scenario"], map_id=map_id)
+        net.meta["language"] = labels_language(net.label(s) for s in net.vertices)
         networks[map_id] = (net, net.with_attributes(vertices=tables.derive_mix(net)))
         image = safe_join(root, info["figure"])
         entry = MapEntry(
@@ -388,6 +473,7 @@ def import_maptab_release(
             scenario=info["scenario"],
             difficulty=info["difficulty"],
             split=info["split"],
+            language=str(net.meta["language"]),
             source="maptab-release",
         )
         writer.add_map(net, entry, image=image if image.is_file() else None)

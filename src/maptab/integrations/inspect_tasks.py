@@ -10,9 +10,16 @@ One adapter, :func:`maptab_task`, turns any registered task kind into an inspect
 * **solver** — ``generate()``;
 * **scorer** — the kind's own ``score`` (the row ``maptab score`` writes): the score value is
   a dict of the kind's plain mean metrics (RP: EMA, PMA, strict, valid, optimal, transfers;
-  QA: accuracy; ReasonMap: accuracy, strict accuracy, map score), the score row (with
-  ``error_type``) is its metadata; each value is reported with its mean, its standard error
+  QA: accuracy; ReasonMap: accuracy, strict accuracy, map score), the score's ``answer`` the
+  answer as maptab read it (SPEC 12; ``None`` when it did not parse), the score row (with
+  ``error_type``) its metadata; each value is reported with its mean, its standard error
+  clustered by map (queries of one map move together, as in maptab's own intervals, SPEC 13)
   and its mean per category (RP category, ``qa:N``, ReasonMap mode).
+
+The map image is the data URL ``maptab run`` sends. inspect inlines image file paths into
+its log as well, so a log sample holds its image once either way (``--no-log-images`` drops
+it). A maptab error while the task is built (a missing dataset, a sample without a
+reference) is inspect's ``PrerequisiteError`` too, which its CLI prints as one line.
 
 ``maptab_rp``, ``maptab_qa`` and ``reasonmap`` are the built-in kinds; ``maptab`` takes the
 kind as a parameter (``-T kind=…``, a third party's too). The package's ``inspect_ai`` entry
@@ -34,13 +41,47 @@ from inspect_ai.solver import TaskState, generate
 from maptab.errors import MaptabError
 from maptab.integrations.common import clean, resolve_dataset, sample_values
 from maptab.io.dataset import Dataset, DatasetError
-from maptab.run.baselines import BASELINE_CLASSES
+from maptab.run.baselines import BASELINE_CLASSES, number_text
 from maptab.run.requests import ChatRequest, RequestBuilder, iter_samples
+from maptab.score.parse import Segment, parse_reasonmap
 from maptab.score.workers import Maps
 from maptab.tasks.base import TaskKind
 from maptab.tasks.base import get as get_kind
 
-__all__ = ["maptab", "maptab_qa", "maptab_rp", "maptab_samples", "maptab_task", "reasonmap"]
+try:  # inspect's CLI prints this error's message alone, without a traceback
+    from inspect_ai._util.error import PrerequisiteError
+except ImportError:  # pragma: no cover - a version that moved it: a plain error instead
+
+    class PrerequisiteError(Exception):  # type: ignore[no-redef]
+        """Stand-in where inspect does not have its ``PrerequisiteError`` there."""
+
+
+__all__ = [
+    "InspectDatasetError",
+    "InspectTaskError",
+    "maptab",
+    "maptab_qa",
+    "maptab_rp",
+    "maptab_samples",
+    "maptab_task",
+    "reasonmap",
+]
+
+
+class InspectDatasetError(DatasetError, PrerequisiteError):
+    """A :class:`DatasetError` that inspect's CLI prints as its one-line message (SPEC 16)."""
+
+    def __init__(self, message: str) -> None:
+        DatasetError.__init__(self, message)
+        self.message = message
+
+
+class InspectTaskError(MaptabError, PrerequisiteError):
+    """Any other :class:`MaptabError` of building a task, printed as one line (SPEC 16)."""
+
+    def __init__(self, message: str) -> None:
+        MaptabError.__init__(self, message)
+        self.message = message
 
 
 def _categories(categories: str | Sequence[str] | None) -> list[str] | None:
@@ -122,11 +163,37 @@ def _reference(kind: TaskKind, oracle: Any, request: ChatRequest, dataset_dir: s
         ) from None
 
 
+def _segment_text(seg: Segment) -> str:
+    via = ""
+    if seg.via_stops is not None:
+        via = f" via {', '.join(seg.via_stops) or 'none'}"
+    elif seg.num_via_stops is not None:
+        via = f" ({seg.num_via_stops} via stops)"
+    return f"{seg.route_name}: {seg.departure_stop} -> {seg.arrival_stop}{via}"
+
+
+def _answer(row: dict[str, Any], completion: str, variant: str) -> str | None:
+    """The answer as maptab read it (SPEC 12), from the score row's fields: ``route`` (RP),
+    ``pred`` (QA), else, for a row with ``long_template`` (ReasonMap, whose row keeps no
+    segments), the segments read again, ``--`` between them; ``None`` when nothing parsed."""
+    if not row.get("parsed"):
+        return None
+    if row.get("route") is not None:
+        return str(row["route"])
+    if row.get("pred") is not None:
+        return number_text(row["pred"])
+    if "long_template" in row:
+        segments = parse_reasonmap(completion, variant)
+        if segments:
+            return " -- ".join(_segment_text(seg) for seg in segments)
+    return None
+
+
 def _scorer(kind: TaskKind, dataset_dir: Path, records: dict[str, tuple[Any, str]]) -> Any:
     names = list(sample_values(kind, {}))
 
     per_category = grouped(mean(), "category", all=False, name_template="{group_name}")
-    metrics = {name: [mean(), stderr(), per_category] for name in names}
+    metrics = {name: [mean(), stderr(cluster="map_id"), per_category] for name in names}
 
     @scorer(metrics=metrics, name=f"maptab_{kind.name}")
     def maptab_scorer() -> Any:
@@ -134,10 +201,11 @@ def _scorer(kind: TaskKind, dataset_dir: Path, records: dict[str, tuple[Any, str
 
         async def score(state: TaskState, target: Target) -> Score:
             record, variant = records[str(state.sample_id)]
-            row = kind.scoring.score(maps, record, variant, state.output.completion)
+            completion = state.output.completion
+            row = kind.scoring.score(maps, record, variant, completion)
             return Score(
                 value=sample_values(kind, row),
-                answer=str(row.get("parsed")),
+                answer=_answer(row, completion, variant),
                 explanation=row.get("error_type") or None,
                 metadata=clean(row),
             )
@@ -160,27 +228,35 @@ def maptab_task(
     """The inspect ``Task`` of task kind ``kind`` on ``dataset`` (a dataset folder or a
     preset name, built once: :func:`~maptab.integrations.common.resolve_dataset`), filtered
     as ``maptab run`` filters (``split``, ``categories`` as a list or comma-separated,
-    ``limit``), tables as ``csv`` or ``json``."""
-    task_kind = get_kind(kind)
-    root = resolve_dataset(dataset, seed=seed, images=images)
-    samples, records = maptab_samples(
-        task_kind,
-        root,
-        split=split,
-        categories=categories,
-        limit=limit,
-        table_format=table_format,
-        images=images,
-    )
-    if not samples:
-        why = " (images=False leaves out the samples that show only the map)" if not images else ""
-        raise DatasetError(f"{root}: no {kind} sample matches the selection{why}")
-    return Task(
-        dataset=MemoryDataset(samples, name=f"maptab-{kind}", location=str(root)),
-        solver=generate(),
-        scorer=_scorer(task_kind, root, records),
-        name=kind,
-    )
+    ``limit``), tables as ``csv`` or ``json``. Errors are :class:`InspectDatasetError` (a
+    :class:`DatasetError`) or :class:`InspectTaskError`: one line, in inspect's CLI too."""
+    try:
+        task_kind = get_kind(kind)
+        root = resolve_dataset(dataset, seed=seed, images=images)
+        samples, records = maptab_samples(
+            task_kind,
+            root,
+            split=split,
+            categories=categories,
+            limit=limit,
+            table_format=table_format,
+            images=images,
+        )
+        if not samples:
+            why = " (images=False leaves out the samples that show only the map)"
+            raise DatasetError(
+                f"{root}: no {kind} sample matches the selection{why if not images else ''}"
+            )
+        return Task(
+            dataset=MemoryDataset(samples, name=f"maptab-{kind}", location=str(root)),
+            solver=generate(),
+            scorer=_scorer(task_kind, root, records),
+            name=kind,
+        )
+    except DatasetError as exc:
+        raise InspectDatasetError(str(exc)) from None
+    except MaptabError as exc:
+        raise InspectTaskError(str(exc)) from None
 
 
 @task
