@@ -44,6 +44,14 @@ def export(
             "--table-format", help="trl/verl/lmms-eval: tables in the prompt as csv or json."
         ),
     ] = "csv",
+    inline_maps: Annotated[
+        bool,
+        typer.Option(
+            "--inline-maps",
+            help="trl/verl: put the map's tables in every row's reward reference (self-contained "
+            "rows, larger) instead of naming OUT/maps/<map_id>.json.",
+        ),
+    ] = False,
 ) -> None:
     """Export a dataset to another layout (the reverse of `maptab build --from-maptab`)."""
     if fmt not in FORMATS:
@@ -77,7 +85,14 @@ def export(
 
             if table_format not in ("csv", "json"):
                 fail(f"unknown table format {table_format!r}; choose csv or json")
-            path = export_rl(dataset, out, fmt, images=images, table_format=table_format)  # type: ignore[arg-type]
+            path = export_rl(
+                dataset,
+                out,
+                fmt,
+                images=images,
+                table_format=table_format,  # type: ignore[arg-type]
+                inline_maps=inline_maps,
+            )
     except (MaptabError, OSError) as exc:
         fail(str(exc))
     console.print(f"[green]exported[/] {dataset} -> {path} ({fmt})")

@@ -1,11 +1,14 @@
-"""Export a dataset for RL trainers: TRL and verl Parquet splits (``docs/guides/train-with-rewards.md``).
+"""Export a dataset for RL trainers: TRL and verl Parquet shards (``docs/guides/train-with-rewards.md``).
 
-``maptab export DATASET --format trl|verl --out DIR`` writes ``DIR/train.parquet`` and
-``DIR/test.parquet`` (from each sample's ``split``; a split without samples is not written),
-one row per request ``maptab run`` would send (a ReasonMap pair gives a ``short`` and a
-``long`` row). Every row carries the sample's reward reference
-(:func:`maptab.rewards.encode_reference`: the sample and its map's tables), so the reward
-needs no dataset folder at training time.
+``maptab export DATASET --format trl|verl --out DIR`` writes each split (from each sample's
+``split``; a split without samples is not written) as shards of :data:`SHARD_ROWS` rows,
+``DIR/<split>-00000-of-000NN.parquet``, one row per request ``maptab run`` would send (a
+ReasonMap pair gives a ``short`` and a ``long`` row), rows grouped by map (run order within a
+map), written as they are made: memory holds one map's rows. Every row carries the sample's
+reward reference (:func:`maptab.rewards.encode_reference`); by default a map's tables are
+written once, to ``DIR/maps/<map_id>.json``, and the references of RP and ReasonMap rows name
+that file (``map_ref``, :mod:`maptab.rewards.reference`); with ``inline_maps`` each reference
+carries its map's tables, so the reward needs no file at training time.
 
 Prompt text: the question followed by the tables shown, each ``<Table_name> (CSV):`` and
 its rows in the sample's order, exactly the text parts ``maptab run`` sends
@@ -26,39 +29,55 @@ its rows in the sample's order, exactly the text parts ``maptab run`` sends
 
 Before anything is written the dataset is checked (:func:`maptab.score.integrity.export_problem`:
 ids, finite numbers, weights, map images) and every image the rows need is read; the split
-files are written aside and renamed into place together, so a refused or failed export
-leaves no file.
+shards and the map folder are written under temporary names and renamed into place together
+at the end (the shards of an earlier export into ``DIR`` are then removed), so a refused or
+failed export leaves no file.
 
 Images are the dataset's map PNGs as they are (``{"bytes", "path"}``, the ``datasets.Image``
-layout), stored once per map and file (one row group per map, bytes dictionary-encoded).
+layout), stored once per map and shard (one row group per map, bytes dictionary-encoded).
 ``images=False`` writes no image column and leaves out the samples that show nothing but the
 map (text-only models cannot answer them).
 """
 
 from __future__ import annotations
 
+import contextlib
+import heapq
 import json
-from collections.abc import Iterator
+import os
+import re
+import shutil
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from itertools import groupby
 from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from maptab.io.dataset import Dataset, DatasetError
-from maptab.rewards.reference import encode_reference, reward_spec
+from maptab.io.dataset import Dataset, DatasetError, Sample
+from maptab.rewards.reference import all_rewarded, encode_reference, map_file_text, reward_spec
 from maptab.run.requests import RequestBuilder, iter_samples
 from maptab.score.integrity import export_problem
 from maptab.tasks.base import get as get_kind
 
-__all__ = ["RL_FORMATS", "RLRow", "data_source", "export_rl", "rl_rows"]
+__all__ = [
+    "MAPS_FOLDER",
+    "RL_FORMATS",
+    "RLRow",
+    "SHARD_ROWS",
+    "data_source",
+    "export_rl",
+    "rl_rows",
+]
 
 RL_FORMATS = ("trl", "verl")
 DATA_SOURCE_PREFIX = "maptab/"
 _IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
 _MAX_DICTIONARY_PAGE = 1 << 30
+SHARD_ROWS = 20_000
+"""Rows per Parquet shard (the last shard of a split holds the rest)."""
+MAPS_FOLDER = "maps"
 
 
 @dataclass(slots=True)
@@ -87,10 +106,38 @@ def rl_rows(
     table_format: Literal["csv", "json"] = "csv",
     verify: bool = True,
 ) -> Iterator[RLRow]:
-    """One :class:`RLRow` per request of the dataset, in ``maptab run`` order."""
+    """One :class:`RLRow` per request of the dataset, in ``maptab run`` order, each with its
+    self-contained (map inline) reference."""
     ds = Dataset(dataset_dir, verify=verify)
+    samples = iter_samples(dataset_dir, verify=verify)
+    yield from _rows(ds, dataset_dir, samples, images, table_format, verify, None)
+
+
+def _by_map(ds: Dataset) -> Iterator[Sample]:
+    """The samples of :func:`rl_rows` ordered by map (run order within a map): the kinds'
+    files, each in map order as ``maptab build`` writes it, merged on ``map_id``."""
+    streams = [ds.samples(categories=[k.name]) for k in all_rewarded() if ds.has(k.samples.file)]
+    return heapq.merge(*streams, key=lambda s: s.map_id)
+
+
+def _rows(
+    ds: Dataset,
+    dataset_dir: str | Path,
+    samples: Iterable[Sample],
+    images: bool,
+    table_format: Literal["csv", "json"],
+    verify: bool,
+    maps: _MapStore | None,
+    by_map: bool = False,
+) -> Iterator[RLRow]:
     builder = RequestBuilder(dataset_dir, table_format=table_format, images=False, verify=verify)
-    for sample in iter_samples(dataset_dir, verify=verify):
+    last = None
+    for sample in samples:
+        if by_map and sample.map_id != last:
+            # samples come map by map: keep one map's tables, not every map's
+            last = sample.map_id
+            getattr(builder, "_tables", {}).clear()
+            getattr(ds, "_networks", {}).clear()
         task = get_kind(sample.kind)
         if task.reward is None:  # a kind without a reward has nothing to train on
             continue
@@ -100,9 +147,15 @@ def rl_rows(
         request = builder.request(sample)
         parts = request.messages[0]["content"]
         text = "\n\n".join(p["text"] for p in parts if p.get("type") == "text")
-        network = ds.network(sample.map_id) if task.reward.with_map else None
-        reference = encode_reference(sample.kind, sample.record, network, mode=sample.variant)
         rec = sample.record
+        if not task.reward.with_map:
+            reference = encode_reference(sample.kind, rec, mode=sample.variant)
+        elif maps is None:
+            network = ds.network(sample.map_id)
+            reference = encode_reference(sample.kind, rec, network, mode=sample.variant)
+        else:
+            map_ref = maps.ref(ds, sample.map_id)
+            reference = encode_reference(sample.kind, rec, mode=sample.variant, map_ref=map_ref)
         category = task.category_of(rec, sample.variant)
         yield RLRow(
             sample.id,
@@ -114,6 +167,25 @@ def rl_rows(
             "map" in inputs,
             reference,
         )
+
+
+class _MapStore:
+    """The map side files of a by-reference export: ``<tmp>/<map_id>.json`` written once
+    per map, named in references by ``dir`` (where they will be after the rename)."""
+
+    def __init__(self, tmp: Path, final: Path) -> None:
+        self.tmp, self.final = tmp, str(final)
+        self.digests: dict[str, str] = {}
+
+    def ref(self, ds: Dataset, map_id: str) -> dict[str, str]:
+        digest = self.digests.get(map_id)
+        if digest is None:
+            if not map_id or map_id.startswith(".") or any(c in map_id for c in "/\\\0"):
+                raise DatasetError(f"map id {map_id!r} cannot name a map file")
+            text, digest = map_file_text(ds.network(map_id))
+            (self.tmp / f"{map_id}.json").write_text(text, encoding="utf-8")
+            self.digests[map_id] = digest
+        return {"map_id": map_id, "digest": digest, "dir": self.final}
 
 
 def _trl_row(row: RLRow, image: dict[str, Any] | None, images: bool) -> dict[str, Any]:
@@ -200,41 +272,144 @@ def export_rl(
     images: bool = True,
     table_format: Literal["csv", "json"] = "csv",
     verify: bool = True,
+    inline_maps: bool = False,
+    shard_rows: int = SHARD_ROWS,
 ) -> Path:
-    """Write the dataset's train/test splits for ``fmt`` (``trl`` or ``verl``) into
-    ``out_dir`` (module docstring); returns ``out_dir``. Deterministic."""
+    """Write the dataset's train/test shards for ``fmt`` (``trl`` or ``verl``) into
+    ``out_dir`` (module docstring), with the map side files in ``out_dir/maps`` unless
+    ``inline_maps``; returns ``out_dir``. Deterministic for one ``out_dir``."""
     if fmt not in RL_FORMATS:
         raise DatasetError(f"unknown RL format {fmt!r}; choose one of {', '.join(RL_FORMATS)}")
+    if shard_rows < 1:
+        raise DatasetError(f"shard size must be at least 1 row, not {shard_rows}")
     ds = Dataset(dataset_dir, verify=verify)
     problem = export_problem(ds, images=images)
     if problem:
         raise DatasetError(f"{problem}; nothing exported")
-    by_split: dict[str, list[RLRow]] = {}
-    for row in rl_rows(dataset_dir, images=images, table_format=table_format, verify=verify):
-        by_split.setdefault(row.split, []).append(row)
-    pictures: dict[str, dict[str, Any]] = {}
-    for rows in by_split.values() if images else ():
-        for r in rows:
-            if r.shows_map and r.map_id not in pictures:
-                pictures[r.map_id] = _picture(ds, r.map_id)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    out = out.resolve()
     schema = _schema(fmt, images)
-    written: list[tuple[Path, Path]] = []
+    maps_tmp = out / f".maps.{os.getpid()}.tmp"
+    splits: dict[str, _SplitWriter] = {}
     try:
-        for split, rows in sorted(by_split.items()):
-            rows.sort(key=lambda r: r.map_id)  # stable: run order within a map
-            path = out / f"{split}.parquet"
-            tmp = path.with_name(f".{path.name}.tmp")
-            written.append((tmp, path))
-            _write_split(tmp, schema, fmt, rows, pictures, images)
+        maps = None
+        if not inline_maps:
+            shutil.rmtree(maps_tmp, ignore_errors=True)
+            maps_tmp.mkdir()
+            maps = _MapStore(maps_tmp, out / MAPS_FOLDER)
+        picture: tuple[str, dict[str, Any]] | None = None
+        samples = _by_map(ds)
+        for row in _rows(ds, dataset_dir, samples, images, table_format, verify, maps, True):
+            img = None
+            if images and row.shows_map:
+                if picture is None or picture[0] != row.map_id:
+                    picture = (row.map_id, _picture(ds, row.map_id))
+                img = picture[1]
+            w = splits.get(row.split)
+            if w is None:
+                w = splits[row.split] = _SplitWriter(out, row.split, schema, fmt, shard_rows)
+            w.add(row, img, images)
+        for w in splits.values():
+            w.close()
     except BaseException:
-        for tmp, _ in written:
-            tmp.unlink(missing_ok=True)
+        for w in splits.values():
+            w.abort()
+        shutil.rmtree(maps_tmp, ignore_errors=True)
         raise
-    for tmp, path in written:
-        tmp.replace(path)
+    _publish(out, splits, maps_tmp if not inline_maps else None)
     return out
+
+
+_SHARD = re.compile(r"^[\w.-]+-\d{5}-of-\d{5}\.parquet$")
+
+
+def _publish(out: Path, splits: dict[str, _SplitWriter], maps_tmp: Path | None) -> None:
+    """Rename the written shards (and the map folder) into place together, then remove the
+    shards and map folder of an earlier export into the same folder."""
+    final = {
+        path: tmp
+        for w in splits.values()
+        for tmp, path in zip(w.tmps, w.final_names(), strict=True)
+    }
+    old_maps = out / f".maps.{os.getpid()}.old"
+    if maps_tmp is not None:
+        if (out / MAPS_FOLDER).exists():
+            (out / MAPS_FOLDER).replace(old_maps)
+        maps_tmp.replace(out / MAPS_FOLDER)
+    for path, tmp in sorted(final.items()):
+        tmp.replace(path)
+    for p in out.iterdir():
+        if _SHARD.match(p.name) and p not in final and p.is_file():
+            p.unlink()
+    shutil.rmtree(old_maps, ignore_errors=True)
+
+
+class _SplitWriter:
+    """One split's shards: rows written as they come, one row group per map, a new shard
+    every ``shard_rows`` rows; temporary names until :func:`_publish`."""
+
+    def __init__(self, out: Path, split: str, schema: pa.Schema, fmt: str, shard_rows: int):
+        self.out, self.split, self.schema, self.fmt = out, split, schema, fmt
+        self.shard_rows = shard_rows
+        self.tmps: list[Path] = []
+        self.writer: pq.ParquetWriter | None = None
+        self.in_shard = 0  # rows in the open shard (buffered ones included)
+        self.index = 0
+        self.batch: list[dict[str, Any]] = []
+        self.map_id: str | None = None
+
+    def add(self, row: RLRow, image: dict[str, Any] | None, images: bool) -> None:
+        if row.map_id != self.map_id:
+            self._flush()
+            self.map_id = row.map_id
+        if self.in_shard == self.shard_rows:
+            self._flush()
+            self._close_shard()
+        if self.fmt == "trl":
+            self.batch.append(_trl_row(row, image, images))
+        else:
+            self.batch.append(_verl_row(row, image, images, self.index))
+        self.index += 1
+        self.in_shard += 1
+
+    def _flush(self) -> None:
+        if not self.batch:
+            return
+        if self.writer is None:
+            tmp = self.out / f".{self.split}-{len(self.tmps):05d}.{os.getpid()}.parquet.tmp"
+            self.tmps.append(tmp)
+            self.writer = pq.ParquetWriter(
+                tmp,
+                self.schema,
+                use_dictionary=True,
+                dictionary_pagesize_limit=_MAX_DICTIONARY_PAGE,
+                compression="zstd",
+            )
+        self.writer.write_table(pa.Table.from_pylist(self.batch, schema=self.schema))
+        self.batch = []
+
+    def _close_shard(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+        self.in_shard = 0
+
+    def close(self) -> None:
+        self._flush()
+        self._close_shard()
+
+    def final_names(self) -> list[Path]:
+        n = len(self.tmps)
+        return [self.out / f"{self.split}-{i:05d}-of-{n:05d}.parquet" for i in range(n)]
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            with contextlib.suppress(Exception):  # failed already; remove what it left
+                self.writer.close()
+            self.writer = None
+        for tmp in self.tmps:
+            tmp.unlink(missing_ok=True)
 
 
 def _picture(ds: Dataset, map_id: str) -> dict[str, Any]:
@@ -246,32 +421,3 @@ def _picture(ds: Dataset, map_id: str) -> dict[str, Any]:
             "(render the maps, or export with --no-images); nothing exported"
         )
     return {"bytes": path.read_bytes(), "path": f"{map_id}.png"}
-
-
-def _write_split(
-    path: Path,
-    schema: pa.Schema,
-    fmt: str,
-    rows: list[RLRow],
-    pictures: dict[str, dict[str, Any]],
-    images: bool,
-) -> None:
-    """One split's Parquet file at ``path``, one row group per map."""
-    with pq.ParquetWriter(
-        path,
-        schema,
-        use_dictionary=True,
-        dictionary_pagesize_limit=_MAX_DICTIONARY_PAGE,
-        compression="zstd",
-    ) as writer:
-        index = 0
-        for _, group in groupby(rows, key=lambda r: r.map_id):
-            batch = []
-            for r in group:
-                img = pictures[r.map_id] if images and r.shows_map else None
-                if fmt == "trl":
-                    batch.append(_trl_row(r, img, images))
-                else:
-                    batch.append(_verl_row(r, img, images, index))
-                index += 1
-            writer.write_table(pa.Table.from_pylist(batch, schema=schema))

@@ -14,6 +14,13 @@ reference of a sample carries everything the reward reads (``docs/guides/train-w
   ``[u, v, line, time, price, comfort, reliability]``, the display labels — which is all
   that route verification, costing and the Mix_tab derivation read (SPEC 1, 2, 5).
 
+``maptab export --format trl|verl`` names the map instead (the default; SPEC 15 exports):
+``version`` 2 and ``map_ref`` — ``{"map_id", "digest", "dir"}``, the map's side file
+``<dir>/<map_id>.json`` (the compact tables above, written by :func:`map_file_text`) and the
+digest of its content. The file is read once per process; the folder is
+``$MAPTAB_MAPS_DIR`` when set (an export moved elsewhere), else ``dir``; a file whose content
+does not match the digest is refused. Version-1 references (map inline) decode as before.
+
 The JSON text starts with ``{"maptab_reward": "<key>"`` where ``<key>`` is a digest of the
 rest: decoding is memoised on that short prefix (and the text's length), so a reference is
 decoded and its key checked once per process however many completions are scored against it, and all references of one map share one
@@ -24,7 +31,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from maptab.core.network import Edge, Network, NetworkError, Vertex
@@ -35,6 +44,8 @@ from maptab.tasks.base import RewardSpec, TaskError, TaskKind
 from maptab.tasks.base import get as get_kind
 
 __all__ = [
+    "MAPS_DIR_ENV",
+    "MAP_REF_VERSION",
     "REFERENCE_VERSION",
     "Reference",
     "ReferenceError",
@@ -42,9 +53,12 @@ __all__ = [
     "reward_spec",
     "decode_reference",
     "encode_reference",
+    "map_file_text",
 ]
 
 REFERENCE_VERSION = 1
+MAP_REF_VERSION = 2  # the map named by ``map_ref``, in a side file
+MAPS_DIR_ENV = "MAPTAB_MAPS_DIR"
 _HEAD = '{"maptab_reward": "'
 _KEY_LEN = 32  # hex characters of the digest
 _PREFIX_LEN = len(_HEAD) + _KEY_LEN
@@ -120,6 +134,21 @@ def network_from_compact(data: Any) -> Network:
         raise ReferenceError(f"reward reference: malformed map tables ({exc})") from None
 
 
+def _map_digest(data: Any) -> str:
+    """The digest of a map's compact tables (as JSON values), whatever their key order."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def map_file_text(network: Network) -> tuple[str, str]:
+    """The side-file text of a map (its compact tables as JSON) and the digest a
+    ``map_ref`` records."""
+    text = json.dumps(
+        compact_network(network), ensure_ascii=False, sort_keys=True, separators=(",", ":")
+    )
+    return text, _map_digest(json.loads(text))
+
+
 def reward_spec(kind: str, where: str = "") -> tuple[TaskKind, RewardSpec]:
     """The registered kind called ``kind`` and its reward; a :class:`ReferenceError` when
     there is none (``where`` starts the message)."""
@@ -154,15 +183,18 @@ def encode_reference(
     network: Network | None = None,
     *,
     mode: str = "",
+    map_ref: dict[str, str] | None = None,
 ) -> str:
     """The reference text of one sample (module docstring); deterministic.
 
-    ``network`` is required for kinds rewarded with the map (RP, ReasonMap); ``mode`` (the
-    variant: ReasonMap ``short``/``long``) for kinds with variants.
+    Kinds rewarded with the map (RP, ReasonMap) need ``network`` (inline) or ``map_ref``
+    (``{"map_id", "digest", "dir"}`` of its side file, :func:`map_file_text`; wins when
+    both are given); ``mode`` (the variant: ReasonMap ``short``/``long``) is for kinds with
+    variants.
     """
     task, spec = reward_spec(kind, "")
     _check_mode(task, mode, "")
-    if spec.with_map and network is None:
+    if spec.with_map and network is None and map_ref is None:
         raise ReferenceError(f"a {kind} reference needs the map's network")
     sample = record.to_dict()
     for name in spec.blank:
@@ -170,7 +202,10 @@ def encode_reference(
     body: dict[str, Any] = {"version": REFERENCE_VERSION, "kind": kind, "sample": sample}
     if task.samples.variants != ("",):
         body["mode"] = mode
-    if spec.with_map:
+    if spec.with_map and map_ref is not None:
+        body["version"] = MAP_REF_VERSION
+        body["map_ref"] = {k: str(map_ref[k]) for k in ("map_id", "digest", "dir")}
+    elif spec.with_map:
         assert network is not None
         body["map"] = compact_network(network)
     text = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
@@ -237,9 +272,10 @@ def _prepare(ref: Reference) -> None:
 def _decode(data: dict[str, Any], key: str | None) -> Reference:
     data = {k: v for k, v in data.items() if k != "maptab_reward"}
     version = data.get("version")
-    if version != REFERENCE_VERSION:
+    if version not in (REFERENCE_VERSION, MAP_REF_VERSION) or isinstance(version, bool):
         raise ReferenceError(
-            f"reward reference: version {version!r}; this maptab reads {REFERENCE_VERSION}"
+            f"reward reference: version {version!r}; this maptab reads "
+            f"{REFERENCE_VERSION} and {MAP_REF_VERSION}"
         )
     kind = data.get("kind")
     task, spec = reward_spec(kind, "reward reference: ")  # type: ignore[arg-type]
@@ -254,14 +290,57 @@ def _decode(data: dict[str, Any], key: str | None) -> Reference:
     _check_mode(task, mode, "reward reference: ")
     network = None
     if spec.with_map:
-        if "map" not in data:
+        if version == MAP_REF_VERSION and "map_ref" in data:
+            network = _map_of(data["map_ref"])
+        elif version == REFERENCE_VERSION and "map" in data:
+            digest = _map_digest(data["map"])
+            network = _NETWORKS.get(digest)
+            if network is None:
+                network = _remember(digest, network_from_compact(data["map"]))
+        else:
             raise ReferenceError(f"reward reference: a {task.name} sample without its map")
-        map_key = json.dumps(data["map"], sort_keys=True, separators=(",", ":"))
-        digest = hashlib.blake2b(map_key.encode("utf-8"), digest_size=16).hexdigest()
-        network = _NETWORKS.get(digest)
-        if network is None:
-            network = network_from_compact(data["map"])
-            if len(_NETWORKS) > 4096:
-                _NETWORKS.clear()
-            _NETWORKS[digest] = network
     return Reference(task.name, record, network, mode, spec=spec)
+
+
+_NETWORKS_SIZE = 4096
+
+
+def _remember(digest: str, network: Network) -> Network:
+    if len(_NETWORKS) >= _NETWORKS_SIZE:  # drop the oldest map
+        _NETWORKS.pop(next(iter(_NETWORKS)))
+    _NETWORKS[digest] = network
+    return network
+
+
+def _map_of(ref: Any) -> Network:
+    """The network a ``map_ref`` names (module docstring), read once per process."""
+    try:
+        map_id, digest = str(ref["map_id"]), str(ref["digest"])
+        recorded = str(ref.get("dir") or "")
+    except (KeyError, TypeError, AttributeError):
+        raise ReferenceError("reward reference: malformed map_ref") from None
+    network = _NETWORKS.get(digest)
+    if network is not None:
+        return network
+    if not map_id or map_id in (".", "..") or any(c in map_id for c in "/\\\0"):
+        raise ReferenceError(f"reward reference: map_ref names no map file ({map_id!r})")
+    folders = [f for f in (os.environ.get(MAPS_DIR_ENV), recorded) if f]
+    tried = []
+    for folder in dict.fromkeys(folders):
+        path = Path(folder) / f"{map_id}.json"
+        try:
+            data = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            tried.append(f"{path} (missing)")
+            continue
+        except (OSError, ValueError) as exc:
+            tried.append(f"{path} ({type(exc).__name__})")
+            continue
+        if _map_digest(data) != digest:
+            tried.append(f"{path} (another map: content does not match)")
+            continue
+        return _remember(digest, network_from_compact(data))
+    raise ReferenceError(
+        f"reward reference: map {map_id!r} not found: {'; '.join(tried) or 'no maps folder'}; "
+        f"set {MAPS_DIR_ENV} to the export's maps/ folder"
+    )

@@ -380,9 +380,10 @@ class AgentOracleProvider(InProcessProvider):
 
     def complete_sync(self, request: ChatRequest) -> Completion:
         offered = {t["function"]["name"] for t in request.tools or ()}
-        if request.kind == "qa":
+        record_type = get_kind(request.kind).samples.record
+        if record_type is QAQuery:
             return Completion(answer_block(0))
-        if request.kind != "rp":
+        if record_type is not RPQuery:
             return Completion("")
         q = request.meta.get("record")
         if not isinstance(q, RPQuery):

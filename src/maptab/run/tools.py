@@ -263,7 +263,7 @@ class Toolbox:
         applies = {
             "zoom": "map" in inputs and self.builder.images,
             "lookup": bool(inputs & set(TABLE_FILES)),
-            "check": request.kind == "rp",
+            "check": get_kind(request.kind).samples.record is RPQuery,
         }
         return tuple(n for n in self.names if applies[n])
 
@@ -355,12 +355,12 @@ class Toolbox:
     # ------------------------------------------------------------------ check
     def check(self, request: ChatRequest, route: str) -> str:
         """The verdict on a route text (module docstring); one line."""
-        if request.kind != "rp":
+        kind = get_kind(request.kind)
+        if kind.samples.record is not RPQuery:
             raise _Refused("check is for route-planning questions")
         q = request.meta["record"]
         if not isinstance(q, RPQuery):
             q = RPQuery.from_dict(request.meta["sample"])
-        kind = get_kind("rp")
         row = kind.scoring.score(self.maps, q, "", route)
         if not row["parsed"]:
             return "invalid: no route could be read from the text"
