@@ -95,3 +95,15 @@ def test_demo_shows_progress_of_each_step_unless_told_not_to(tmp_path, monkeypat
         assert all(p is not None for p in given.values())
         for label in ("maps", "run", "drawing routes"):
             assert label in res.stderr
+
+
+def test_report_warns_when_a_run_is_given_twice(tmp_path):
+    _, runs = make_runs(tmp_path)
+    twice = [str(runs[0]), str(runs[1]), str(runs[0])]
+    res = CliRunner().invoke(app, ["report", *twice, "--out", str(tmp_path / "o"), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert f"warning: {runs[0]} is the same run as {runs[0]}; it is reported twice" in res.output
+    once = CliRunner().invoke(
+        app, ["report", *twice[:2], "--out", str(tmp_path / "p"), "--no-progress"]
+    )
+    assert "reported twice" not in once.output

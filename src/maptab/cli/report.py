@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from maptab.cli.app import VerifyOption, app, console, err_console, fail
+from maptab.cli.app import VerifyOption, app, console, err_console, fail, warn
 from maptab.cli.progress import track
 from maptab.errors import MaptabError
 
@@ -50,6 +50,12 @@ def report_cmd(
     """Write leaderboard tables (Markdown, CSV, LaTeX), figures and OUT/index.html."""
     from maptab.report import transposed_table, write_report
 
+    seen: dict[Path, Path] = {}
+    for run_dir in run_dirs:  # the same run twice only repeats a row of every table
+        key = run_dir.resolve()
+        if key in seen:
+            warn(f"{run_dir} is the same run as {seen[key]}; it is reported twice")
+        seen.setdefault(key, run_dir)
     if progress:  # tables and figures come before the first bar (a minute at paper size)
         err_console.print(
             f"writing the report to {escape(str(out))}: tables and figures, then route "
