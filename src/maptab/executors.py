@@ -1,9 +1,10 @@
 """Worker processes: how many a stage uses, and the one way to start and stop them.
 
-Every stage that spreads work over processes (``maptab build``'s queries, ``maptab run
+Every stage that spreads work over processes (``maptab build``'s maps, ``maptab run
 --jobs``, ``maptab score --jobs``) gets a :class:`concurrent.futures.Executor` from an
 :class:`ExecutorFactory` (by default :func:`local_executor`: processes on this machine) and
-ends it with :func:`stop_executor`, or both at once with :func:`worker_processes`. Results
+ends it with :func:`stop_executor`, or both at once with :func:`worker_processes`
+(:func:`ray_executor` runs the tasks on Ray instead: ``--executor ray``). Results
 are collected in submission order, so they never depend on which worker finishes first.
 
 The count follows one rule (:func:`workers_for`): one worker per CPU this process may use,
@@ -37,12 +38,18 @@ from contextlib import contextmanager, suppress
 from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
+from maptab.errors import MaptabError
+
 __all__ = [
     "POOL_MIN",
     "ExecutorFactory",
+    "EXECUTORS",
     "LocalExecutor",
+    "RayExecutor",
     "default_workers",
+    "executor_factory",
     "local_executor",
+    "ray_executor",
     "stop_executor",
     "worker_processes",
     "workers_for",
@@ -184,7 +191,113 @@ def worker_processes(
     stop_executor(executor)
 
 
+class RayExecutor(Executor):
+    """An :class:`~concurrent.futures.Executor` over Ray tasks (one CPU each): ``submit``
+    runs the function as a Ray task and returns a :class:`~concurrent.futures.Future`.
+
+    Joins the cluster of ``RAY_ADDRESS`` when that is set (``ray.init(address="auto")``),
+    else starts a local Ray of ``workers`` CPUs, shut down with the executor. Each Ray worker
+    process runs ``initializer(*initargs)`` before its first task. Functions and arguments
+    travel by pickle, so the cluster's nodes need ``maptab`` installed, and files a task
+    writes must land on a file system the caller reads (``maptab build --out``)."""
+
+    def __init__(
+        self, workers: int, initializer: Initializer | None = None, initargs: tuple[Any, ...] = ()
+    ) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise MaptabError("--executor ray needs Ray: pip install 'maptab[ray]'") from None
+        self._ray = ray
+        self._owned = not ray.is_initialized()
+        if self._owned:
+            import logging
+
+            settings: dict[str, Any] = {
+                "include_dashboard": False,
+                "logging_level": logging.WARNING,
+                "log_to_driver": False,
+            }
+            if os.environ.get("RAY_ADDRESS"):
+                ray.init(address="auto", **settings)
+            else:
+                ray.init(num_cpus=workers, **settings)
+        self._task = ray.remote(num_cpus=1, max_retries=0)(_ray_call)
+        self._setup = (initializer, initargs)
+        self._refs: dict[Any, None] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("cannot submit to a stopped RayExecutor")
+            ref = self._task.remote(self._setup, fn, args, kwargs)
+            self._refs[ref] = None
+        future = ref.future()
+        future.add_done_callback(lambda _: self._refs.pop(ref, None))
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        with self._lock:
+            self._closed = True
+            refs = list(self._refs)
+        if cancel_futures:
+            for ref in refs:
+                with suppress(Exception):
+                    self._ray.cancel(ref, force=True)
+        elif wait and refs:
+            self._ray.wait(refs, num_returns=len(refs))
+        if self._owned and self._ray.is_initialized():
+            self._ray.shutdown()
+            self._owned = False
+
+    def terminate_workers(self) -> None:
+        """Cancel every task (running ones killed) and stop a Ray this executor started."""
+        self.shutdown(wait=False, cancel_futures=True)
+
+
+def ray_executor(
+    workers: int, initializer: Initializer | None = None, initargs: tuple[Any, ...] = ()
+) -> RayExecutor:
+    """A :class:`RayExecutor`: ``workers`` Ray tasks at a time on a local Ray, or the
+    cluster's CPUs where ``RAY_ADDRESS`` names one. Ray is imported only here."""
+    return RayExecutor(workers, initializer, initargs)
+
+
+EXECUTORS: dict[str, ExecutorFactory] = {"local": local_executor, "ray": ray_executor}
+"""The executors ``--executor`` names: local processes (the default) and Ray tasks."""
+
+
+def executor_factory(name: str) -> ExecutorFactory:
+    """The :data:`EXECUTORS` entry ``name``; :class:`MaptabError` naming the choices."""
+    try:
+        return EXECUTORS[name.strip().lower()]
+    except KeyError:
+        raise MaptabError(
+            f"unknown executor {name!r}; choose one of {', '.join(EXECUTORS)}"
+        ) from None
+
+
 # --------------------------------------------------------------------------- worker side
+_READY: set[int] = set()
+"""The initializers this Ray worker process has run (keyed by name and arguments)."""
+
+
+def _ray_call(
+    setup: tuple[Initializer | None, tuple[Any, ...]],
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    initializer, initargs = setup
+    key = hash((getattr(initializer, "__qualname__", None), repr(initargs)))
+    if initializer is not None and key not in _READY:
+        initializer(*initargs)
+        _READY.add(key)
+    return fn(*args, **kwargs)
+
+
 def _started() -> None:
     return None
 

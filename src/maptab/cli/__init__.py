@@ -1,4 +1,4 @@
-"""``maptab`` CLI: one verb per job (solve, validate, build, render, legibility, run, score, report, stats, demo)."""
+"""``maptab`` CLI: one verb per job (solve, validate, build, merge, render, legibility, run, score, report, stats, demo)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from maptab.cli import (  # noqa: F401  (registers verbs)
     demo,
     export,
     legibility,
+    merge,
     render,
     report,
     run,

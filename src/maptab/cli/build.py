@@ -94,6 +94,36 @@ def build(
     pairs_per_map: Annotated[
         int, typer.Option(min=1, help="With --from-tables: OD pairs per map on average.")
     ] = 8,
+    maps: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Maps per scenario (metro and travel each), the preset's OD pairs per map "
+            "kept; default: the preset's.",
+        ),
+    ] = None,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Worker processes (or Ray tasks) building maps (1: this process only; 0: "
+            "one per CPU, at most 8, above 2,000 OD pairs). The files do not depend on it.",
+        ),
+    ] = 0,
+    executor: Annotated[
+        str,
+        typer.Option(
+            help="Where workers run: 'local' processes, or 'ray' tasks (pip install "
+            "'maptab[ray]'; joins the cluster of RAY_ADDRESS when set)."
+        ),
+    ] = "local",
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="Write shard i/N only: maps i, i+N, ... (after the global allocation); "
+            "combine the N shards with maptab merge."
+        ),
+    ] = None,
 ) -> None:
     """Build a benchmark: maps, tables, images, RP and QA queries with exact gold labels.
 
@@ -103,12 +133,19 @@ def build(
       maptab build --from-reasonmap STATIONS_DIR --images MAPS_DIR --out out/reasonmap
       maptab build --from-maptab RELEASE_DIR --out out/imported
       maptab build --from-tables MY_MAPS --out out/mine
+      maptab build --preset paper --maps 100 --jobs 8 --out out/p200
+      maptab build --preset paper --shard 0/4 --out out/shard0   (then maptab merge)
     """
     try:
         with interruptible(), BuildLock(out):  # from the start: a second build is refused
             sources = [from_maptab, from_reasonmap, from_tables]
             if sum(s is not None for s in sources) > 1:
                 fail("choose one of --from-maptab, --from-reasonmap, --from-tables")
+            if any(s is not None for s in sources) and (maps or shard or executor != "local"):
+                fail("--maps, --shard and --executor apply to synthetic builds (no --from-*)")
+            from maptab.executors import executor_factory
+
+            executors = executor_factory(executor)
             if from_tables is not None:
                 from maptab.generate.owntables import build_from_tables
 
@@ -123,6 +160,7 @@ def build(
                     cost_model=cost_model,
                     progress=track,
                     warn=warn,
+                    workers=jobs or None,
                 )
             elif from_maptab is not None:
                 from maptab.generate.release import import_maptab_release
@@ -144,12 +182,23 @@ def build(
                     warn=warn,
                 )
             else:
-                from maptab.generate.pipeline import build_benchmark
+                from maptab.generate.pipeline import (
+                    PRESETS,
+                    build_benchmark,
+                    parse_shard,
+                    scaled_preset,
+                )
 
+                spec = PRESETS.get(preset)
+                if spec is None:
+                    fail(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
                 manifest = build_benchmark(
                     out,
-                    preset=preset,
+                    preset=spec if maps is None else scaled_preset(spec, maps),
                     seed=seed,
+                    workers=jobs or None,
+                    executors=executors,
+                    shard=parse_shard(shard) if shard is not None else None,
                     renderer=_renderer(render),
                     report_totals=report_totals,
                     cost_model=cost_model,

@@ -12,6 +12,10 @@ byte-identical dataset:
    RP queries of each pair with exact gold labels (:mod:`maptab.generate.queries`), and the 12
    QA queries of its scenario (:mod:`maptab.core.qa_types`);
 5. render every map (:mod:`maptab.render`) and write the dataset (:mod:`maptab.io.dataset`).
+
+Steps 1 and 4-5 run per map in any process, from a :class:`MapRecipe` (seed, index, spec):
+phase 1 returns a :class:`MapSummary`, phase 2 writes the map's files and rows as parts; only
+steps 2-3 (global) and the merge of the parts run in the parent.
 """
 
 from __future__ import annotations
@@ -20,12 +24,12 @@ import json
 import os
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
-from concurrent.futures import Executor, as_completed
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -47,9 +51,12 @@ from maptab.io.dataset import (
     DatasetWriter,
     MapEntry,
     MapImager,
-    draw_map_image,
+    map_folder,
     query_lines,
+    write_map_files,
 )
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,46 +105,132 @@ def _shown_orders(
     }
 
 
+def map_count(spec: Preset) -> int:
+    """The maps of ``spec``: metro maps first, then travel maps."""
+    return spec.metro_maps + spec.travel_maps
+
+
+def _map_seed(seed: int, index: int) -> int:
+    """The child seed of map ``index``: ``_seeds(seed, n)[index]`` for any ``n > index``,
+    computed alone (a spawned child's key is its position)."""
+    return int(np.random.SeedSequence(seed, spawn_key=(index,)).generate_state(1)[0])
+
+
+@dataclass(frozen=True, slots=True)
+class MapRecipe:
+    """What map ``index`` of a build depends on, and nothing else: the build's ``seed`` and
+    ``spec`` (SPEC 6). Any process re-synthesises the same network from it
+    (:func:`recipe_network`), so a job carries this, never a network."""
+
+    seed: int
+    index: int
+    spec: Preset
+
+    @property
+    def scenario(self) -> str:
+        return "metromap" if self.index < self.spec.metro_maps else "travelmap"
+
+    @property
+    def rank(self) -> int:
+        """The map's position among the maps of its scenario."""
+        return (
+            self.index if self.index < self.spec.metro_maps else self.index - self.spec.metro_maps
+        )
+
+    @property
+    def map_id(self) -> str:
+        prefix = "metro" if self.scenario == "metromap" else "travel"
+        return f"{prefix}-{self.rank:03d}"
+
+
+def recipe_network(recipe: MapRecipe) -> Network:
+    """The network of ``recipe``, with its attributes (SPEC 6), the same in every process."""
+    child = _map_seed(recipe.seed, recipe.index)
+    rng = np.random.default_rng(child)
+    size = recipe.spec.sizes[recipe.rank % len(recipe.spec.sizes)]
+    if recipe.scenario == "metromap":
+        net = synth.synth_metro(synth.sample_metro_spec(rng, size), child, recipe.map_id)
+    else:
+        net = synth.synth_scenic(synth.sample_scenic_spec(rng, size), child, recipe.map_id)
+    return attributes.synthesize_attributes(net, child)
+
+
 def synthesize_maps(preset: Preset, seed: int) -> list[Network]:
     """The preset's networks with attributes, metro maps first, ids ``metro-000``…"""
-    nets: list[Network] = []
-    plan = [("metromap", i) for i in range(preset.metro_maps)] + [
-        ("travelmap", i) for i in range(preset.travel_maps)
-    ]
-    for (scenario, i), child in zip(plan, _seeds(seed, len(plan)), strict=True):
-        rng = np.random.default_rng(child)
-        size = preset.sizes[i % len(preset.sizes)]
-        if scenario == "metromap":
-            net = synth.synth_metro(synth.sample_metro_spec(rng, size), child, f"metro-{i:03d}")
-        else:
-            net = synth.synth_scenic(synth.sample_scenic_spec(rng, size), child, f"travel-{i:03d}")
-        nets.append(attributes.synthesize_attributes(net, child))
-    return nets
+    return [recipe_network(MapRecipe(seed, i, preset)) for i in range(map_count(preset))]
+
+
+@dataclass(frozen=True, slots=True)
+class MapSummary:
+    """What the global steps need of one map (SPEC 8, Algorithm 1): its raw difficulty
+    metrics (:data:`~maptab.generate.difficulty.MAP_METRICS`), station count and number of
+    eligible OD pairs. Small, whatever the map's size."""
+
+    map_id: str
+    scenario: str
+    language: str
+    metrics: tuple[float, ...]
+    stations: int
+    capacity: int
+
+
+def summarize_map(net: Network) -> MapSummary:
+    """The :class:`MapSummary` of ``net``."""
+    return MapSummary(
+        net.map_id,
+        net.scenario,
+        str(net.meta.get("language", "en")),
+        tuple(float(m(net)) for m in difficulty.MAP_METRICS[net.scenario]),
+        len(net.vertices),
+        len(eligible_pairs(net)),
+    )
+
+
+def summarize_recipe(recipe: MapRecipe) -> MapSummary:
+    """Phase 1 of a map, in a worker: synthesis, attributes, difficulty metrics."""
+    return summarize_map(recipe_network(recipe))
+
+
+def _min_max(values: list[float]) -> list[float]:
+    lo, hi = min(values), max(values)
+    return [0.0 if hi == lo else (v - lo) / (hi - lo) for v in values]
+
+
+def classify_summaries(summaries: list[MapSummary], seed: int) -> list[MapEntry]:
+    """Difficulty level and split of every map, scored within its scenario (SPEC 8): the
+    metrics min-max normalised over the scenario's maps and averaged
+    (:func:`~maptab.generate.difficulty.map_difficulty_scores`), cut into thirds."""
+    entries: dict[int, MapEntry] = {}
+    for scenario in ("metromap", "travelmap"):
+        idx = [i for i, m in enumerate(summaries) if m.scenario == scenario]
+        if not idx:
+            continue
+        width = len(summaries[idx[0]].metrics)
+        columns = [_min_max([summaries[i].metrics[c] for i in idx]) for c in range(width)]
+        scores = [sum(col[k] for col in columns) / len(columns) for k in range(len(idx))]
+        levels = difficulty.tercile_levels(scores)
+        splits = difficulty.split_maps(scores, seed)
+        for i, score, level, split in zip(idx, scores, levels, splits, strict=True):
+            m = summaries[i]
+            entries[i] = MapEntry(
+                id=m.map_id,
+                scenario=scenario,
+                difficulty=level,
+                split=split,
+                language=m.language,
+                difficulty_score=float(score),
+            )
+    return [entries[i] for i in range(len(summaries))]
 
 
 def classify_maps(nets: list[Network], seed: int) -> list[MapEntry]:
     """Difficulty level and split of every map, scored within its scenario (SPEC 8)."""
-    entries: dict[str, MapEntry] = {}
-    for scenario in ("metromap", "travelmap"):
-        group = [n for n in nets if n.scenario == scenario]
-        if not group:
-            continue
-        scores = difficulty.map_difficulty_scores(group)
-        levels = difficulty.tercile_levels(scores)
-        splits = difficulty.split_maps(scores, seed)
-        for net, score, level, split in zip(group, scores, levels, splits, strict=True):
-            entries[net.map_id] = MapEntry(
-                id=net.map_id,
-                scenario=scenario,
-                difficulty=level,
-                split=split,
-                language=str(net.meta.get("language", "en")),
-                difficulty_score=float(score),
-            )
-    return [entries[n.map_id] for n in nets]
+    return classify_summaries([summarize_map(n) for n in nets], seed)
 
 
-def pair_quotas(nets: list[Network], entries: list[MapEntry], preset: Preset) -> dict[str, int]:
+def summary_quotas(
+    summaries: list[MapSummary], entries: list[MapEntry], preset: Preset
+) -> dict[str, int]:
     """OD pairs per map, by Algorithm 1 within each scenario."""
     quotas: dict[str, int] = {}
     for scenario, total in (("metromap", preset.metro_pairs), ("travelmap", preset.travel_pairs)):
@@ -145,16 +238,21 @@ def pair_quotas(nets: list[Network], entries: list[MapEntry], preset: Preset) ->
         if not idx:
             continue
         counts = allocation.allocate_queries(
-            [len(nets[i].vertices) for i in idx],
+            [summaries[i].stations for i in idx],
             total,
             alpha=preset.alpha,
             q_min=preset.q_min,
             levels=[entries[i].difficulty for i in idx],
             splits=[entries[i].split for i in idx],
-            capacity=[len(eligible_pairs(nets[i])) for i in idx],
+            capacity=[summaries[i].capacity for i in idx],
         )
         quotas.update({entries[i].id: int(c) for i, c in zip(idx, counts, strict=True)})
     return quotas
+
+
+def pair_quotas(nets: list[Network], entries: list[MapEntry], preset: Preset) -> dict[str, int]:
+    """OD pairs per map, by Algorithm 1 within each scenario."""
+    return summary_quotas([summarize_map(n) for n in nets], entries, preset)
 
 
 def rp_queries_for_map(
@@ -269,12 +367,15 @@ def qa_queries_for_map(
 
 @dataclass(frozen=True, slots=True)
 class MapJob:
-    """Everything one map's queries depend on (so maps can be built in parallel).
+    """Everything phase 2 of one map depends on (so maps can be built in any process):
+    where its network comes from (``recipe``, re-synthesised by the worker, or ``net`` for
+    builders that bring their own maps), its manifest entry, OD-pair quota, query seed and
+    style offsets, and how to draw its image (``renderer`` and ``style``, or ``image`` to
+    copy).
 
     ``delay_s`` is a test hook (:data:`SLOW_MAPS`): seconds to wait before the map's
     queries are computed, to show how a slow map affects the build."""
 
-    net: Network
     entry: MapEntry
     quota: int
     seed: int
@@ -284,6 +385,18 @@ class MapJob:
     cost_model: str
     reasonmap_per_map: int
     delay_s: float = 0.0
+    recipe: MapRecipe | None = None
+    net: Network | None = None
+    style: str = "clean"
+    renderer: MapImager | None = None
+    image: Path | None = None
+
+    def network(self) -> Network:
+        """The map's network (re-synthesised from its recipe when it has one)."""
+        if self.net is not None:
+            return self.net
+        assert self.recipe is not None
+        return recipe_network(self.recipe)
 
 
 SLOW_MAPS: dict[str, float] = {}
@@ -306,11 +419,14 @@ def _slow_maps() -> dict[str, float]:
     return slow
 
 
-def map_queries(job: MapJob) -> tuple[list[RPQuery], list[QAQuery], list[ReasonMapQuestion]]:
+def map_queries(
+    job: MapJob, net: Network | None = None
+) -> tuple[list[RPQuery], list[QAQuery], list[ReasonMapQuestion]]:
     """The RP, QA and (metro maps of presets that ask for them) ReasonMap queries of one map."""
     if job.delay_s > 0:
         time.sleep(job.delay_s)
-    net, entry = job.net, job.entry
+    net = net if net is not None else job.network()
+    entry = job.entry
     rp = rp_queries_for_map(
         net,
         entry,
@@ -335,23 +451,102 @@ def map_queries(job: MapJob) -> tuple[list[RPQuery], list[QAQuery], list[ReasonM
 
 
 PARTS = ".parts"
-"""The folder of the dataset being written where worker processes leave each map's query
-rows (``<position>.<kind>.jsonl``) until the rows of every earlier map are in the files."""
+"""The folder of the dataset being written where each map's query rows wait as parts
+(``<position>.<kind>.jsonl``, written by the process that built the map) until the rows of
+every earlier map are in the files."""
 
 
 def _part(folder: Path, position: int, kind: str) -> Path:
     return folder / f"{position:06d}.{kind}.jsonl"
 
 
-def write_map_parts(job: MapJob, folder: Path, position: int) -> dict[str, int]:
-    """Compute one map's queries and write them as JSONL parts in ``folder`` (in a worker
-    process); the rows per kind. The parent only concatenates the parts in map order, so it
-    never holds a finished map's rows, whatever order the maps finish in."""
-    rows = dict(zip(QUERY_FILES, map_queries(job), strict=True))
+@dataclass(frozen=True, slots=True)
+class MapDone:
+    """What phase 2 of a map reports back: its rows per kind and its image's legibility
+    problems (SPEC 15). Its files are already on disk."""
+
+    counts: dict[str, int]
+    legibility: list[str] | None
+
+
+def write_map_parts(job: MapJob, root: Path, position: int) -> MapDone:
+    """Phase 2 of one map, in any process: build its network, queries and gold labels, draw
+    its image and write its tables (``root/maps/<id>/``) and its rows as parts
+    (``root/.parts``). The parent only appends the parts in map order, so it never holds a
+    map's network or rows, whatever order the maps finish in."""
+    net = job.network()
+    rows = dict(zip(QUERY_FILES, map_queries(job, net), strict=True))
+    if job.style != "clean":
+        net.meta["render_style"] = job.style
+    image, problems = job.image, None
+    if image is None and job.renderer is not None:
+        folder = map_folder(root, job.entry.id)
+        folder.mkdir(parents=True, exist_ok=True)
+        image = folder / "image.png"
+        problems = job.renderer.draw(net, image)
+    write_map_files(root, net, job.entry, image=image)
     for kind, records in rows.items():
-        with _part(folder, position, kind).open("w", encoding="utf-8", newline="\n") as fh:
+        with _part(root / PARTS, position, kind).open("w", encoding="utf-8", newline="\n") as fh:
             fh.writelines(query_lines(records))
-    return {kind: len(records) for kind, records in rows.items()}
+    return MapDone({kind: len(records) for kind, records in rows.items()}, problems)
+
+
+def _completions(
+    pool: Executor | None, fn: Callable[..., T], calls: Iterable[tuple[Any, ...]], window: int
+) -> Iterator[tuple[int, T]]:
+    """``(i, fn(*calls[i]))`` for every call, in the order they finish: in ``pool`` with at
+    most ``window`` calls submitted and not finished (so the parent holds few), or here,
+    one after another, without a pool."""
+    if pool is None:
+        for i, args in enumerate(calls):
+            yield i, fn(*args)
+        return
+    running: dict[Future[T], int] = {}
+    todo = enumerate(calls)
+    while True:
+        for i, args in todo:
+            running[pool.submit(fn, *args)] = i
+            if len(running) >= window:
+                break
+        if not running:
+            return
+        done, _ = wait(running, return_when=FIRST_COMPLETED)
+        for future in sorted(done, key=running.__getitem__):
+            yield running.pop(future), future.result()
+
+
+def _window(workers: int) -> int:
+    return 2 * workers
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"i/N"`` as ``(i, N)`` with ``0 <= i < N``; :class:`DatasetError` otherwise."""
+    index, sep, count = text.strip().partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        i, n = -1, 0
+    if not sep or n < 1 or not 0 <= i < n:
+        raise DatasetError(f"shard {text!r}: expected i/N with 0 <= i < N (e.g. 0/4)")
+    return i, n
+
+
+def scaled_preset(spec: Preset, maps: int) -> Preset:
+    """``spec`` with ``maps`` maps per scenario and its OD pairs scaled in proportion
+    (at least ``q_min`` per map); every other setting kept."""
+    if maps < 1:
+        raise DatasetError(f"--maps {maps}: need at least 1 map per scenario")
+
+    def pairs(total: int, n: int) -> int:
+        return max(spec.q_min * maps, round(total * maps / n)) if n else total
+
+    return replace(
+        spec,
+        metro_maps=maps,
+        travel_maps=maps,
+        metro_pairs=pairs(spec.metro_pairs, spec.metro_maps),
+        travel_pairs=pairs(spec.travel_pairs, spec.travel_maps),
+    )
 
 
 def build_benchmark(
@@ -367,6 +562,7 @@ def build_benchmark(
     timings: dict[str, float] | None = None,
     map_style: str | None = None,
     executors: ExecutorFactory = local_executor,
+    shard: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
     """Build a MapTab-style benchmark into ``out_dir``; returns the manifest.
 
@@ -379,10 +575,16 @@ def build_benchmark(
     one); it is recorded in each map's ``meta["render_style"]``. ``progress`` wraps the loop
     over maps (:mod:`maptab._progress`).
 
-    ``workers`` processes compute the maps' queries in parallel (default: one per CPU, up to
-    8, for builds of more than 2,000 OD pairs; 1 otherwise), in an executor made by
-    ``executors`` (:mod:`maptab.executors`; default: local processes). The output does not
-    depend on either. ``timings``, when given, receives the seconds spent in each stage.
+    Two phases, each map a self-contained job (:class:`MapRecipe`): phase 1 synthesises
+    every map and measures its difficulty metrics; the parent classifies the maps (SPEC 8)
+    and allocates OD pairs (Algorithm 1) over all of them; phase 2 re-synthesises each map
+    and writes its tables, image and queries. ``workers`` processes run both phases
+    (default: one per CPU, up to 8, for builds of more than 2,000 OD pairs; 1: all in this
+    process), in an executor made by ``executors`` (:mod:`maptab.executors`; default: local
+    processes). ``shard=(i, N)`` writes only maps ``i, i+N, …`` (phase 1 still covers every
+    map, so the allocation is the global one) as a shard for
+    :func:`~maptab.io.dataset.merge_shards`. The output depends on none of these.
+    ``timings``, when given, receives the seconds spent in each stage.
     """
     clock = _Stopwatch(timings)
     if isinstance(preset, Preset):
@@ -392,8 +594,6 @@ def build_benchmark(
     else:
         raise DatasetError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
     style = style_name(map_style or spec.map_style, renderer)
-    nets = synthesize_maps(spec, seed)
-    clock.lap("synthesize maps")
     options = {
         "preset": asdict(spec),
         "render": renderer is not None,
@@ -401,17 +601,19 @@ def build_benchmark(
         "cost_model": cost_model,
         "map_style": style,
     }
-    return write_benchmark(
+    recipes = [MapRecipe(seed, i, spec) for i in range(map_count(spec))]
+    return _write(
         out_dir,
-        nets,
         spec,
         seed,
         options,
+        recipes=recipes,
         renderer=renderer,
         progress=progress,
         workers=workers,
         clock=clock,
         executors=executors,
+        shard=shard,
     )
 
 
@@ -438,102 +640,150 @@ def write_benchmark(
     """Classify ``nets`` (SPEC 8), allocate OD pairs (Algorithm 1), write every map's tables,
     image and queries (SPEC 9-11) into ``out_dir``; returns the manifest.
 
-    The steps :func:`build_benchmark` runs after synthesising its maps, shared with builders
-    that bring their own maps (:mod:`maptab.generate.owntables`). ``options`` go to the
+    The steps :func:`build_benchmark` runs after synthesising its maps, for builders that
+    bring their own maps (:mod:`maptab.generate.owntables`). ``options`` go to the
     manifest (``options["map_style"]`` is the style recorded on each map); ``images`` maps a
     map id to an image copied instead of drawn; ``source`` is recorded on every map entry.
     ``workers`` and ``executors`` are :func:`build_benchmark`'s.
     """
     check_network_names(*nets)  # station names that route text can carry (SPEC 4, 12)
+    return _write(
+        out_dir,
+        spec,
+        seed,
+        options,
+        nets=nets,
+        renderer=renderer,
+        progress=progress,
+        workers=workers,
+        clock=clock,
+        images=images,
+        source=source,
+        executors=executors,
+    )
+
+
+def _write(
+    out_dir: str | Path,
+    spec: Preset,
+    seed: int,
+    options: dict[str, Any],
+    *,
+    recipes: list[MapRecipe] | None = None,
+    nets: list[Network] | None = None,
+    renderer: MapImager | None,
+    progress: Progress | None,
+    workers: int | None,
+    clock: _Stopwatch | None,
+    images: dict[str, Path] | None = None,
+    source: str | None = None,
+    executors: ExecutorFactory,
+    shard: tuple[int, int] | None = None,
+) -> dict[str, Any]:
+    """Phase 1 (recipes only), the global steps, and phase 2 of :func:`build_benchmark`
+    and :func:`write_benchmark` (exactly one of ``recipes`` and ``nets``)."""
     clock = clock or _Stopwatch(None)
     track = or_silent(progress)
-    style = options.get("map_style", "clean")
-    cost_model = options.get("cost_model", "additive")
-    report_totals = bool(options.get("report_totals", False))
-    render = renderer is not None
-    entries = classify_maps(nets, seed)
-    if source is not None:
-        for e in entries:
-            e.source = source
-    clock.lap("map difficulty and split")
-    quotas = pair_quotas(nets, entries, spec)
-    clock.lap("allocation (Algorithm 1)")
-    writer = DatasetWriter(Path(out_dir), seed, options=options)
-    jobs = []
-    pairs_before: dict[str, int] = defaultdict(int)
-    maps_before: dict[str, int] = defaultdict(int)
-    slow = _slow_maps()
-    for net, entry, child in zip(nets, entries, _seeds(seed + 1, len(nets)), strict=True):
-        jobs.append(
-            MapJob(
-                net,
-                entry,
-                quotas[entry.id],
-                child,
-                pairs_before[net.scenario],
-                maps_before[net.scenario],
-                report_totals,
-                cost_model,
-                spec.reasonmap_per_map,
-                slow.get(entry.id, 0.0),
-            )
-        )
-        pairs_before[net.scenario] += quotas[entry.id]
-        maps_before[net.scenario] += 1
+    n = len(recipes) if recipes is not None else len(nets or ())
+    shard_index, shard_count = shard or (0, 1)
+    if shard is not None:
+        parse_shard(f"{shard_index}/{shard_count}")  # checked
+        options = {**options, "shard": {"index": shard_index, "count": shard_count, "maps": n}}
     if workers is None:
-        workers = default_workers() if sum(quotas.values()) > 2000 else 1
-
-    def write_map(job: MapJob) -> None:
-        if style != "clean":
-            job.net.meta["render_style"] = style
-        image, problems = (images or {}).get(job.entry.id), None
-        if image is None:
-            image, problems = draw_map_image(writer, job.net, job.entry, renderer)
-        writer.add_map(job.net, job.entry, image=image, legibility=problems)
-
+        pairs = spec.metro_pairs * (spec.metro_maps > 0) + spec.travel_pairs * (
+            spec.travel_maps > 0
+        )
+        workers = default_workers() if pairs > 2000 else 1
+    writer = DatasetWriter(Path(out_dir), seed, options=options)
     with ExitStack() as stack:
         stack.enter_context(writer)  # a failed build removes its temporary folder
+        pool: Executor | None = None
         if workers > 1:
             # an error, Ctrl-C or SIGTERM (KeyboardInterrupt in maptab build) ends the
             # workers at once: a map's job can run for minutes
             pool = stack.enter_context(worker_processes(workers, executors=executors))
-            for job in _parallel_maps(pool, jobs, writer, track):
-                write_map(job)
+        window = _window(workers)
+        # phase 1: what the global steps need of every map
+        if recipes is not None:
+            summaries: list[MapSummary | None] = [None] * n
+            for i, summary in _completions(pool, summarize_recipe, ((r,) for r in recipes), window):
+                summaries[i] = summary
+            known = [s for s in summaries if s is not None]
         else:
-            for job in track(jobs, "maps", len(jobs)):
-                rp, qa_rows, rm = map_queries(job)
-                write_map(job)
-                writer.add("rp", rp)
-                writer.add("qa", qa_rows)
-                writer.add("reasonmap", rm)
-        clock.lap("queries, tables" + (", images" if render or images else ""))
+            known = [summarize_map(net) for net in nets or ()]
+        clock.lap("synthesis and map metrics")
+        entries = classify_summaries(known, seed)
+        if source is not None:
+            for e in entries:
+                e.source = source
+        clock.lap("map difficulty and split")
+        quotas = summary_quotas(known, entries, spec)
+        clock.lap("allocation (Algorithm 1)")
+        # phase 2: every map of this shard, written by the process that builds it
+        positions = range(shard_index, n, shard_count)
+        jobs = _jobs(entries, quotas, seed, spec, options, recipes, nets, renderer, images)
+        mine = (job for p, job in enumerate(jobs) if p % shard_count == shard_index)
+        folder = writer.root / PARTS
+        folder.mkdir()
+        finished: dict[int, MapDone] = {}
+        ready = 0
+        rows: dict[str, list[int]] = {}
+        calls = ((job, writer.root, p) for job, p in zip(mine, positions, strict=True))
+        done_maps = _completions(pool, write_map_parts, calls, window)
+        for k, done in track(done_maps, "maps", len(positions)):
+            finished[k] = done
+            while ready in finished:
+                result = finished.pop(ready)
+                position = positions[ready]
+                writer.record_map(entries[position], result.legibility)
+                for kind in QUERY_FILES:
+                    writer.add_part(kind, _part(folder, position, kind), result.counts[kind])
+                if shard is not None:
+                    rows[entries[position].id] = [result.counts[kind] for kind in QUERY_FILES]
+                ready += 1
+        folder.rmdir()
+        if shard is not None:
+            writer.options["shard"]["rows"] = rows
+        clock.lap("queries, tables" + (", images" if renderer is not None or images else ""))
         manifest = writer.finish()  # the dataset appears at out_dir only now, complete
     clock.lap("manifest and hashes")
     return manifest
 
 
-def _parallel_maps(
-    pool: Executor, jobs: list[MapJob], writer: DatasetWriter, track: Progress
+def _jobs(
+    entries: list[MapEntry],
+    quotas: dict[str, int],
+    seed: int,
+    spec: Preset,
+    options: dict[str, Any],
+    recipes: list[MapRecipe] | None,
+    nets: list[Network] | None,
+    renderer: MapImager | None,
+    images: dict[str, Path] | None,
 ) -> Iterator[MapJob]:
-    """Run ``jobs`` in ``pool``, each worker writing its map's rows as parts
-    (:func:`write_map_parts`); append the parts to the dataset's files in map order as soon
-    as every earlier map is done, and yield each job then (the caller writes its tables and
-    image). The maps' order, not the order they finish in, decides the output; the parent
-    holds no query rows, so a slow map delays the files but does not grow memory."""
-    folder = writer.root / PARTS
-    folder.mkdir()
-    futures = {pool.submit(write_map_parts, job, folder, i): i for i, job in enumerate(jobs)}
-    finished: dict[int, dict[str, int]] = {}
-    ready = 0
-    for future in track(as_completed(futures), "maps", len(jobs)):
-        finished[futures.pop(future)] = future.result()
-        while ready in finished:
-            counts = finished.pop(ready)
-            yield jobs[ready]
-            for kind in QUERY_FILES:
-                writer.add_part(kind, _part(folder, ready, kind), counts[kind])
-            ready += 1
-    folder.rmdir()
+    """Phase 2's job of every map, in map order (made as they are submitted)."""
+    pairs_before: dict[str, int] = defaultdict(int)
+    maps_before: dict[str, int] = defaultdict(int)
+    slow = _slow_maps()
+    for i, entry in enumerate(entries):
+        yield MapJob(
+            entry,
+            quotas[entry.id],
+            _map_seed(seed + 1, i),
+            pairs_before[entry.scenario],
+            maps_before[entry.scenario],
+            bool(options.get("report_totals", False)),
+            options.get("cost_model", "additive"),
+            spec.reasonmap_per_map,
+            slow.get(entry.id, 0.0),
+            recipe=recipes[i] if recipes is not None else None,
+            net=nets[i] if nets is not None else None,
+            style=options.get("map_style", "clean"),
+            renderer=renderer,
+            image=(images or {}).get(entry.id),
+        )
+        pairs_before[entry.scenario] += quotas[entry.id]
+        maps_before[entry.scenario] += 1
 
 
 class _Stopwatch:

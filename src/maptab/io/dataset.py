@@ -246,7 +246,7 @@ class DatasetWriter:
         self._lock.release()
 
     def map_dir(self, map_id: str) -> Path:
-        return safe_join(self.root, f"maps/{map_id}")
+        return map_folder(self.root, map_id)
 
     def add_map(
         self,
@@ -263,34 +263,16 @@ class DatasetWriter:
         image's legibility problems (SPEC 15); any are recorded in the manifest's
         ``options.legibility_problems``. The writer draws nothing itself.
         """
-        from maptab.core import tables
+        folder = write_map_files(self.root, network, entry, image=image)
+        self.record_map(entry, legibility)
+        return folder
 
-        folder = self.map_dir(entry.id)
-        folder.mkdir(parents=True, exist_ok=True)
-        scenario = network.scenario
-        tables.write_csv(
-            tables.edge_rows(network), folder / TABLE_FILES["edges"], tables.EDGE_COLUMNS[scenario]
-        )
-        tables.write_csv(
-            tables.vertex_rows(network),
-            folder / TABLE_FILES["vertices"],
-            tables.VERTEX_COLUMNS[scenario],
-        )
-        tables.write_csv(
-            tables.mix_rows(network), folder / TABLE_FILES["mix"], tables.MIX_COLUMNS[scenario]
-        )
-        (folder / "network.json").write_text(
-            json.dumps(network.to_dict(), ensure_ascii=False, indent=1) + "\n",
-            encoding="utf-8",
-            newline="\n",
-        )
-        target = folder / "image.png"
-        if image is not None and Path(os.path.abspath(image)) != Path(os.path.abspath(target)):
-            shutil.copyfile(image, target)
+    def record_map(self, entry: MapEntry, legibility: list[str] | None = None) -> None:
+        """List a map whose files another process wrote (:func:`write_map_files`) in the
+        manifest, after the maps recorded before it; ``legibility`` as in :meth:`add_map`."""
         if legibility:
             self.options.setdefault("legibility_problems", {})[entry.id] = list(legibility)
         self.maps.append(entry)
-        return folder
 
     def add(self, kind: str, rows: list[RPQuery] | list[QAQuery] | list[ReasonMapQuestion]) -> None:
         """Append query records of ``kind`` (``rp``, ``qa`` or ``reasonmap``) to its JSONL file."""
@@ -312,6 +294,14 @@ class DatasetWriter:
         with part.open(encoding="utf-8", newline="\n") as src:
             shutil.copyfileobj(src, fh)
         part.unlink()
+        self.counts[kind] += count
+
+    def add_lines(self, kind: str, lines: Iterable[bytes], count: int) -> None:
+        """Append ``count`` JSONL lines (UTF-8 bytes, each ending in ``\\n``) to the file of
+        ``kind``, as another dataset holds them."""
+        fh = self._query_file(kind)
+        for line in lines:
+            fh.write(line.decode("utf-8"))
         self.counts[kind] += count
 
     def finish(self) -> dict[str, Any]:
@@ -337,15 +327,50 @@ class DatasetWriter:
             },
             "files": {p.relative_to(self.root).as_posix(): _sha256(p) for p in files},
         }
-        (self.root / "manifest.json").write_text(
-            json.dumps(manifest, ensure_ascii=False, indent=1, sort_keys=True) + "\n",
-            encoding="utf-8",
-            newline="\n",
-        )
+        with (self.root / "manifest.json").open("w", encoding="utf-8", newline="\n") as fh:
+            json.dump(manifest, fh, ensure_ascii=False, indent=1, sort_keys=True)  # streamed
+            fh.write("\n")
         _swap_into_place(self.root, self.target)
         self.root = self.target
         self._lock.release()
         return manifest
+
+
+def map_folder(root: Path, map_id: str) -> Path:
+    """The folder of map ``map_id`` in the dataset folder ``root`` (kept inside it)."""
+    return safe_join(root, f"maps/{map_id}")
+
+
+def write_map_files(
+    root: Path, network: Network, entry: MapEntry, *, image: Path | None = None
+) -> Path:
+    """Write a map's tables, network and image into ``root/maps/<id>/`` (any process may,
+    for its own maps); returns the folder. ``image`` as in :meth:`DatasetWriter.add_map`."""
+    from maptab.core import tables
+
+    folder = map_folder(root, entry.id)
+    folder.mkdir(parents=True, exist_ok=True)
+    scenario = network.scenario
+    tables.write_csv(
+        tables.edge_rows(network), folder / TABLE_FILES["edges"], tables.EDGE_COLUMNS[scenario]
+    )
+    tables.write_csv(
+        tables.vertex_rows(network),
+        folder / TABLE_FILES["vertices"],
+        tables.VERTEX_COLUMNS[scenario],
+    )
+    tables.write_csv(
+        tables.mix_rows(network), folder / TABLE_FILES["mix"], tables.MIX_COLUMNS[scenario]
+    )
+    (folder / "network.json").write_text(
+        json.dumps(network.to_dict(), ensure_ascii=False, indent=1) + "\n",
+        encoding="utf-8",
+        newline="\n",
+    )
+    target = folder / "image.png"
+    if image is not None and Path(os.path.abspath(image)) != Path(os.path.abspath(target)):
+        shutil.copyfile(image, target)
+    return folder
 
 
 def query_lines(rows: Iterable[Any]) -> Iterator[str]:
@@ -1051,3 +1076,141 @@ def check_manifest(data: Any, path: Path) -> dict[str, Any]:
         if not isinstance(data.setdefault(key, {}), dict):
             raise DatasetError(f"{path}: {key!r} must be a JSON object")
     return data
+
+
+# --------------------------------------------------------------------------- shards
+def merge_shards(shards: Iterable[str | Path], out: str | Path) -> dict[str, Any]:
+    """Merge the shards of one build (``maptab build --shard i/N``) into one dataset at
+    ``out``; returns its manifest.
+
+    Every shard must be present once, from the same seed and options; every file is checked
+    against its shard's manifest while it is copied. Maps and query rows come in the global
+    map order (map ``p`` from shard ``p mod N``), so the result is byte-identical to the same
+    build made at once. Atomic, like any build (:class:`DatasetWriter`)."""
+    folders = [Path(s) for s in shards]
+    manifests = [_shard_manifest(f) for f in folders]
+    if not manifests:
+        raise DatasetError("no shard to merge")
+    first = manifests[0]["options"]["shard"]
+    count, total = first["count"], first["maps"]
+    by_index: dict[int, tuple[Path, dict[str, Any]]] = {}
+    base = _unsharded_options(manifests[0])
+    for folder, m in zip(folders, manifests, strict=True):
+        info = m["options"]["shard"]
+        if (info["count"], info["maps"]) != (count, total) or m["seed"] != manifests[0]["seed"]:
+            raise DatasetError(f"{folder}: a shard of another build (seed, shard count or maps)")
+        if _unsharded_options(m) != base:
+            raise DatasetError(f"{folder}: a shard built with other options")
+        if info["index"] in by_index:
+            raise DatasetError(f"{folder}: shard {info['index']}/{count} given twice")
+        by_index[info["index"]] = (folder, m)
+    missing = sorted(set(range(count)) - set(by_index))
+    if missing:
+        raise DatasetError(f"missing shard {missing[0]}/{count} of {count}")
+    problems: dict[str, Any] = {}
+    for _, m in by_index.values():
+        problems.update(m["options"].get("legibility_problems", {}))
+    options = dict(base)
+    if problems:
+        options["legibility_problems"] = problems
+    readers: list[_ShardReader] = []
+    try:
+        with DatasetWriter(Path(out), manifests[0]["seed"], options=options) as writer:
+            readers.extend(_ShardReader(*by_index[i]) for i in range(count))
+            for position in range(total):
+                readers[position % count].copy_next_map(writer)
+            for reader in readers:
+                reader.finish()
+            return writer.finish()
+    finally:
+        for reader in readers:
+            reader.close()
+
+
+def _shard_manifest(folder: Path) -> dict[str, Any]:
+    manifest = read_json(folder / "manifest.json", error=DatasetError)
+    shard = manifest.get("options", {}).get("shard") if isinstance(manifest, dict) else None
+    if not isinstance(shard, dict) or not {"index", "count", "maps", "rows"} <= set(shard):
+        raise DatasetError(f"{folder}: not a shard of maptab build --shard")
+    return manifest
+
+
+def _unsharded_options(manifest: dict[str, Any]) -> dict[str, Any]:
+    return {
+        k: v for k, v in manifest["options"].items() if k not in ("shard", "legibility_problems")
+    }
+
+
+class _ShardReader:
+    """Reads one shard's maps in order, checking each file against the shard's manifest."""
+
+    def __init__(self, folder: Path, manifest: dict[str, Any]) -> None:
+        self.folder = folder
+        self.hashes: dict[str, str] = manifest["files"]
+        self.maps = [MapEntry.from_dict(m) for m in manifest["maps"]]
+        self.rows: dict[str, list[int]] = manifest["options"]["shard"]["rows"]
+        self.next = 0
+        ids = sorted((m.id for m in self.maps), key=len, reverse=True)
+        self.map_files: dict[str, list[str]] = {i: [] for i in ids}
+        for name in self.hashes:
+            for i in ids:  # the longest id whose folder holds the file (ids may hold "/")
+                if name.startswith(f"maps/{i}/"):
+                    self.map_files[i].append(name)
+                    break
+        self.files: dict[str, IO[bytes]] = {}
+        self.digests: dict[str, Any] = {}
+        for kind, name in QUERY_FILES.items():
+            if name not in self.hashes:
+                raise DatasetError(f"{folder}: {name} is not in the shard manifest")
+            self.files[kind] = open_regular(
+                safe_join(folder, name), binary=True, error=DatasetError
+            )
+            self.digests[kind] = hashlib.sha256()
+
+    def copy_next_map(self, writer: DatasetWriter) -> None:
+        if self.next >= len(self.maps):
+            raise DatasetError(f"{self.folder}: fewer maps than its shard count says")
+        entry = self.maps[self.next]
+        self.next += 1
+        target = map_folder(writer.root, entry.id)
+        for name in self.map_files[entry.id]:
+            path = safe_join(writer.root, name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            digest = hashlib.sha256()
+            with (
+                open_regular(safe_join(self.folder, name), binary=True, error=DatasetError) as src,
+                path.open("wb") as dst,
+            ):
+                while chunk := src.read(1 << 20):
+                    digest.update(chunk)
+                    dst.write(chunk)
+            self._check(name, digest.hexdigest())
+        target.mkdir(parents=True, exist_ok=True)
+        counts = self.rows.get(entry.id)
+        if counts is None or len(counts) != len(QUERY_FILES):
+            raise DatasetError(f"{self.folder}: no row counts for map {entry.id!r}")
+        for kind, n in zip(QUERY_FILES, counts, strict=True):
+            lines = [self.files[kind].readline() for _ in range(n)]
+            if any(not line.endswith(b"\n") for line in lines):
+                raise DatasetError(f"{self.folder}: {QUERY_FILES[kind]} ends early")
+            for line in lines:
+                self.digests[kind].update(line)
+            writer.add_lines(kind, lines, n)
+        writer.record_map(entry)
+
+    def finish(self) -> None:
+        """Check that every map and row was read, and the query files' hashes."""
+        if self.next != len(self.maps):
+            raise DatasetError(f"{self.folder}: more maps than its shard count says")
+        for kind, fh in self.files.items():
+            if fh.read(1):
+                raise DatasetError(f"{self.folder}: {QUERY_FILES[kind]} has rows of no map")
+            self._check(QUERY_FILES[kind], self.digests[kind].hexdigest())
+
+    def close(self) -> None:
+        for fh in self.files.values():
+            fh.close()
+
+    def _check(self, name: str, digest: str) -> None:
+        if self.hashes.get(name) != digest:
+            raise DatasetError(f"{self.folder / name}: does not match its shard's manifest")
