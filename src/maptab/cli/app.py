@@ -6,6 +6,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
@@ -51,6 +52,21 @@ VerifyOption = Annotated[
     ),
 ]
 """The ``--verify/--no-verify`` flag of the verbs that read a dataset (docs/reference/limits.md)."""
+BranchSplitsOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="With --from-reasonmap: JSON {'<map>/<line>': '<first branch station>'}; "
+        "adds to or overrides the shipped and derived branch splits."
+    ),
+]
+StationAliasesOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="With --from-reasonmap: folder of <map>.json station alias files "
+        "(merge/split same-name stations); they replace the shipped ones."
+    ),
+]
+"""The ReasonMap import options of ``maptab build`` and ``maptab stats`` (build-from-reasonmap.md)."""
 err_console = Console(stderr=True)
 
 

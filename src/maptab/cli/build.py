@@ -8,7 +8,15 @@ from typing import Annotated
 
 import typer
 
-from maptab.cli.app import app, console, fail, interruptible, warn
+from maptab.cli.app import (
+    BranchSplitsOption,
+    StationAliasesOption,
+    app,
+    console,
+    fail,
+    interruptible,
+    warn,
+)
 from maptab.cli.progress import track
 from maptab.errors import MaptabError
 from maptab.io.dataset import BuildLock, MapImager
@@ -56,20 +64,8 @@ def build(
     images: Annotated[
         Path | None, typer.Option(help="With --from-reasonmap: folder of real map images.")
     ] = None,
-    branch_splits: Annotated[
-        Path | None,
-        typer.Option(
-            help="With --from-reasonmap: JSON {'<map>/<line>': '<first branch station>'}; "
-            "adds to or overrides the shipped and derived branch splits."
-        ),
-    ] = None,
-    station_aliases: Annotated[
-        Path | None,
-        typer.Option(
-            help="With --from-reasonmap: folder of <map>.json station alias files "
-            "(merge/split same-name stations); they replace the shipped ones."
-        ),
-    ] = None,
+    branch_splits: BranchSplitsOption = None,
+    station_aliases: StationAliasesOption = None,
     per_map: Annotated[
         int, typer.Option(help="With --from-reasonmap: station pairs per map.")
     ] = 40,

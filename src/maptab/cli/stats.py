@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from maptab.cli.app import app, console, fail
+from maptab.cli.app import BranchSplitsOption, StationAliasesOption, app, console, fail
 from maptab.cli.progress import track
 from maptab.errors import MaptabError
 
@@ -111,20 +111,8 @@ def stats(
         Path | None,
         typer.Option(help="Describe the metro topologies of a ReasonMap stations folder instead."),
     ] = None,
-    branch_splits: Annotated[
-        Path | None,
-        typer.Option(
-            help="With --from-reasonmap: JSON {'<map>/<line>': '<first branch station>'}; "
-            "adds to or overrides the shipped and derived branch splits."
-        ),
-    ] = None,
-    station_aliases: Annotated[
-        Path | None,
-        typer.Option(
-            help="With --from-reasonmap: folder of <map>.json station alias files "
-            "(merge/split same-name stations); they replace the shipped ones."
-        ),
-    ] = None,
+    branch_splits: BranchSplitsOption = None,
+    station_aliases: StationAliasesOption = None,
     compare: Annotated[
         bool, typer.Option("--compare", help="Put the reference figures beside the dataset's.")
     ] = False,
