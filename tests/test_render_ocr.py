@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as hs
 from PIL import Image
 from typer.testing import CliRunner
 
@@ -14,12 +16,15 @@ from maptab.cli import app
 from maptab.core.network import Network
 from maptab.render import render_map
 from maptab.render.ocr import (
+    JOIN_OVERLAP,
     Detection,
     StationLabel,
+    joins,
     measure,
     name_variants,
     normalise,
     ocr_available,
+    printed_name,
     read_image,
     similarity,
     station_labels,
@@ -65,6 +70,82 @@ def test_recall_counts_exact_variant_split_and_contained_labels():
     assert r.missing == ["Hopkins Airport"]
     assert r.detections == 6 and r.false_detections == 1
     assert r.location_error() is None  # no positions known
+
+
+def test_two_line_label_joins_when_its_boxes_overlap_a_few_pixels():
+    top = (100, 100, 220, 124)  # line height 24: up to 0.3 · 24 = 7.2 px of overlap joins
+    assert joins(top, (110, 120, 200, 144))  # 4 px overlap, columns overlap
+    assert joins(top, (110, 124, 200, 148))  # touching
+    assert joins(top, (110, 140, 200, 164))  # a 16-px gap (≤ 0.8 · 24)
+    assert not joins(top, (110, 116, 200, 140))  # 8 px overlap: more than 0.3 · 24
+    assert not joins(top, (110, 170, 200, 194))  # far below
+    assert not joins(top, (230, 120, 300, 144))  # below but in other columns
+    assert not joins(top, (400, 100, 520, 124))  # side by side, far apart on the line
+    assert not joins(top, (180, 100, 300, 124))  # side by side, overlapping columns
+    assert not joins((110, 120, 200, 144), top)  # the upper line never continues the lower
+    dets = [Detection("Kuala", (100, 100, 160, 124)), Detection("Lumpur", (95, 121, 170, 145))]
+    r = measure(dets, [st("Kuala Lumpur")])
+    assert r.found == 1 and r.stray_detections == 0
+
+
+def _joins_brute(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
+    """The join rule, stated on the pixel rows and columns of integer boxes."""
+    rows_a, rows_b = range(a[1], a[3]), range(b[1], b[3])
+    h, s = max(len(rows_a), len(rows_b)), min(len(rows_a), len(rows_b))
+    mid_a, mid_b = sum(rows_a) / len(rows_a), sum(rows_b) / len(rows_b)
+    if abs(mid_a - mid_b) < h / 2 and b[0] >= a[2] and len(range(a[2], b[0])) <= h:
+        return True  # on a's line, starting at most h columns right of it
+    shared_cols = set(range(a[0], a[2])) & set(range(b[0], b[2]))
+    rows_above = len(range(b[1], a[3]))  # b's rows above a's bottom edge
+    rows_between = len(range(a[3], b[1]))  # empty rows between a and b
+    return bool(shared_cols) and rows_above <= JOIN_OVERLAP * s and rows_between <= 0.8 * h
+
+
+_coord = hs.integers(0, 60)
+_size = hs.integers(1, 30)
+
+
+@given(_coord, _coord, _size, _size, _coord, _coord, _size, _size)
+def test_join_rule_matches_its_pixel_statement(ax, ay, aw, ah, bx, by, bw, bh):
+    a, b = (ax, ay, ax + aw, ay + ah), (bx, by, bx + bw, by + bh)
+    assert joins(a, b) == _joins_brute(a, b), (a, b)
+
+
+def test_disambiguated_names_match_their_printed_form_when_unambiguous():
+    assert printed_name("125 St Station (4/5/6)") == "125 St Station"
+    assert printed_name("Main (2)") == "Main"
+    assert printed_name("四方河（省中医院）站") == "四方河（省中医院）站"  # bracket not trailing
+    assert printed_name("(2)") == "(2)"
+    net = Network.from_lines(
+        {
+            "L": ["125 St Station (4/5/6)", "Main St (north line)", "Main St (south line)"],
+            "M": ["Park (line M)", "Park", "Zoo"],
+        }
+    )
+    names = {lab.station: lab.names for lab in station_labels(net)}
+    assert names["125 St Station (4/5/6)"] == ("125 St Station (4/5/6)", "125 St Station", "125 St")
+    assert names["Main St (north line)"] == ("Main St (north line)",)  # "Main St" names two
+    assert names["Park (line M)"] == ("Park (line M)",)  # and "Park" is another station
+    dets = [Detection("125 St", (0, 0, 60, 20)), Detection("Main St", (0, 100, 60, 120))]
+    r = measure(dets, station_labels(net))
+    assert r.found == 1 and r.missing[:2] == ["Main St (north line)", "Main St (south line)"]
+    assert r.stray_detections == 1  # "Main St" is credited to neither homonym
+
+
+def test_stray_share_counts_detections_in_no_matching_text():
+    dets = [
+        Detection("Palmetto", (0, 0, 80, 20)),
+        Detection("Okee-", (200, 0, 260, 20)),  # joined with the next line: not stray
+        Detection("chobee", (200, 18, 270, 38)),
+        Detection("Lake Erie", (600, 0, 680, 20)),  # stray
+        Detection("x", (700, 0, 705, 20)),  # stray (but not a false detection: one character)
+        Detection("Palmeto", (900, 900, 970, 920)),  # a second reading: matches, not stray
+    ]
+    r = measure(dets, [st("Palmetto Station"), st("Okeechobee"), st("Hialeah")])
+    assert (r.found, r.detections, r.stray_detections) == (2, 6, 2)
+    assert r.stray_share == pytest.approx(2 / 6)
+    assert r.to_dict()["stray_share"] == pytest.approx(0.3333)
+    assert measure([], [st("A")]).stray_share == 0.0
 
 
 def test_threshold_is_the_fuzzy_boundary():
@@ -251,7 +332,8 @@ def test_cli_shows_progress_while_reading_unless_told_not_to(tmp_path, monkeypat
     meta.write_text(json.dumps({"L": ["A", "B"]}), encoding="utf-8")
     res = CliRunner().invoke(app, ["legibility", str(image), str(meta), "--json", *flag])
     assert res.exit_code == 0, res.output
-    assert json.loads(res.stdout)["stations"] == 2
+    data = json.loads(res.stdout)
+    assert data["stations"] == 2 and data["stray_share"] == 0.0
     assert len(tiles_read) == 2
     if flag:
         assert res.stderr == ""

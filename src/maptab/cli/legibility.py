@@ -88,7 +88,8 @@ def legibility(
         bool, typer.Option(help="Show a progress bar (on stderr) while the image is read.")
     ] = True,
 ) -> None:
-    """OCR a map image and report station-label recall, false detections, location error."""
+    """OCR a map image and report station-label recall, false detections, stray-text share
+    and location error."""
     from PIL import Image, UnidentifiedImageError
 
     from maptab.render import place_map
@@ -144,7 +145,9 @@ def legibility(
     console.print(
         f"{image_path} ({image.width}×{image.height} px, read at ≤{MAX_PIXELS / 1e6:.0f} MP): "
         f"recall {report.recall:.1%} ({report.found}/{report.stations} {noun}), "
-        f"{report.false_detections} of {report.detections} detections match no {noun[:-1]}",
+        f"{report.false_detections} of {report.detections} detections match no {noun[:-1]}; "
+        f"stray text {report.stray_share:.1%} ({report.stray_detections} detections are part "
+        f"of no {noun[:-1]} name)",
         highlight=False,
     )
     if readable < 0.5:

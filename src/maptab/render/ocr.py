@@ -13,14 +13,17 @@ maps this package renders, so a render style can be compared with what the paper
   :func:`normalise` (Unicode NFKC, case-folded, without spaces and punctuation) with difflib's
   ratio; a station is **found** when one of its names (:attr:`StationLabel.names`: the table
   name, the label drawn on the map, and the name without a station-word suffix) reaches
-  ``threshold`` (0.8) against a detection, against two detections that read as one label (the
-  second right of or under the first: labels wrapped or split by the engine), or when the name
-  (3+ characters after normalising) lies inside a longer detection.
+  ``threshold`` (0.8) against a detection, against two detections that read as one label
+  (:func:`joins`: labels wrapped or split by the engine), or when the name (3+ characters
+  after normalising) lies inside a longer detection. A name with a trailing disambiguation in
+  brackets (``"125 St Station (4/5/6)"``, ``"Main (2)"``) is also looked for without it, as the
+  map prints it, when no other station of the map reads the same (:func:`station_labels`).
 * The engine's models read Latin and Chinese (Han) text only; kana, Hangul, Cyrillic, Greek,
   Arabic, Hebrew, Thai, Indic… are not read, so recall on such labels says nothing about the
   map. :func:`readable_share` tells how many of a map's names the engine can read at all.
 * **Recall** = found / stations. **False detections** = detections of 2+ characters used by no
-  match (other lines, landmarks, legend text, misreadings). **Location error** = distance in
+  match (other lines, landmarks, legend text, misreadings). **Stray share** = share of all
+  detections that are part of no text (alone or joined) matching any station's name. **Location error** = distance in
   pixels from a found station's drawn position to the nearest point of its matched text box,
   when positions are known (rendered maps; real maps carry none).
 """
@@ -45,6 +48,8 @@ MAX_PIXELS = 8_000_000
 TILE_PX = 1600
 OVERLAP_PX = 320
 THRESHOLD = 0.8
+#: How far (share of the shorter box's height) two stacked text lines may overlap and still join.
+JOIN_OVERLAP = 0.3
 
 Box = tuple[float, float, float, float]
 
@@ -52,6 +57,7 @@ Box = tuple[float, float, float, float]
 STATION_SUFFIXES = ("station", "stn", "站", "駅", "역", "stop")
 
 _PUNCT = re.compile(r"[\W_]+", re.UNICODE)
+_DISAMBIGUATION = re.compile(r"\s*[(（][^()（）]*[)）]\s*$")
 
 
 class OcrUnavailableError(MaptabError):
@@ -86,6 +92,7 @@ class LegibilityReport:
     false_detections: int
     location_errors: list[float] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    stray_detections: int = 0
 
     @property
     def recall(self) -> float:
@@ -95,6 +102,11 @@ class LegibilityReport:
     def false_share(self) -> float:
         """False detections per detection (0 when nothing was read)."""
         return self.false_detections / self.detections if self.detections else 0.0
+
+    @property
+    def stray_share(self) -> float:
+        """Detections matching no station's name, per detection (0 when nothing was read)."""
+        return self.stray_detections / self.detections if self.detections else 0.0
 
     def location_error(self, q: float = 0.5) -> float | None:
         """The ``q`` quantile of the location errors (``None`` without positions)."""
@@ -110,6 +122,8 @@ class LegibilityReport:
             "recall": round(self.recall, 4),
             "detections": self.detections,
             "false_detections": self.false_detections,
+            "stray_detections": self.stray_detections,
+            "stray_share": round(self.stray_share, 4),
             "location_error_p50_px": self.location_error(0.5),
             "location_error_p90_px": self.location_error(0.9),
             "missing": self.missing,
@@ -162,15 +176,31 @@ def _union(a: Box, b: Box) -> Box:
     return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
 
 
-def _joins(a: Box, b: Box) -> bool:
-    """True when ``b`` continues the label of ``a``: on its line just right of it, or just
-    under it with overlapping columns (gaps within one text height)."""
-    h = max(a[3] - a[1], b[3] - b[1], 1.0)
+def printed_name(name: str) -> str:
+    """``name`` without a trailing disambiguation in brackets, which maps do not print:
+    ``"125 St Station (4/5/6)"`` → ``"125 St Station"``; ``name`` itself when it has none."""
+    bare = _DISAMBIGUATION.sub("", name)
+    return bare if normalise(bare) else name
+
+
+def joins(a: Box, b: Box) -> bool:
+    """True when box ``b`` continues the label of box ``a`` (two lines read as one label).
+
+    With ``h`` the taller box's height and ``s`` the shorter one's, either
+
+    * same line: the vertical centres differ by less than ``h / 2`` and ``b`` starts
+      0…``h`` right of ``a``'s right edge; or
+    * next line: the columns overlap (> 0) and ``b``'s top lies at most
+      ``JOIN_OVERLAP · s`` above ``a``'s bottom (tightly set lines whose boxes overlap a few
+      pixels) and at most ``0.8 · h`` below it.
+    """
+    ha, hb = a[3] - a[1], b[3] - b[1]
+    h = max(ha, hb, 1.0)
     same_row = abs((a[1] + a[3]) - (b[1] + b[3])) / 2 < 0.5 * h
     if same_row and 0 <= b[0] - a[2] <= h:
         return True
     cols = min(a[2], b[2]) - max(a[0], b[0]) > 0
-    return cols and 0 <= b[1] - a[3] <= 0.8 * h
+    return cols and -JOIN_OVERLAP * min(ha, hb) <= b[1] - a[3] <= 0.8 * h
 
 
 def _candidates(dets: Sequence[Detection]) -> list[_Candidate]:
@@ -189,7 +219,7 @@ def _candidates(dets: Sequence[Detection]) -> list[_Candidate]:
             for j in grid.get((gx, gy), ())
         }
         for j in sorted(near):
-            if j != i and _joins(a.box, dets[j].box):
+            if j != i and joins(a.box, dets[j].box):
                 b = dets[j]
                 out.append(_Candidate(a.text + " " + b.text, _union(a.box, b.box), (i, j)))
     return out
@@ -214,10 +244,11 @@ def measure(
     *,
     threshold: float = THRESHOLD,
 ) -> LegibilityReport:
-    """Match detections to stations and report recall, false detections and location error."""
+    """Match detections to stations: recall, false and stray detections, location error."""
     stations = list(stations)
     cands = _candidates(detections)
     used: set[int] = set()
+    matched: set[int] = set()
     found = 0
     errors: list[float] = []
     missing: list[str] = []
@@ -227,6 +258,7 @@ def measure(
             missing.append(st.station)
             continue
         found += 1
+        matched.update(i for c in hits for i in c.parts)
         if st.position is not None:
             best = min(hits, key=lambda c: _distance(st.position, c.box))  # type: ignore[arg-type]
             errors.append(round(_distance(st.position, best.box), 1))
@@ -236,7 +268,10 @@ def measure(
     false = sum(
         1 for i, d in enumerate(detections) if i not in used and len(normalise(d.text)) >= 2
     )
-    return LegibilityReport(len(stations), found, len(detections), false, errors, missing)
+    stray = len(detections) - len(matched)
+    return LegibilityReport(
+        len(stations), found, len(detections), false, errors, missing, stray_detections=stray
+    )
 
 
 # ----------------------------------------------------------------------------- OCR engine
@@ -349,8 +384,10 @@ def station_labels(
     without a station word). With ``placed`` (the geometry the image was painted from) each
     station also gets its drawn position; ``drawn_text`` adds the label text actually drawn
     (a style's display variant). Off by default, so generated maps are measured like real
-    ones, whose drawn texts nobody lists."""
+    ones, whose drawn texts nobody lists. Each name's :func:`printed_name` (and its variants) is
+    added when no other station of the map has a name that reads the same once normalised."""
     out = []
+    printed: list[list[str]] = []
     for s in network.vertices:
         names = [network.label(s), s]
         pos = None
@@ -362,4 +399,17 @@ def station_labels(
             pos = mark.center if mark is not None else None
         variants = dict.fromkeys(v for n in names for v in name_variants(n))
         out.append(StationLabel(s, tuple(variants), pos))
+        bare = {printed_name(v) for v in variants} - set(variants)
+        printed.append([v for n in sorted(bare) for v in name_variants(n)])
+    owners: dict[str, set[int]] = {}
+    for k, (lab, extra) in enumerate(zip(out, printed, strict=True)):
+        for v in (*lab.names, *extra):
+            owners.setdefault(normalise(v), set()).add(k)
+    for k, extra in enumerate(printed):
+        keep = [v for v in extra if owners[normalise(v)] == {k}]
+        if keep:
+            lab = out[k]
+            out[k] = StationLabel(
+                lab.station, tuple(dict.fromkeys((*lab.names, *keep))), lab.position
+            )
     return out
