@@ -29,7 +29,7 @@ def test_card_parses_with_huggingface_hub(exported: Path) -> None:
     assert "visual-question-answering" in data.task_categories
     assert data.size_categories and data.pretty_name
     configs = {c["config_name"]: c for c in data.configs}
-    assert set(configs) == {"rp", "qa", "reasonmap", "maps"}
+    assert list(configs) == ["rp", "qa", "reasonmap", "maps"]
     for name, config in configs.items():
         for entry in config["data_files"]:
             assert list(exported.glob(entry["path"])), (name, entry)
@@ -50,10 +50,11 @@ def test_card_features_and_splits_match_the_files(
             table = pq.read_table(path)
             assert split_info.num_examples == table.num_rows, (name, split)
             assert info.features == datasets.Features.from_arrow_schema(table.schema), name
-    loaded = datasets.load_dataset(
-        str(exported), "reasonmap", split="train", cache_dir=str(exported.parent / "hf-cache")
-    )
-    assert loaded.features["image"] == datasets.Image()
+    cache = str(exported.parent / "hf-cache")
+    maps = datasets.load_dataset(str(exported), "maps", split="train", cache_dir=cache)
+    assert maps.features["image"] == datasets.Image()
+    loaded = datasets.load_dataset(str(exported), "reasonmap", split="train", cache_dir=cache)
+    assert "image" not in loaded.features and set(loaded["map_id"]) <= set(maps["map_id"])
 
 
 def test_card_prose(exported: Path) -> None:
@@ -64,6 +65,21 @@ def test_card_prose(exported: Path) -> None:
     assert "MapTab: A Diagnostic Benchmark" in body  # both papers cited
     assert "Can MLLMs Guide Me Home?" in body
     assert body.count("@misc{") == 2
+
+
+def test_card_join_snippet_runs(exported: Path) -> None:
+    """The card's snippet gives a query row its map image."""
+    body = (exported / "README.md").read_text(encoding="utf-8").split("\n---\n", 1)[1]
+    snippet = body.split("```python\n", 1)[1].split("```", 1)[0]
+    assert len(snippet.strip().splitlines()) == 3
+    cache = str(exported.parent / "hf-cache")
+
+    def load_dataset(path: str, name: str, split: str) -> object:
+        return datasets.load_dataset(str(exported), name, split=split, cache_dir=cache)
+
+    scope: dict = {"load_dataset": load_dataset}
+    exec(snippet.replace('split="test"', 'split="train"'), scope)  # the map with an image
+    assert scope["image"].size == (8, 6)
 
 
 LANGUAGE_MAPS = {

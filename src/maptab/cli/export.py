@@ -24,7 +24,7 @@ def export(
         typer.Option(
             "--format",
             help="'maptab': the MapTab release layout (images/, tabulars/, data/training_set|test_set/); "
-            "'hf': Parquet with embedded images, loadable with datasets.load_dataset(OUT, 'rp'); "
+            "'hf': Parquet configs rp, qa, reasonmap and maps (each map image once), loadable with datasets.load_dataset(OUT, 'rp'); "
             "'trl' / 'verl': train/test Parquet in the columns those RL trainers read, each row "
             "with its self-contained reward reference (docs/guides/train-with-rewards.md); 'lmms-eval': a task "
             "folder for lmms_eval --include_path OUT (docs/guides/evaluation-harnesses.md).",

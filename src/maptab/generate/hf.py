@@ -5,20 +5,22 @@ Layout::
     OUT/README.md                                  dataset card (:func:`_card`): YAML metadata
                                                    (licence, task categories, configs,
                                                    features, split sizes) and prose
-    OUT/<config>/<split>-00000-of-00001.parquet    config in rp, qa, reasonmap, maps
+    OUT/<config>/<split>-NNNNN-of-MMMMM.parquet    config in rp, qa, reasonmap, maps
 
 The card's ``language`` list is English (the questions) and each map's language, read from
 the script of its station labels (:func:`map_languages`).
 
-``rp``/``qa``/``reasonmap`` hold one row per query with the JSONL fields of the dataset and
-an ``image`` column (the map image embedded, ``datasets.Image`` feature); ``maps`` holds one
-row per map (image, tables as CSV text, ``network.json`` text). Rows are written one Parquet
-row group per map with the image column dictionary-encoded, so a map's image is stored once
-per file however many queries use it. Configs without rows are left out.
+``maps`` holds one row per map: ``map_id``, the manifest fields, the image (``datasets.Image``
+feature), the tables as CSV text and ``network.json`` text. ``rp``/``qa``/``reasonmap`` hold
+one row per query with the JSONL fields of the dataset; they name their map (``map_id``) and
+carry no image, so each image is stored once. Each map's rows form one row group; a split is
+cut into shards of about :data:`SHARD_BYTES`. Configs without rows are left out.
 
-Nothing is written before every row and image has been read and checked: a repeated id, a
-number that is not finite or a map image that does not decode is refused with one line
-naming file, line and field (SPEC 16; ``maptab validate`` checks the same, and more).
+Two passes: the first reads and checks every row and image, so a repeated id, a number that
+is not finite or a map image that does not decode is refused with one line naming file, line
+and field (SPEC 16; ``maptab validate`` checks the same, and more) before anything is written.
+The second writes one map at a time under temporary names, renamed into ``OUT`` at the end; a
+failure leaves nothing.
 
 The files are written with pyarrow alone; with ``datasets`` installed, load them with
 ``datasets.load_dataset(OUT, "rp")`` or ``load_dataset("parquet", data_files=…)``.
@@ -28,6 +30,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
 import struct
 from collections.abc import Iterator
 from itertools import groupby
@@ -47,20 +51,18 @@ IMAGE_TYPE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
 _HF_METADATA = {
     b"huggingface": json.dumps({"info": {"features": {"image": {"_type": "Image"}}}}).encode()
 }
-_MAX_DICTIONARY_PAGE = 1 << 30  # room for one map image per row group
+SHARD_BYTES = 256 << 20  # a new shard once a file's rows hold this much (in memory)
 
 
-def _image(
-    ds: Dataset, map_id: str, cache: dict[str, dict[str, Any] | None]
-) -> dict[str, Any] | None:
-    if map_id not in cache:
-        path = ds.image_path(map_id)
-        if path is not None:
-            _check_image(path)
-        cache[map_id] = (
-            None if path is None else {"bytes": path.read_bytes(), "path": f"{map_id}.png"}
-        )
-    return cache[map_id]
+def _image(ds: Dataset, map_id: str, read: bool) -> dict[str, Any] | None:
+    """The map's image (``None`` when it has none); checked, and read when ``read``."""
+    path = ds.image_path(map_id)
+    if path is None:
+        return None
+    if not read:
+        _check_image(path)
+        return None
+    return {"bytes": path.read_bytes(), "path": f"{map_id}.png"}
 
 
 def _check_image(path: Path) -> None:
@@ -91,20 +93,18 @@ def _non_finite(value: Any, path: str = "") -> str | None:
     return None
 
 
-def _map_rows(ds: Dataset, cache: dict[str, dict[str, Any] | None]) -> Iterator[dict[str, Any]]:
+def _map_rows(ds: Dataset, read: bool) -> Iterator[dict[str, Any]]:
     for map_id, entry in ds.maps.items():
         row = entry.to_dict()
         row["map_id"] = row.pop("id")
         for kind in TABLE_FILES:
             row[f"{kind}_csv"] = ds.table_path(map_id, kind).read_text(encoding="utf-8-sig")
         row["network"] = ds.map_file(map_id, "network.json").read_text(encoding="utf-8")
-        row["image"] = _image(ds, map_id, cache)
+        row["image"] = _image(ds, map_id, read)
         yield row
 
 
-def _query_rows(
-    ds: Dataset, kind: str, cache: dict[str, dict[str, Any] | None]
-) -> Iterator[dict[str, Any]]:
+def _query_rows(ds: Dataset, kind: str) -> Iterator[dict[str, Any]]:
     shown = ds.root / get_kind(kind).samples.file
     first: dict[str, int] = {}
     for n, raw, q in ds.records(kind):
@@ -122,30 +122,63 @@ def _query_rows(
             row["tables"] = {k: row["tables"].get(k) for k in TABLE_FILES}
         if "params" in row:  # free-form per QA type: stored as JSON text
             row["params"] = json.dumps(row["params"], ensure_ascii=False, sort_keys=True)
-        row["image"] = _image(ds, q.map_id, cache)
         yield row
 
 
-def _write(rows: list[dict[str, Any]], path: Path) -> None:
-    """One Parquet file, one row group per map, image bytes dictionary-encoded."""
-    table = pa.Table.from_pylist(rows)
-    image_index = table.schema.get_field_index("image")
-    schema = table.schema.set(image_index, pa.field("image", IMAGE_TYPE)).with_metadata(
-        _HF_METADATA
-    )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with pq.ParquetWriter(
-        path,
-        schema,
-        use_dictionary=["image.bytes", "image.path"],
-        dictionary_pagesize_limit=_MAX_DICTIONARY_PAGE,
-        compression="zstd",
-    ) as writer:
-        start = 0
-        for _, group in groupby(rows, key=lambda r: r["map_id"]):
-            size = len(list(group))
-            writer.write_table(table.slice(start, size).cast(schema))
-            start += size
+def _rows(ds: Dataset, name: str, read: bool) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """``(split, rows)`` of each run of a config's rows with the same split and map."""
+    rows = _map_rows(ds, read) if name == "maps" else _query_rows(ds, name)
+    for (split, _), group in groupby(rows, key=lambda r: (r["split"], r["map_id"])):
+        yield split, list(group)
+
+
+def _schema(ds: Dataset, name: str) -> pa.Schema | None:
+    """The first pass: check every row (and image) of a config; its schema, ``None`` if empty."""
+    found = [pa.Table.from_pylist(rows).schema for _, rows in _rows(ds, name, read=False)]
+    if not found:
+        return None
+    schema = pa.unify_schemas(found, promote_options="permissive")
+    if name != "maps":
+        return schema
+    image = pa.field("image", IMAGE_TYPE)
+    return schema.set(schema.get_field_index("image"), image).with_metadata(_HF_METADATA)
+
+
+class _Split:
+    """The shards of one config and split, written under temporary names in ``folder``."""
+
+    def __init__(self, folder: Path, split: str, schema: pa.Schema, shard_bytes: int) -> None:
+        self.folder, self.split, self.schema, self.shard_bytes = folder, split, schema, shard_bytes
+        self.paths: list[Path] = []
+        self.rows = 0
+        self._writer: pq.ParquetWriter | None = None
+        self._held = 0
+
+    def write(self, table: pa.Table) -> None:
+        if self._writer is not None and self._held + table.nbytes > self.shard_bytes:
+            self.close()
+        if self._writer is None:
+            self.paths.append(self.folder / f".{self.split}-{len(self.paths):05d}.tmp")
+            self._writer = pq.ParquetWriter(self.paths[-1], self.schema, compression="zstd")
+        self._writer.write_table(table, row_group_size=max(1, table.num_rows))
+        self._held += table.nbytes
+        self.rows += table.num_rows
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+        self._writer, self._held = None, 0
+
+    def finish(self) -> tuple[list[str], int]:
+        """Rename the shards to ``<split>-NNNNN-of-MMMMM.parquet``; names and bytes."""
+        self.close()
+        names, size = [], 0
+        for i, path in enumerate(self.paths):
+            meta = pq.read_metadata(path)
+            size += sum(meta.row_group(g).total_byte_size for g in range(meta.num_row_groups))
+            names.append(f"{self.split}-{i:05d}-of-{len(self.paths):05d}.parquet")
+            path.rename(self.folder / names[-1])
+        return names, size
 
 
 LICENSE = "mit"  # the data is maptab's own output, under the project's licence
@@ -333,9 +366,15 @@ def _card(
         "",
         *[f"- `{c}`: {_ABOUT.get(c, 'rows of this kind')}." for c in configs],
         "",
-        "Every query row embeds the map image (`image`) and names its map (`map_id`); the "
-        "`tables` field gives the row order of each table shown in the prompt. Load a "
-        'config with `datasets.load_dataset("<this folder or repo>", "rp")`.',
+        "Every query row names its map (`map_id`); the image is stored once, in `maps`. The "
+        "`tables` field gives the row order of each table shown in the prompt. A query's "
+        "map image (a map's split is its queries' split):",
+        "",
+        "```python",
+        'rp, maps = (load_dataset("<this folder or repo>", c, split="test") for c in ("rp", "maps"))',
+        'at = {m: i for i, m in enumerate(maps["map_id"])}',
+        'image = maps[at[rp[0]["map_id"]]]["image"]  # PIL image of rp[0]\'s map',
+        "```",
         "",
         "## How it was built",
         "",
@@ -402,35 +441,68 @@ def _card(
     return "\n".join(lines)
 
 
-def export_hf(dataset_dir: str | Path, out_dir: str | Path) -> Path:
+def _publish(stage: Path, out: Path, configs: dict[str, list[str]]) -> None:
+    """Move the staged export into ``out``: a rename when ``out`` is new; otherwise earlier
+    shards of these configs are removed and each file renamed in."""
+    if not out.exists():
+        stage.rename(out)
+        return
+    for name in (*CONFIGS, "maps"):
+        old = out / name
+        for path in old.glob("*-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9].parquet"):
+            path.unlink()
+        if old.is_dir() and name not in configs and not any(old.iterdir()):
+            old.rmdir()
+    for name, files in configs.items():
+        (out / name).mkdir(exist_ok=True)
+        for file in files:
+            os.replace(stage / name / file, out / name / file)
+    os.replace(stage / "README.md", out / "README.md")
+
+
+def export_hf(
+    dataset_dir: str | Path, out_dir: str | Path, *, shard_bytes: int = SHARD_BYTES
+) -> Path:
     """Write the dataset at ``dataset_dir`` as a Hugging Face folder at ``out_dir``; return it.
 
-    One Parquet file per config and split (``train``/``test`` from each row's ``split``);
-    field names and values are those of the dataset's JSONL files and manifest, plus the
-    embedded ``image``. Deterministic: the same dataset gives byte-identical files.
+    Configs ``rp``/``qa``/``reasonmap``/``maps``, splits ``train``/``test`` from each row's
+    ``split``; field names and values are those of the dataset's JSONL files and manifest.
+    Deterministic: the same dataset gives byte-identical files.
     """
     ds = Dataset(dataset_dir)
     out = Path(out_dir)
-    cache: dict[str, dict[str, Any] | None] = {}
-    sources = {kind: list(_query_rows(ds, kind, cache)) for kind in CONFIGS}
-    sources["maps"] = list(_map_rows(ds, cache))
-    written: dict[str, list[str]] = {}
-    schemas: dict[str, pa.Schema] = {}
-    counts: dict[tuple[str, str], int] = {}
-    sizes: dict[tuple[str, str], int] = {}
-    for name, rows in sources.items():
-        for split in sorted({r["split"] for r in rows}):
-            part = [r for r in rows if r["split"] == split]
-            path = out / name / f"{split}-00000-of-00001.parquet"
-            _write(part, path)
-            written.setdefault(name, []).append(split)
-            meta = pq.read_metadata(path)
-            schemas.setdefault(name, meta.schema.to_arrow_schema())
-            counts[(name, split)] = len(part)
-            sizes[(name, split)] = sum(
-                meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)
-            )
+    schemas = {name: _schema(ds, name) for name in (*CONFIGS, "maps")}
     languages = card_languages(map_languages(ds).values())
-    card = _card(written, ds.manifest, schemas, counts, sizes, languages)
-    (out / "README.md").write_text(card, encoding="utf-8", newline="\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = out.parent / f".{out.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+    stage.mkdir()
+    try:
+        files: dict[str, list[str]] = {}
+        written: dict[str, list[str]] = {}
+        counts: dict[tuple[str, str], int] = {}
+        sizes: dict[tuple[str, str], int] = {}
+        for name, schema in schemas.items():
+            if schema is None:
+                continue
+            (stage / name).mkdir()
+            splits: dict[str, _Split] = {}
+            try:
+                for split, rows in _rows(ds, name, read=True):
+                    if split not in splits:
+                        splits[split] = _Split(stage / name, split, schema, shard_bytes)
+                    splits[split].write(pa.Table.from_pylist(rows, schema=schema))
+            finally:
+                for part in splits.values():
+                    part.close()
+            for split in sorted(splits):
+                names, sizes[(name, split)] = splits[split].finish()
+                files.setdefault(name, []).extend(names)
+                written.setdefault(name, []).append(split)
+                counts[(name, split)] = splits[split].rows
+        used = {name: s for name, s in schemas.items() if s is not None}
+        card = _card(written, ds.manifest, used, counts, sizes, languages)
+        (stage / "README.md").write_text(card, encoding="utf-8", newline="\n")
+        _publish(stage, out, files)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
     return out
