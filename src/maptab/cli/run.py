@@ -49,7 +49,20 @@ def run_cmd(
     out: Annotated[
         Path | None, typer.Option(help="Run folder (default runs/<dataset>__<model>).")
     ] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,
+    base_url: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="OpenAI-compatible endpoint URL; repeat it for several servers of the same "
+            "model (each request goes to the least busy)."
+        ),
+    ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="I/N: answer only the samples at positions k of the selection with "
+            "k % N == I (merge the shards with maptab score R0 R1 … --out DIR)."
+        ),
+    ] = None,
     api_key_env: Annotated[
         str, typer.Option(help="Environment variable holding the API key.")
     ] = "OPENAI_API_KEY",
@@ -125,9 +138,11 @@ def run_cmd(
         image = ImageSpec(pixels, mode, size, image_format, side)  # type: ignore[arg-type]
         if table_format not in ("csv", "json"):
             raise MaptabError(f"--table-format must be csv or json, not {table_format!r}")
+        part = _shard(shard) if shard is not None else None
+        urls = base_url or None
         provider = make_provider(
             model,
-            base_url=base_url,
+            base_url=urls[0] if urls and len(urls) == 1 else urls,
             api_key_env=api_key_env,
             concurrency=concurrency,
             timeout=timeout,
@@ -168,6 +183,7 @@ def run_cmd(
                 jobs=jobs if jobs else None,
                 tools=names,
                 budget=budget,
+                shard=part,
             )
     except json.JSONDecodeError as exc:
         fail(f"--extra-body is not valid JSON ({exc.msg})")
@@ -205,6 +221,13 @@ def _size(text: str) -> tuple[int, int]:
     m = re.fullmatch(r"\s*(\d+)\s*[xX×]\s*(\d+)\s*", text)
     if not m or min(int(m.group(1)), int(m.group(2))) < 1:
         raise MaptabError(f"--image-size must be WIDTHxHEIGHT, not {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _shard(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not m or not int(m.group(1)) < int(m.group(2)):
+        raise MaptabError(f"--shard must be I/N with 0 <= I < N, not {text!r}")
     return int(m.group(1)), int(m.group(2))
 
 

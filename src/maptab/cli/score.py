@@ -17,7 +17,14 @@ from maptab.errors import MaptabError
 
 @app.command("score")
 def score_cmd(
-    run_dir: Annotated[Path, typer.Argument(help="Run folder (predictions.jsonl, run.json).")],
+    run_dirs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Run folder (predictions.jsonl, run.json); several: the shards of one run "
+            "(maptab run --shard), merged into --out.",
+            metavar="RUN_DIR...",
+        ),
+    ],
     results: Annotated[
         Path | None,
         typer.Option(
@@ -38,15 +45,34 @@ def score_cmd(
             "not depend on it.",
         ),
     ] = 1,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="With several run folders: the new run folder their predictions are merged "
+            "into (in sample order), then scored."
+        ),
+    ] = None,
 ) -> None:
-    """Score RUN_DIR: writes RUN_DIR/scores.jsonl and RUN_DIR/summary.json, prints a table."""
-    from maptab.score.scorer import ScoreError, load_external_results, score_run
+    """Score RUN_DIR: writes RUN_DIR/scores.jsonl and RUN_DIR/summary.json, prints a table.
+
+    Several RUN_DIRs (the shards of one run) are merged into --out, which is scored instead;
+    a sample answered in two of them, or in none, is refused."""
+    from maptab.score.scorer import ScoreError, load_external_results, merge_runs, score_run
 
     # The one piece of interpreter tuning, kept at the command's edge: scoring holds every
     # answer's row until the summary and forms no reference cycles, so the cyclic collector
     # only re-walks live objects (with it on, scoring 50,824 answers takes 1.39x the CPU time).
     gc.disable()
+    run_dir = run_dirs[0]
     try:
+        if len(run_dirs) > 1:
+            if out is None:
+                raise ScoreError("several run folders are merged: name the new folder with --out")
+            if results is not None or dataset is not None:
+                raise ScoreError("--results and --dataset score one run folder, not a merge")
+            run_dir = merge_runs(run_dirs, out, verify=verify)
+        elif out is not None:
+            raise ScoreError("--out merges several run folders; one is scored in place")
         preds = None
         if results is not None:
             if dataset is None:

@@ -25,6 +25,11 @@ retrying such a connection is at most :data:`CONNECT_RETRY_CAP` seconds, and
 :data:`DOWN_AFTER` of them in a row, across all requests, raise it too (the breaker); any
 HTTP answer resets the count. Answers from a live server (429, 5xx…), dropped connections
 and read timeouts are retried as above and do not count.
+
+``base_url`` may list several servers (``--base-url A --base-url B``) serving the same model:
+each request goes to the one with the fewest requests in flight (ties: round robin) and its
+retries stay there; each is probed before the run, and the breaker counts per server, so a
+dead or lost server stops the run as above, named. ``settings["base_url"]`` is then the list.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ import os
 import random
 import socket
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -69,6 +74,18 @@ DOWN_AFTER = 5
 """Connections in a row that could not be made, across requests, that stop the run."""
 
 
+class _Server:
+    """One endpoint: its URLs, its HTTP clients, its requests in flight, its breaker count."""
+
+    def __init__(self, base: str) -> None:
+        self.base_url = base
+        self.url = httpx.URL(base + "/chat/completions")
+        self.clients: list[httpx.AsyncClient] = []
+        self.free: list[httpx.AsyncClient] = []  # a client once per connection not in use
+        self.in_flight = 0
+        self.down = 0  # connections in a row that could not be made (the breaker's count)
+
+
 class OpenAIProvider:
     """Chat completions from an OpenAI-compatible endpoint (see the module docstring).
 
@@ -93,7 +110,7 @@ class OpenAIProvider:
         self,
         model: str,
         *,
-        base_url: str | None = None,
+        base_url: str | Sequence[str] | None = None,
         api_key_env: str = "OPENAI_API_KEY",
         concurrency: int = 16,
         timeout: float = 120.0,
@@ -126,27 +143,25 @@ class OpenAIProvider:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.timeout = timeout
-        url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        self.base_url = url.rstrip("/")
-        try:
-            parts = urlsplit(url)
-            ok = parts.scheme in ("http", "https") and bool(parts.hostname)
-            self._url = httpx.URL(url.rstrip("/") + "/chat/completions")
-        except (ValueError, httpx.InvalidURL):
-            ok = False
-        if not ok:
-            raise ProviderConfigError(
-                f"--base-url: base URL must be http(s)://HOST[:PORT][/PATH], not {url!r}"
-            )
+        if not isinstance(base_url, str | None):
+            base_url = list(base_url) or None
+            if base_url is not None and len(base_url) == 1:
+                base_url = base_url[0]
+        urls = [base_url] if isinstance(base_url, str) else base_url
+        urls = urls or [os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL]
+        self._servers = [_server(url) for url in urls]
+        if len({s.base_url for s in self._servers}) < len(self._servers):
+            raise ProviderConfigError("--base-url: the same server is given twice")
+        self.base_url = self._servers[0].base_url
+        self._next = 0  # where the round robin among equally busy servers starts
         self._headers = {
             "Authorization": f"Bearer {key}",
             "User-Agent": f"maptab/{__version__}",
             "Accept": "application/json",
             "Content-Type": "application/json",
         }
-        self._connections = concurrency
-        self._clients: list[httpx.AsyncClient] = []
-        self._free: list[httpx.AsyncClient] = []  # a client once per connection not in use
+        # least-in-flight dispatch never puts more than ceil(concurrency / servers) on one
+        self._connections = -(-concurrency // len(self._servers))
         self._sem = asyncio.Semaphore(concurrency)
         self._limiter = RateLimiter(rpm)
         self._rng = random.Random(seed)
@@ -169,7 +184,6 @@ class OpenAIProvider:
         self._token_json = json.dumps(self._token).encode()
         self._urls: dict[str, bytes] = {}
         self.attempts = 0  # HTTP attempts made, retries included (for tests and reports)
-        self._down = 0  # connections in a row that could not be made (the breaker's count)
 
     def body(self, request: ChatRequest) -> bytes:
         """The JSON body sent for ``request``: the bytes of ``json.dumps({"model", "messages",
@@ -208,40 +222,53 @@ class OpenAIProvider:
         """One ``GET BASE_URL/models`` before a run: raises
         :class:`~maptab.run.provider.EndpointUnreachable` when no connection can be made; any
         HTTP answer, or a slow one, passes (SPEC 16)."""
-        if not self._clients:
+        if not self._servers[0].clients:
             self._open()
-        url = self.base_url + "/models"
-        try:
-            await self._clients[0].get(url, timeout=min(self.timeout, CONNECT_TIMEOUT))
-        except Exception as exc:
-            why = _unreachable(exc)
-            if why:
-                raise EndpointUnreachable(
-                    f"cannot reach {self.base_url} ({why}); is the server running? check --base-url"
-                ) from None
+        for server in self._servers:
+            url = server.base_url + "/models"
+            try:
+                await server.clients[0].get(url, timeout=min(self.timeout, CONNECT_TIMEOUT))
+            except Exception as exc:
+                why = _unreachable(exc)
+                if why:
+                    raise EndpointUnreachable(
+                        f"cannot reach {server.base_url} ({why}); is the server running? "
+                        "check --base-url"
+                    ) from None
 
     async def complete(self, request: ChatRequest) -> Completion:
         """Send one request, retrying transient failures; raises :class:`ProviderError`, or
         :class:`~maptab.run.provider.EndpointUnreachable` once the server is gone."""
         body = self.body(request)
         async with self._sem:
-            if not self._clients:
+            if not self._servers[0].clients:
                 self._open()
-            client = self._free.pop()  # the semaphore leaves one free
+            server = self._pick()
+            client = server.free.pop()  # the semaphore and the dispatch leave one free
+            server.in_flight += 1
             try:
-                return await self._send(client, body)
+                return await self._send(server, client, body)
             finally:
+                server.in_flight -= 1
                 if not client.is_closed:
-                    self._free.append(client)
+                    server.free.append(client)
 
-    async def _send(self, client: httpx.AsyncClient, body: bytes) -> Completion:
+    def _pick(self) -> _Server:
+        """The server with the fewest requests in flight; ties: the next in round robin."""
+        n = len(self._servers)
+        order = [self._servers[(self._next + k) % n] for k in range(n)]
+        server = min(order, key=lambda s: s.in_flight)  # the first of the least busy
+        self._next = (self._servers.index(server) + 1) % n
+        return server
+
+    async def _send(self, server: _Server, client: httpx.AsyncClient, body: bytes) -> Completion:
         for attempt in range(self.max_retries + 1):
             await self._limiter.wait()
             self.attempts += 1
             down = None
             try:
-                resp = await client.post(self._url, content=body)
-                self._down = 0  # an answer: the server is there
+                resp = await client.post(server.url, content=body)
+                server.down = 0  # an answer: the server is there
                 if resp.status_code != 200:
                     raise _StatusError(resp)
                 c = _completion(json.loads(resp.content))
@@ -250,10 +277,10 @@ class OpenAIProvider:
             except Exception as exc:  # classified below; unknown errors are not retried
                 down = _unreachable(exc)
                 if down:
-                    self._down += 1
-                    if self._down >= DOWN_AFTER:
+                    server.down += 1
+                    if server.down >= DOWN_AFTER:
                         raise EndpointUnreachable(
-                            f"lost {self.base_url}: {self._down} connection attempts in a row "
+                            f"lost {server.base_url}: {server.down} connection attempts in a row "
                             f"failed ({down})"
                         ) from None
                 retry, floor, why = _classify(exc, self._mask)
@@ -278,28 +305,59 @@ class OpenAIProvider:
     def _open(self) -> None:
         tls = httpx.create_ssl_context(trust_env=True)  # SSL_CERT_FILE / SSL_CERT_DIR
         timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT))
-        left = self._connections
-        while left:
-            n = min(_PER_CLIENT, left)
-            client = httpx.AsyncClient(
-                headers=self._headers,
-                verify=tls,
-                limits=httpx.Limits(max_connections=n, max_keepalive_connections=n),
-                timeout=timeout,
-                trust_env=True,  # HTTPS_PROXY, ALL_PROXY, NO_PROXY
-            )
-            self._clients.append(client)
-            self._free += [client] * n
-            left -= n
+        for server in self._servers:
+            left = self._connections
+            while left:
+                n = min(_PER_CLIENT, left)
+                client = httpx.AsyncClient(
+                    headers=self._headers,
+                    verify=tls,
+                    limits=httpx.Limits(max_connections=n, max_keepalive_connections=n),
+                    timeout=timeout,
+                    trust_env=True,  # HTTPS_PROXY, ALL_PROXY, NO_PROXY
+                )
+                server.clients.append(client)
+                server.free += [client] * n
+                left -= n
 
     async def aclose(self) -> None:
         """Close the HTTP connections (a later request opens new ones)."""
-        clients, self._clients, self._free = self._clients, [], []
-        for client in clients:
-            await client.aclose()
+        for server in self._servers:
+            clients, server.clients, server.free = server.clients, [], []
+            for client in clients:
+                await client.aclose()
+
+    @property
+    def _clients(self) -> list[httpx.AsyncClient]:
+        """Every server's open HTTP clients."""
+        return [c for s in self._servers for c in s.clients]
+
+    @property
+    def _down(self) -> int:
+        """The first server's breaker count."""
+        return self._servers[0].down
+
+    @_down.setter
+    def _down(self, value: int) -> None:
+        self._servers[0].down = value
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_clients": [], "_free": []}
+        servers = [_Server(s.base_url) for s in self._servers]  # without their clients
+        return {**self.__dict__, "_servers": servers}
+
+
+def _server(url: str) -> _Server:
+    """A :class:`_Server` for ``url``; a URL that is not ``http(s)://HOST…`` raises
+    :class:`ProviderConfigError`."""
+    try:
+        parts = urlsplit(url)
+        if parts.scheme in ("http", "https") and parts.hostname:
+            return _Server(url.rstrip("/"))
+    except (ValueError, httpx.InvalidURL):
+        pass
+    raise ProviderConfigError(
+        f"--base-url: base URL must be http(s)://HOST[:PORT][/PATH], not {url!r}"
+    )
 
 
 def _tokenised(message: Any, urls: list[str], token: str) -> Any:

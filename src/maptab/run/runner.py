@@ -24,6 +24,11 @@ the same dataset: a rebuilt one (another digest) is refused before anything in t
 changes, unless it holds no answers yet or its ``run.json`` predates the digest. A dataset
 rebuilt while the run answers it makes the run end with an error once its rows are stored.
 
+``shard=(i, n)`` answers only the samples at positions ``k`` of the selection (after
+``split``, ``categories`` and ``limit``, in dataset order) with ``k % n == i``, and records
+``"shard": [i, n]`` in ``run.json`` (a rerun into the folder must name the same shard);
+``maptab score R0 R1 … --out MERGED`` puts the shards back together.
+
 With ``tools`` (tool-use mode, :mod:`maptab.run.tools`) each sample is a conversation: the
 model is offered the tools that apply to it and asked again after each round of tool calls,
 within a :class:`~maptab.run.tools.ToolBudget` (``budget``; default: the provider's
@@ -132,6 +137,7 @@ def run(
     executors: ExecutorFactory = local_executor,
     tools: Sequence[str] = (),
     budget: ToolBudget | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> RunSummary:
     """Run ``provider`` on the selected samples of ``dataset_dir`` into ``out_dir``.
 
@@ -146,7 +152,7 @@ def run(
     ``status``; :mod:`maptab._progress`); none by default. The provider is closed at
     the end (a provider serves one run). Raises ``DatasetError`` / ``StoreError`` (one-line
     messages) on a malformed dataset or an unusable run directory, ``EndpointUnreachable``
-    on a server that cannot be reached (SPEC 16).
+    on a server that cannot be reached (SPEC 16). ``shard``: see the module docstring.
     """
     return asyncio.run(
         arun(
@@ -167,6 +173,7 @@ def run(
             executors=executors,
             tools=tools,
             budget=budget,
+            shard=shard,
         )
     )
 
@@ -190,12 +197,15 @@ async def arun(
     executors: ExecutorFactory = local_executor,
     tools: Sequence[str] = (),
     budget: ToolBudget | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> RunSummary:
     """:func:`run` inside a running event loop."""
     if concurrency < 1:
         raise DatasetError("--concurrency must be at least 1")
     if jobs is not None and jobs < 1:
         raise DatasetError("jobs must be at least 1, or None (one process per CPU)")
+    if shard is not None and not 0 <= shard[0] < shard[1]:
+        raise DatasetError(f"--shard must be I/N with 0 <= I < N, not {shard[0]}/{shard[1]}")
     image = image or ImageSpec()
     out = Path(out_dir)
     cats = sorted(set(categories or ()))
@@ -249,6 +259,15 @@ async def arun(
             asked += (" and " if asked and cats else "") + (f"categories {cats}" if cats else "")
             raise DatasetError(f"{dataset_dir}: no sample matches {asked or 'the selection'}")
         _check_unique(samples, dataset_dir)
+        if shard is not None:
+            i, n = shard
+            if i >= len(samples):
+                raise DatasetError(
+                    f"{dataset_dir}: shard {i}/{n} is empty (the selection has only "
+                    f"{len(samples)} samples)"
+                )
+            refs = refs[i::n]  # positions k of the selection with k % n == i
+            samples = samples[i::n]
         await probe(provider)  # a server that is not there: one line, nothing written
         record = {
             "dataset": str(Path(dataset_dir).resolve()),
@@ -263,6 +282,7 @@ async def arun(
             "categories": cats,
             "limit": limit,
             "concurrency": concurrency,
+            **({"shard": list(shard)} if shard is not None else {}),
             "maptab_version": __version__,
             "started_at": _now(),
         }
@@ -508,7 +528,7 @@ def _digest(dataset_dir: str | Path) -> str | None:
 
 def _fingerprint(record: dict[str, Any]) -> dict[str, Any]:
     settings = {k: v for k, v in record["settings"].items() if k not in _OPERATIONAL}
-    keys = ("dataset", "provider", "model_name", "table_format", "image", "tools")
+    keys = ("dataset", "provider", "model_name", "table_format", "image", "tools", "shard")
     fp = {**{k: record.get(k) for k in keys}, "settings": settings}
     if isinstance(fp["image"], dict):  # a run recorded before images had a side budget
         fp["image"] = {"max_side": None, **fp["image"]}

@@ -610,6 +610,123 @@ def score_run(
     return summary
 
 
+# run.json fields that shards of one run share (settings too, but for the operational ones)
+_SHARED = ("model", "provider", "model_name", "table_format", "image", "tools")
+_SELECTION = ("split", "categories", "limit")
+_OPERATIONAL = ("base_url", "api_key_env", "timeout", "max_retries", "rpm")
+
+
+def merge_runs(run_dirs: Sequence[str | Path], out: str | Path, *, verify: bool = True) -> Path:
+    """Put the shards of one run (``maptab run --shard I/N``) together as the run folder ``out``.
+
+    ``out/predictions.jsonl`` gets each folder's rows (the last row per id, byte for byte) in
+    the order of the dataset selection; ``out/run.json`` is the first folder's record with
+    ``shards`` (``[{"run": folder, "shard": [i, n] or null}]``) for ``shard`` and no
+    ``summary``. Raises :class:`ScoreError` (one line) for folders of another dataset
+    (``dataset_digest``) or other settings, a sample answered in two folders, samples of the
+    selection answered in none, and an ``out`` that is one of the folders or another run's.
+    """
+    runs = [Path(r) for r in run_dirs]
+    target = Path(out)
+    if len(runs) < 2:
+        raise ScoreError("merging needs two run folders or more")
+    infos = [_run_info(r) for r in runs]
+    first = infos[0]
+    for run, info in zip(runs[1:], infos[1:], strict=True):
+        if info.get("dataset_digest") != first.get("dataset_digest"):
+            raise ScoreError(
+                f"{run} answered another dataset than {runs[0]} (dataset_digest differs); "
+                "merge the shards of one dataset"
+            )
+        differ = _differs(first, info)
+        if differ:
+            key, was, now = differ
+            raise ScoreError(
+                f"{run} was run with {key} = {now!r}, {runs[0]} with {was!r}; "
+                "merge the shards of one run"
+            )
+    if target.resolve() in {r.resolve() for r in runs}:
+        raise ScoreError(f"--out {target} is one of the folders merged; choose a new folder")
+    if (target / "run.json").is_file():
+        old = read_json(target / "run.json", error=ScoreError)
+        if not isinstance(old, dict) or "shards" not in old:
+            raise ScoreError(f"--out {target} holds a run that is not a merge; choose a new folder")
+    dataset_dir = _dataset_path(runs[0], first["dataset"])
+    _check_dataset(runs[0], dataset_dir, first)
+    owner: dict[str, tuple[int, int]] = {}  # id -> (folder, byte offset of its last row)
+    overlaps: list[tuple[str, int, int]] = []
+    for k, run in enumerate(runs):
+        path = run / "predictions.jsonl"
+        if not path.is_file():
+            raise ScoreError(f"{run}: no predictions.jsonl")
+        ids, lines = _prediction_lines(path)
+        for sid, (at, _) in zip(ids, lines, strict=True):
+            if sid in owner:
+                overlaps.append((sid, owner[sid][0], k))
+            else:
+                owner[sid] = (k, at)
+    if overlaps:
+        sid, a, b = overlaps[0]
+        raise ScoreError(
+            f"{len(overlaps)} samples answered in two run folders (first: {sid} in {runs[a]} "
+            f"and {runs[b]}); merge each shard once"
+        )
+    ds = _open_dataset(dataset_dir, verify)
+    try:
+        sel = {k: first.get(k) or None for k in _SELECTION}
+        order = [r.id for r in ds.select(**sel)]
+    except DatasetError as exc:
+        raise ScoreError(str(exc)) from None
+    gaps = [sid for sid in order if sid not in owner]
+    if gaps:
+        raise ScoreError(
+            f"{len(gaps)} samples of the selection answered in none of the run folders "
+            f"(first: {gaps[0]}); run the missing shards, or finish them"
+        )
+    known = set(order)
+    order += [sid for sid in owner if sid not in known]  # outside the selection: scoring says
+    target.mkdir(parents=True, exist_ok=True)
+    tmp = target / "predictions.jsonl.tmp"
+    sources = [(r / "predictions.jsonl").open("rb") for r in runs]
+    try:
+        with tmp.open("wb") as fh:
+            for sid in order:
+                k, at = owner[sid]
+                sources[k].seek(at)
+                fh.write(sources[k].readline())
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target / "predictions.jsonl")
+    finally:
+        for src in sources:
+            src.close()
+        tmp.unlink(missing_ok=True)
+    record = {k: v for k, v in first.items() if k not in ("shard", "summary", "finished_at")}
+    record["shards"] = [
+        {"run": str(r.resolve()), "shard": i.get("shard")} for r, i in zip(runs, infos, strict=True)
+    ]
+    text = json.dumps(record, ensure_ascii=False, indent=2) + "\n"
+    (target / "run.json.tmp").write_text(text, encoding="utf-8", newline="\n")
+    os.replace(target / "run.json.tmp", target / "run.json")
+    return target
+
+
+def _differs(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, Any, Any] | None:
+    """The first field (``settings.NAME`` for a setting) whose value differs between two run
+    records, but for the operational settings and the shard; None when none does."""
+    for key in (*_SHARED, *_SELECTION):
+        if a.get(key) != b.get(key):
+            return key, a.get(key), b.get(key)
+    sa, sb = (
+        {k: v for k, v in (r.get("settings") or {}).items() if k not in _OPERATIONAL}
+        for r in (a, b)
+    )
+    for key in sorted(sa.keys() | sb.keys()):
+        if sa.get(key) != sb.get(key):
+            return f"settings.{key}", sa.get(key), sb.get(key)
+    return None
+
+
 def _adopt(run: Path, dataset_dir: Path, preds: list[Prediction], info: dict[str, Any]) -> None:
     """Make ``run`` a run folder for predictions scored from elsewhere (reports read it):
     writes ``predictions.jsonl`` and ``run.json`` where they are missing."""
