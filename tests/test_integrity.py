@@ -75,8 +75,8 @@ def test_failed_rebuild_leaves_the_old_dataset_and_no_temporary_folder(tmp_path,
             raise KeyboardInterrupt
         return original(self, *args, **kw)
 
-    original = DatasetWriter.add_map
-    monkeypatch.setattr(DatasetWriter, "add_map", interrupted)
+    original = DatasetWriter.record_map  # called once per map, after its files are written
+    monkeypatch.setattr(DatasetWriter, "record_map", interrupted)
     with pytest.raises(KeyboardInterrupt):
         build_benchmark(out, preset=SMALL, seed=2)
     assert _files(out) == before

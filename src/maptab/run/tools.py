@@ -167,7 +167,7 @@ class ToolResult:
     ref: str | None = None
 
 
-class _Refused(Exception):
+class _Refused(MaptabError):
     """A tool call that cannot be answered (its message is the tool result)."""
 
 
