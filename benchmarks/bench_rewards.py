@@ -37,12 +37,11 @@ from pathlib import Path
 
 from maptab.core.schema import RPQuery
 from maptab.generate.pipeline import build_benchmark
-from maptab.io.dataset import Dataset
+from maptab.io.dataset import Dataset, Maps
 from maptab.kinds.rp import score as score_rp_row
 from maptab.rewards import encode_reference, reward
 from maptab.run.baselines import BASELINE_CLASSES
 from maptab.run.requests import build_requests
-from maptab.score.workers import Maps
 
 
 def _stats(ns: list[int]) -> str:

@@ -63,7 +63,9 @@ def test_grpo_two_steps_with_maptab_reward(tmp_path: Path, monkeypatch: pytest.M
     ds_dir = tmp_path / "mini"
     build_benchmark(ds_dir, preset="mini", seed=9)
     out = export_rl(ds_dir, tmp_path / "trl", "trl", images=False)
-    data = datasets.load_dataset("parquet", data_files={"train": str(out / "train-00000-of-00001.parquet")})
+    data = datasets.load_dataset(
+        "parquet", data_files={"train": str(out / "train-00000-of-00001.parquet")}
+    )
     # a handful of short samples: QA questions and edge-table route queries
     train = data["train"].filter(lambda r: r["kind"] in ("qa", "rp"))
     train = train.sort("id").select(range(4))

@@ -10,6 +10,7 @@ is far above what a MapTab- or ReasonMap-sized dataset needs.
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import threading
@@ -212,3 +213,21 @@ def check_label(text: str, what: str) -> None:
             f"{what} {text[:40]!r}… has {len(text):,} characters, over the limit of "
             f"{MAX_LABEL_CHARS} for a label on a map"
         )
+
+
+def non_finite_field(value: Any, path: str = "") -> str | None:
+    """The path (``weights[1]``, ``params.value``) of the first number in a JSON value that
+    is not finite (NaN, an infinity, or too large for a float), or ``None``."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path
+    if isinstance(value, dict):
+        items: Any = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for at, v in items:
+        found = non_finite_field(v, at)
+        if found is not None:
+            return found
+    return None

@@ -29,7 +29,6 @@ The files are written with pyarrow alone; with ``datasets`` installed, load them
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import struct
@@ -41,7 +40,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from maptab._limits import open_image
+from maptab._limits import non_finite_field, open_image
 from maptab.generate.release import labels_language
 from maptab.io.dataset import TABLE_FILES, Dataset, DatasetError
 from maptab.tasks.base import get as get_kind
@@ -76,23 +75,6 @@ def _check_image(path: Path) -> None:
         raise DatasetError(f"{path}: not a readable image ({exc}); nothing exported") from None
 
 
-def _non_finite(value: Any, path: str = "") -> str | None:
-    """The path of the first number in a JSON value that is not finite, or ``None``."""
-    if isinstance(value, float):
-        return None if math.isfinite(value) else path
-    if isinstance(value, dict):
-        items: Any = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
-    elif isinstance(value, list):
-        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
-    else:
-        return None
-    for at, v in items:
-        found = _non_finite(v, at)
-        if found is not None:
-            return found
-    return None
-
-
 def _map_rows(ds: Dataset, read: bool) -> Iterator[dict[str, Any]]:
     for map_id, entry in ds.maps.items():
         row = entry.to_dict()
@@ -114,7 +96,7 @@ def _query_rows(ds: Dataset, kind: str) -> Iterator[dict[str, Any]]:
                 f"{shown}:{n}: field 'id': duplicate id {q.id!r} (first on line {seen}); "
                 "nothing exported"
             )
-        at = _non_finite(raw)
+        at = non_finite_field(raw)
         if at is not None:
             raise DatasetError(f"{shown}:{n}: field {at!r}: not a finite number; nothing exported")
         row = q.to_dict()

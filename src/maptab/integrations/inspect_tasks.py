@@ -40,11 +40,10 @@ from inspect_ai.solver import TaskState, generate
 
 from maptab.errors import MaptabError
 from maptab.integrations.common import clean, resolve_dataset, sample_values
-from maptab.io.dataset import Dataset, DatasetError
+from maptab.io.dataset import Dataset, DatasetError, Maps
 from maptab.run.baselines import BASELINE_CLASSES, number_text
 from maptab.run.requests import ChatRequest, RequestBuilder, iter_samples
 from maptab.score.parse import Segment, parse_reasonmap
-from maptab.score.workers import Maps
 from maptab.tasks.base import TaskKind
 from maptab.tasks.base import get as get_kind
 

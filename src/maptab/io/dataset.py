@@ -61,6 +61,7 @@ from maptab.core.schema import (
     line_text,
     row_decoder,
 )
+from maptab.core.tables import derive_mix
 from maptab.core.validate import first_error, validate_network
 from maptab.errors import MaptabError
 from maptab.tasks.base import TaskKind, all_kinds
@@ -887,6 +888,24 @@ class Dataset:
 
 
 _DECODE_ROW = msgspec.json.Decoder().decode
+
+
+class Maps:
+    """The networks of a dataset and their Mix_tab variants, each loaded once (what a
+    route-planning scorer reads: ``network(map_id)``, ``mix(map_id)``)."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self.dataset = dataset
+        self._mix: dict[str, Network] = {}
+
+    def network(self, map_id: str) -> Network:
+        return self.dataset.network(map_id)
+
+    def mix(self, map_id: str) -> Network:
+        if map_id not in self._mix:
+            net = self.network(map_id)
+            self._mix[map_id] = net.with_attributes(vertices=derive_mix(net))
+        return self._mix[map_id]
 
 
 def json_object(line: str | bytes, where: str) -> dict[str, Any]:

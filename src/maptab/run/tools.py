@@ -52,9 +52,8 @@ from maptab.core.matching import station_match
 from maptab.core.network import Network
 from maptab.core.route_text import normalise_name
 from maptab.core.schema import RP_BY_NAME, RPQuery
-from maptab.core.tables import derive_mix
 from maptab.errors import MaptabError
-from maptab.io.dataset import TABLE_FILES, DatasetError
+from maptab.io.dataset import TABLE_FILES, DatasetError, Maps
 from maptab.run.provider import Completion
 from maptab.run.requests import TABLE_TITLES, ChatRequest, ImageSpec, RequestBuilder, crop_image
 from maptab.tasks.base import get as get_kind
@@ -212,22 +211,12 @@ class _Names:
         return keys[0]
 
 
-class _Maps:
-    """Networks of a dataset and their Mix_tab variants (what the ``rp`` scoring reads)."""
+class _Maps(Maps):
+    """:class:`~maptab.io.dataset.Maps` plus each map's station-name index."""
 
     def __init__(self, builder: RequestBuilder) -> None:
-        self.dataset = builder.dataset
-        self._mix: dict[str, Network] = {}
+        super().__init__(builder.dataset)
         self._names: dict[str, _Names] = {}
-
-    def network(self, map_id: str) -> Network:
-        return self.dataset.network(map_id)
-
-    def mix(self, map_id: str) -> Network:
-        if map_id not in self._mix:
-            net = self.network(map_id)
-            self._mix[map_id] = net.with_attributes(vertices=derive_mix(net))
-        return self._mix[map_id]
 
     def names(self, map_id: str) -> _Names:
         if map_id not in self._names:

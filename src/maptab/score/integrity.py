@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maptab._limits import open_image
+from maptab._limits import non_finite_field, open_image
 from maptab.core.network import Edge, Network, Vertex, table_name
 from maptab.core.schema import RecordError, jsonl_byte_lines
 from maptab.io.dataset import (
@@ -259,24 +259,6 @@ class _Ids:
 # a JSON number that is not finite can only be written NaN, Infinity, with a 3-digit
 # exponent or with 300 digits or more; lines without any of these are not decoded again
 _MAYBE_NOT_FINITE = re.compile(rb"NaN|Infinity|[eE]\+?[0-9]{3}|[0-9]{300}")
-
-
-def non_finite_field(value: Any, path: str = "") -> str | None:
-    """The path (``weights[1]``, ``params.value``) of the first number in a JSON value that
-    is not finite (NaN, an infinity, or too large for a float), or ``None``."""
-    if isinstance(value, float):
-        return None if math.isfinite(value) else path
-    if isinstance(value, dict):
-        items: Any = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
-    elif isinstance(value, list):
-        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
-    else:
-        return None
-    for at, v in items:
-        found = non_finite_field(v, at)
-        if found is not None:
-            return found
-    return None
 
 
 def value_problem(record: Any, line: bytes, where: str) -> str | None:

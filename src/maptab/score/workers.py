@@ -33,12 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from maptab._limits import open_regular
-from maptab.core.network import Network
 from maptab.core.schema import Record
-from maptab.core.tables import derive_mix
 from maptab.errors import MaptabError
 from maptab.executors import ExecutorFactory, local_executor, stop_executor
-from maptab.io.dataset import Dataset, DatasetError, record_decoder
+from maptab.io.dataset import Dataset, DatasetError, Maps, record_decoder
 from maptab.score.rows import RowPacker
 from maptab.tasks.base import get as get_kind
 
@@ -101,23 +99,6 @@ def row_text(row: dict[str, Any]) -> str:
         return _ROW_ENCODER.encode(row)
     except ValueError:
         return json.dumps(clean_json(row), ensure_ascii=False)
-
-
-class Maps:
-    """Networks of a dataset, and their Mix_tab variants, loaded once each."""
-
-    def __init__(self, dataset: Dataset) -> None:
-        self.dataset = dataset
-        self._mix: dict[str, Network] = {}
-
-    def network(self, map_id: str) -> Network:
-        return self.dataset.network(map_id)
-
-    def mix(self, map_id: str) -> Network:
-        if map_id not in self._mix:
-            net = self.network(map_id)
-            self._mix[map_id] = net.with_attributes(vertices=derive_mix(net))
-        return self._mix[map_id]
 
 
 class RowScorer:
