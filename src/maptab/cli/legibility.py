@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -39,17 +38,6 @@ def _inputs(paths: list[Path], map_id: str | None):
         "give IMAGE STATIONS (a map JSON, ReasonMap metadata, or EDGE_TAB VERTEX_TAB) "
         "or a dataset / map folder"
     )
-
-
-def _tile_count(width: int, height: int) -> int:
-    """How many tiles :func:`maptab.render.ocr.read_image` reads a ``width × height`` image
-    in: it shrinks the image to at most ``MAX_PIXELS``, then tiles it."""
-    from maptab.render.ocr import MAX_PIXELS, tiles
-
-    f = min(1.0, math.sqrt(MAX_PIXELS / (width * height)))
-    if f < 1.0:
-        width, height = max(1, round(width * f)), max(1, round(height * f))
-    return len(tiles(width, height))
 
 
 class _CountingEngine:
@@ -99,6 +87,7 @@ def legibility(
         read_image,
         readable_share,
         station_labels,
+        tile_count,
     )
 
     if not 0 < threshold <= 1:
@@ -114,7 +103,7 @@ def legibility(
         except (UnidentifiedImageError, OSError) as exc:
             raise LegibilityInputError(f"{unreadable} ({exc})") from None
         # one step for loading and placing, then one per OCR tile (minutes on a big map)
-        steps = 1 + _tile_count(*source.size)
+        steps = 1 + tile_count(*source.size)
         with source, Ticker(track if progress else None, "reading the map", steps) as ticker:
             try:
                 source.load()

@@ -329,6 +329,20 @@ def tiles(
     ]
 
 
+def shrunk(width: int, height: int, max_pixels: int = MAX_PIXELS) -> tuple[tuple[int, int], float]:
+    """The size :func:`read_image` reads a ``width × height`` image at (at most
+    ``max_pixels``, never enlarged) and the scale factor."""
+    f = min(1.0, math.sqrt(max_pixels / (width * height)))
+    if f < 1.0:
+        return (max(1, round(width * f)), max(1, round(height * f))), f
+    return (width, height), f
+
+
+def tile_count(width: int, height: int) -> int:
+    """How many tiles :func:`read_image` reads a ``width × height`` image in."""
+    return len(tiles(*shrunk(width, height)[0]))
+
+
 def read_image(
     image: Image.Image,
     *,
@@ -346,9 +360,9 @@ def read_image(
 
     run = engine or _rapid_engine()
     img = image.convert("RGB")
-    f = min(1.0, math.sqrt(max_pixels / (img.width * img.height)))
+    size, f = shrunk(img.width, img.height, max_pixels)
     if f < 1.0:
-        img = img.resize((max(1, round(img.width * f)), max(1, round(img.height * f))))
+        img = img.resize(size)
     out: list[Detection] = []
     for t, core in tiles(img.width, img.height, tile, overlap):
         arr = np.asarray(img.crop(t))[:, :, ::-1]  # RapidOCR takes OpenCV's BGR order
