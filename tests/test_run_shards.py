@@ -1,5 +1,6 @@
 """One run over several servers (repeated --base-url); shards of a run (--shard I/N) merged
-for scoring (maptab score R0 R1 --out MERGED). Real loopback servers, no timing."""
+for scoring (maptab score R0 R1 --out MERGED), or one shard scored alone (maptab score R0).
+Real loopback servers, no timing."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typer.testing import CliRunner
 
 from fakeserver import FakeServer, Reply, write_dataset
 from maptab.cli import app
+from maptab.io.dataset import shard_of
 from maptab.run import make_provider, run
 
 ANSWERS = ("<answer_begin>1<answer_end>", "<answer_begin>2<answer_end>", "Alpha-Beta-Gamma-Delta")
@@ -101,6 +103,7 @@ def test_shards_merged_score_as_the_whole_run(ds, tmp_path):
     a = json.loads((whole / "summary.json").read_text())
     b = json.loads((merged / "summary.json").read_text())
     assert a["counts"]["missing"] == b["counts"]["missing"] == 0
+    assert "shard" not in a and "shard" not in b  # whole runs
     assert {k: v for k, v in a.items() if k != "dataset"} == {
         k: v for k, v in b.items() if k != "dataset"
     }
@@ -151,3 +154,61 @@ def test_other_dataset_is_refused(ds, tmp_path):
     assert _invoke("run", ds, "--model", "blank", "--shard", "0/2", "--out", r0).exit_code == 0
     assert _invoke("run", other, "--model", "blank", "--shard", "1/2", "--out", r1).exit_code == 0
     _one_line_error(_invoke("score", r0, r1, "--out", tmp_path / "m"), f"{r1} answered another")
+
+
+def _summary(run_dir):
+    return json.loads((run_dir / "summary.json").read_text())
+
+
+def test_shard_of_is_the_rule_of_run_and_score():
+    assert shard_of(list("abcdefg"), (1, 3)) == ["b", "e"]
+    assert shard_of(range(7), (0, 3)) == [0, 3, 6]
+    assert shard_of(["a", "b"], None) == ["a", "b"]
+    assert shard_of(["a", "b"], (2, 3)) == []
+
+
+def test_one_shard_scored_alone_is_a_partial_run(ds, tmp_path):
+    r0, r1 = tmp_path / "r0", tmp_path / "r1"
+    assert _invoke("run", ds, "--model", "blank", "--shard", "0/3", "--out", r0).exit_code == 0
+    assert _invoke("run", ds, "--model", "blank", "--shard", "1/3", "--out", r1).exit_code == 0
+    res = _invoke("score", r0)
+    assert res.exit_code == 0, (res.output, res.exception)
+    summary = _summary(r0)
+    assert summary["shard"] == [0, 3]
+    counts = summary["counts"]
+    assert counts["predictions"] == 7 and counts["missing"] == 0  # 20 samples: 0, 3, … 18
+    assert "partial run: shard 0/3 only" in res.output
+    assert "maptab score R0 … R2 --out MERGED" in res.output
+    res = _invoke("score", r1)
+    assert res.exit_code == 0 and "partial run: shard 1/3 only" in res.output
+    assert _summary(r1)["counts"]["missing"] == 0 and _summary(r1)["shard"] == [1, 3]
+    # a sample of the shard left unanswered is missing; the other shards' samples are not
+    lines = (r1 / "predictions.jsonl").read_text().splitlines(keepends=True)
+    (r1 / "predictions.jsonl").write_text("".join(lines[:-2]))
+    assert _invoke("score", r1).exit_code == 0
+    assert _summary(r1)["counts"]["missing"] == 2
+
+
+def test_a_shard_of_a_narrowed_selection_expects_its_own_samples(ds, tmp_path):
+    lim, cat = tmp_path / "lim", tmp_path / "cat"
+    args = ("--model", "blank", "--shard", "1/3")
+    assert _invoke("run", ds, *args, "--limit", 8, "--out", lim).exit_code == 0
+    assert _invoke("run", ds, *args, "--categories", "qa", "--out", cat).exit_code == 0
+    for folder, answered in ((lim, 3), (cat, 1)):  # positions 1, 4, 7 of 8; 1 of 4 QA
+        res = _invoke("score", folder)
+        assert res.exit_code == 0, (res.output, res.exception)
+        counts = _summary(folder)["counts"]
+        assert (counts["predictions"], counts["missing"]) == (answered, 0)
+
+
+def test_whole_run_scores_without_a_shard_and_a_bad_shard_is_one_line(ds, tmp_path):
+    whole, r0 = tmp_path / "whole", tmp_path / "r0"
+    assert _invoke("run", ds, "--model", "blank", "--out", whole).exit_code == 0
+    res = _invoke("score", whole)
+    assert res.exit_code == 0 and "partial run" not in res.output
+    assert "shard" not in _summary(whole) and _summary(whole)["counts"]["missing"] == 0
+    assert _invoke("run", ds, "--model", "blank", "--shard", "0/2", "--out", r0).exit_code == 0
+    meta = json.loads((r0 / "run.json").read_text())
+    for bad in ([2, 2], [0], "0/2", [0.0, 2.0]):
+        (r0 / "run.json").write_text(json.dumps({**meta, "shard": bad}))
+        _one_line_error(_invoke("score", r0), f"{r0 / 'run.json'}: field 'shard' is")

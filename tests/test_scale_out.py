@@ -1,19 +1,25 @@
 """Scaled-out builds: self-contained map jobs, ``--jobs``, Ray, shards and ``maptab merge``
-give the same bytes as a serial build of the same seed and spec."""
+give the same bytes as a serial build of the same seed and spec; ``--from-tables`` builds too,
+through the same executors."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import shutil
+from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from maptab import executors
 from maptab.cli import app
+from maptab.core import tables
 from maptab.errors import MaptabError
 from maptab.executors import executor_factory, local_executor, ray_executor
+from maptab.generate.owntables import build_from_tables
 from maptab.generate.pipeline import (
     PRESETS,
     MapRecipe,
@@ -202,3 +208,100 @@ def test_ray_local_gives_the_same_bytes(
         out, preset=TINY, seed=11, workers=2, report_totals=True, executors=ray_executor
     )
     assert _files(out) == _files(serial)
+
+
+@pytest.fixture(scope="module")
+def own_maps(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A ``--from-tables`` folder: TINY's seven maps as tables, one with its own image."""
+    root = tmp_path_factory.mktemp("own")
+    for net in synthesize_maps(TINY, 3):
+        folder = root / "city" / net.map_id
+        folder.mkdir(parents=True)
+        s = net.scenario
+        tables.write_csv(tables.edge_rows(net), folder / "Edge_tab.csv", tables.EDGE_COLUMNS[s])
+        tables.write_csv(
+            tables.vertex_rows(net), folder / "Vertex_tab.csv", tables.VERTEX_COLUMNS[s]
+        )
+    (root / "city" / "metro-001" / "image.png").write_bytes(b"\x89PNG supplied image")
+    return root
+
+
+@pytest.fixture(scope="module")
+def own_serial(own_maps: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("own-serial") / "ds"
+    build_from_tables(own_maps, out, seed=5, pairs_per_map=6, workers=1, report_totals=True)
+    return out
+
+
+def test_from_tables_goes_through_the_executor_seam(
+    own_maps: Path, own_serial: Path, tmp_path: Path
+) -> None:
+    made: list[int] = []
+
+    def threads(workers: int, initializer: Any = None, initargs: tuple[Any, ...] = ()) -> Executor:
+        made.append(workers)
+        return ThreadPoolExecutor(workers, initializer=initializer, initargs=initargs)
+
+    out = tmp_path / "threads"
+    build_from_tables(
+        own_maps, out, seed=5, pairs_per_map=6, workers=3, executors=threads, report_totals=True
+    )
+    assert made == [3]
+    files = _files(own_serial)
+    assert files["maps/city/metro-001/image.png"] == b"\x89PNG supplied image"
+    assert _files(out) == files
+
+
+def test_cli_from_tables_jobs_and_refusals(own_maps: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    base = ["build", "--from-tables", str(own_maps), "--pairs-per-map", "6", "--no-render"]
+    one, two = tmp_path / "one", tmp_path / "two"
+    result = runner.invoke(app, [*base, "--jobs", "1", "--out", str(one)])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, [*base, "--jobs", "2", "--executor", "local", "--out", str(two)])
+    assert result.exit_code == 0, result.output
+    assert _files(one) == _files(two)
+    for bad, message in (
+        ([*base, "--shard", "0/2"], "--maps and --shard apply to synthetic builds"),
+        ([*base, "--executor", "spark"], "unknown executor"),
+        (
+            ["build", "--from-maptab", str(own_maps), "--executor", "ray"],
+            "--executor applies to synthetic and --from-tables builds",
+        ),
+        (
+            ["build", "--from-reasonmap", str(own_maps), "--executor", "ray"],
+            "drop it with --from-maptab or --from-reasonmap",
+        ),
+    ):
+        result = runner.invoke(app, [*bad, "--out", str(tmp_path / "bad")])
+        assert result.exit_code == 1 and message in result.output, result.output
+    assert not (tmp_path / "bad").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None, reason="needs Ray: pip install 'maptab[ray]'"
+)
+def test_cli_from_tables_on_ray_gives_the_same_bytes(
+    own_maps: Path, own_serial: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)  # a local Ray, whatever the machine
+    made: list[int] = []
+
+    def on_ray(workers: int, initializer: Any = None, initargs: tuple[Any, ...] = ()) -> Executor:
+        made.append(workers)
+        return ray_executor(workers, initializer, initargs)
+
+    monkeypatch.setitem(executors.EXECUTORS, "ray", on_ray)
+    out = tmp_path / "ray"
+    result = CliRunner().invoke(
+        app,
+        [
+            "build", "--from-tables", str(own_maps), "--pairs-per-map", "6", "--seed", "5",
+            "--no-render", "--report-totals", "--executor", "ray", "--jobs", "2",
+            "--out", str(out),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert made == [2]  # the maps were built by Ray tasks
+    assert _files(out) == _files(own_serial)

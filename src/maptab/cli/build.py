@@ -110,7 +110,7 @@ def build(
         str,
         typer.Option(
             help="Where workers run: 'local' processes, or 'ray' tasks (pip install "
-            "'maptab[ray]'; joins the cluster of RAY_ADDRESS when set)."
+            "'maptab\\[ray]'; joins the cluster of RAY_ADDRESS when set)."
         ),
     ] = "local",
     shard: Annotated[
@@ -129,6 +129,7 @@ def build(
       maptab build --from-reasonmap STATIONS_DIR --images MAPS_DIR --out out/reasonmap
       maptab build --from-maptab RELEASE_DIR --out out/imported
       maptab build --from-tables MY_MAPS --out out/mine
+      maptab build --from-tables MY_MAPS --executor ray --jobs 8 --out out/mine
       maptab build --preset paper --maps 100 --jobs 8 --out out/p200
       maptab build --preset paper --shard 0/4 --out out/shard0   (then maptab merge)
     """
@@ -137,11 +138,17 @@ def build(
             sources = [from_maptab, from_reasonmap, from_tables]
             if sum(s is not None for s in sources) > 1:
                 fail("choose one of --from-maptab, --from-reasonmap, --from-tables")
-            if any(s is not None for s in sources) and (maps or shard or executor != "local"):
-                fail("--maps, --shard and --executor apply to synthetic builds (no --from-*)")
-            from maptab.executors import executor_factory
+            if any(s is not None for s in sources) and (maps or shard):
+                fail("--maps and --shard apply to synthetic builds (no --from-*)")
+            from maptab.executors import executor_factory, local_executor
 
             executors = executor_factory(executor)
+            imported = from_maptab is not None or from_reasonmap is not None
+            if imported and executors is not local_executor:
+                fail(
+                    "--executor applies to synthetic and --from-tables builds; drop it with "
+                    "--from-maptab or --from-reasonmap"
+                )
             if from_tables is not None:
                 from maptab.generate.owntables import build_from_tables
 
@@ -157,6 +164,7 @@ def build(
                     progress=track,
                     warn=warn,
                     workers=jobs or None,
+                    executors=executors,
                 )
             elif from_maptab is not None:
                 from maptab.generate.release import import_maptab_release

@@ -20,8 +20,8 @@ def score_cmd(
     run_dirs: Annotated[
         list[Path],
         typer.Argument(
-            help="Run folder (predictions.jsonl, run.json); several: the shards of one run "
-            "(maptab run --shard), merged into --out.",
+            help="Run folder (predictions.jsonl, run.json); one shard's folder is scored "
+            "alone; several: the shards of one run (maptab run --shard), merged into --out.",
             metavar="RUN_DIR...",
         ),
     ],
@@ -55,8 +55,9 @@ def score_cmd(
 ) -> None:
     """Score RUN_DIR: writes RUN_DIR/scores.jsonl and RUN_DIR/summary.json, prints a table.
 
-    Several RUN_DIRs (the shards of one run) are merged into --out, which is scored instead;
-    a sample answered in two of them, or in none, is refused."""
+    One shard's folder (maptab run --shard I/N) is scored as that shard alone, a partial
+    run. Several RUN_DIRs (the shards of one run) are merged into --out, which is scored
+    instead; a sample answered in two of them, or in none, is refused."""
     from maptab.score.scorer import ScoreError, load_external_results, merge_runs, score_run
 
     # The one piece of interpreter tuning, kept at the command's edge: scoring holds every
@@ -125,6 +126,9 @@ def _print(summary: dict[str, Any]) -> None:
                 t.add_row("" if same else row[0], *row[1:])
             console.print(t)
     console.print(_counts_line(summary.get("counts", {})), soft_wrap=True)
+    shard = summary.get("shard")
+    if shard:
+        console.print(_partial_line(*shard), soft_wrap=True)
 
 
 def _counts_line(counts: dict[str, Any]) -> str:
@@ -142,4 +146,14 @@ def _counts_line(counts: dict[str, Any]) -> str:
         f"{line}; {total(counts.get('api_errors'))} API errors, "
         f"{total(counts.get('format_errors'))} format errors, "
         f"{total(counts.get('missing'))} samples without an answer"
+    )
+
+
+def _partial_line(index: int, count: int) -> str:
+    """What a shard's scores cover (SPEC 13 metrics over part of the run) and how to get the
+    whole run's."""
+    return (
+        f"partial run: shard {index}/{count} only (the samples at positions k % {count} == "
+        f"{index} of the selection); score all {count} shards together with "
+        f"maptab score R0 … R{count - 1} --out MERGED"
     )

@@ -15,7 +15,9 @@ MapTab profile (the SPEC 6 synthesis ranges) are kept as given and reported to `
 line per table. From there the maps go through the same steps as generated ones
 (:func:`maptab.generate.pipeline.write_benchmark`): map difficulty and train/test split
 (SPEC 8), OD pairs by Algorithm 1, 12 RP queries per pair with exact gold labels and 12 QA
-queries per map. Bad input raises :class:`OwnTablesError` naming the file, row and field.
+queries per map, spread over ``workers`` made by ``executors`` as a synthetic build's maps are
+(:mod:`maptab.executors`: local processes or Ray tasks; the files do not depend on either).
+Bad input raises :class:`OwnTablesError` naming the file, row and field.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from maptab.core import tables
 from maptab.core.network import Network
 from maptab.core.validate import first_error, profile_warnings, validate_tables
 from maptab.errors import MaptabError
+from maptab.executors import ExecutorFactory, local_executor
 from maptab.generate.pipeline import Preset, style_name, write_benchmark
 from maptab.io.dataset import MapImager, safe_join
 
@@ -146,6 +149,7 @@ def build_from_tables(
     cost_model: str = "additive",
     progress: Progress | None = None,
     workers: int | None = None,
+    executors: ExecutorFactory = local_executor,
     warn: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """A benchmark over the maps of ``tables_dir`` (module docstring); returns the manifest.
@@ -154,7 +158,8 @@ def build_from_tables(
     its maps, spread by Algorithm 1, at least 2 per map where the map has them).
     ``renderer`` draws the image of every map that brings none (``None``: only the supplied
     images); ``warn`` gets one line per table with values outside the MapTab profile; the
-    rest as :func:`maptab.generate.pipeline.build_benchmark`.
+    rest, ``workers`` and ``executors`` included, as
+    :func:`maptab.generate.pipeline.build_benchmark`.
     """
     if pairs_per_map < 1:
         raise OwnTablesError(f"pairs per map must be at least 1, not {pairs_per_map}")
@@ -197,4 +202,5 @@ def build_from_tables(
         workers=workers,
         images=images,
         source="tables",
+        executors=executors,
     )

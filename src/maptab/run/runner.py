@@ -26,8 +26,9 @@ rebuilt while the run answers it makes the run end with an error once its rows a
 
 ``shard=(i, n)`` answers only the samples at positions ``k`` of the selection (after
 ``split``, ``categories`` and ``limit``, in dataset order) with ``k % n == i``, and records
-``"shard": [i, n]`` in ``run.json`` (a rerun into the folder must name the same shard);
-``maptab score R0 R1 … --out MERGED`` puts the shards back together.
+``"shard": [i, n]`` in ``run.json`` (a rerun into the folder must name the same shard).
+That rule is :func:`~maptab.io.dataset.shard_of`, by which ``maptab score R0`` expects of a
+shard's folder only its samples; ``maptab score R0 R1 … --out MERGED`` merges the shards.
 
 With ``tools`` (tool-use mode, :mod:`maptab.run.tools`) each sample is a conversation: the
 model is offered the tools that apply to it and asked again after each round of tool calls,
@@ -57,7 +58,7 @@ from maptab._progress import Progress, Ticker
 from maptab._version import __version__
 from maptab.core.schema import Prediction, PredictionLines
 from maptab.executors import ExecutorFactory, local_executor, workers_for
-from maptab.io.dataset import DatasetError
+from maptab.io.dataset import DatasetError, shard_of
 from maptab.run.inprocess import (
     AnswerPool,
     BuilderSettings,
@@ -266,8 +267,8 @@ async def arun(
                     f"{dataset_dir}: shard {i}/{n} is empty (the selection has only "
                     f"{len(samples)} samples)"
                 )
-            refs = refs[i::n]  # positions k of the selection with k % n == i
-            samples = samples[i::n]
+            refs = shard_of(refs, shard)
+            samples = shard_of(samples, shard)
         await probe(provider)  # a server that is not there: one line, nothing written
         record = {
             "dataset": str(Path(dataset_dir).resolve()),

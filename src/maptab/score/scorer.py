@@ -6,7 +6,9 @@ answered sample, then :func:`summarise`) → :func:`score_run` writes
 
 * Prediction rows with ``error`` set are API failures: they get no score row and are counted
   apart (``counts.api_errors``); an unparseable answer is a wrong answer counted as a format
-  error. Dataset samples with no prediction are counted as ``counts.missing``.
+  error. Dataset samples with no prediction are counted as ``counts.missing``; of a shard's
+  folder (``maptab run --shard I/N``) only the shard's samples are expected, and
+  ``summary.json`` records ``"shard": [I, N]`` (a partial run).
 * Every headline rate carries a 95% percentile-bootstrap interval clustered by ``map_id``
   (:mod:`maptab.score.bootstrap`), written ``{"mean", "lo", "hi", "n"}``; DS is a total
   (``{"total", "lo", "hi", "n"}``).
@@ -53,7 +55,7 @@ from maptab.core.schema import (
     read_jsonl_lines,
 )
 from maptab.executors import workers_for
-from maptab.io.dataset import Dataset, DatasetError, json_object, string_fields
+from maptab.io.dataset import Dataset, DatasetError, json_object, shard_of, string_fields
 from maptab.score.bootstrap import paired_difference
 from maptab.score.metrics import LEVEL, N_BOOT, summarise_metrics
 from maptab.score.rows import RowPacker, ScoreRow, field_reader
@@ -266,11 +268,12 @@ def score_predictions(
     """Score ``predictions`` against the dataset at ``dataset_dir``.
 
     Returns one score row per answered sample (dataset order of the prediction list) and the
-    summary. ``selection`` (``split``, ``categories``, ``limit`` as a run recorded them) says
-    which samples the run was asked to answer, so ``counts.missing`` counts only those; without
-    it every sample of the dataset is expected. Raises :class:`ScoreError` for a prediction id
-    that is not in the dataset; with ``verify`` every dataset file read is first checked
-    against the manifest's hash (:class:`~maptab.io.dataset.Dataset`).
+    summary. ``selection`` (``split``, ``categories``, ``limit`` and ``shard`` as a run
+    recorded them) says which samples the run was asked to answer, so ``counts.missing``
+    counts only those; without it every sample of the dataset is expected. Raises
+    :class:`ScoreError` for a prediction id that is not in the dataset; with ``verify`` every
+    dataset file read is first checked against the manifest's hash
+    (:class:`~maptab.io.dataset.Dataset`).
 
     ``workers``: processes that score the answers. ``1`` (the default): this process;
     ``N > 1``: ``N`` worker processes; ``None``: :func:`~maptab.executors.default_workers`
@@ -316,6 +319,7 @@ def _score_stream(
     summary. Only the dataset rows the predictions name are decoded (:class:`_Queries`).
     ``ids``, when given, are the ids of ``predictions`` in order (so that ``predictions``
     can be a one-pass stream, read as it is scored)."""
+    _recorded_shard(selection)  # a malformed record stops before anything is scored
     ds = _open_dataset(dataset_dir, verify)
     items: Iterable[Prediction]
     if ids is None:
@@ -435,6 +439,9 @@ def _score_items(
             raise ScoreError(str(exc)) from None
     else:
         expected = queries.expected()
+    shard = _recorded_shard(selection)
+    if shard is not None:  # the samples maptab run --shard answered of the selection
+        expected = len(shard_of(range(expected), shard))
     summary = summarise(kept)
     read = field_reader(kept)
     kinds = read("kind")
@@ -559,7 +566,9 @@ def score_run(
     The dataset is ``dataset_dir`` or the ``dataset`` recorded in ``RUN_DIR/run.json``;
     predictions are ``predictions`` or ``RUN_DIR/predictions.jsonl``. ``progress``
     (:class:`maptab._progress.Progress`) shows the scoring loop; by default nothing is shown.
-    ``workers``: processes that score answers (:func:`score_predictions`).
+    ``workers``: processes that score answers (:func:`score_predictions`). The folder of one
+    shard (``maptab run --shard I/N``) is scored as that shard alone: only its samples are
+    expected, and the summary names it (``"shard": [I, N]``).
     """
     run = Path(run_dir)
     info: dict[str, Any] = {}
@@ -569,6 +578,7 @@ def score_run(
     elif (run / "run.json").is_file():
         info = _run_info(run)
     _check_dataset(run, Path(dataset_dir), info)
+    shard = _recorded_shard(info, str(run / "run.json"))
     if predictions is not None:
         _adopt(run, Path(dataset_dir), predictions, info)
     ids: list[str] | None = None
@@ -605,9 +615,34 @@ def score_run(
         os.replace(tmp, run / SCORES)
     finally:
         tmp.unlink(missing_ok=True)
-    summary = clean_json({"model": info.get("model"), "dataset": str(dataset_dir), **summary})
+    head: dict[str, Any] = {"model": info.get("model"), "dataset": str(dataset_dir)}
+    if shard is not None:
+        head["shard"] = list(shard)
+    summary = clean_json({**head, **summary})
     _write_summary(run, summary)
     return summary
+
+
+def _recorded_shard(
+    info: Mapping[str, Any] | None, where: str = "run.json"
+) -> tuple[int, int] | None:
+    """The shard ``(I, N)`` a run record names (``maptab run --shard I/N``), or ``None``
+    for a whole run (no ``shard``, or a merge's ``shards``); :class:`ScoreError` naming
+    ``where`` for a value that is not ``[I, N]`` with ``0 <= I < N``."""
+    value = (info or {}).get("shard")
+    if value is None:
+        return None
+    if (
+        isinstance(value, list | tuple)
+        and len(value) == 2
+        and all(type(v) is int for v in value)
+        and 0 <= value[0] < value[1]
+    ):
+        return value[0], value[1]
+    raise ScoreError(
+        f"{where}: field 'shard' is {value!r}, not [I, N] with 0 <= I < N as maptab run "
+        "--shard I/N writes it; restore it, or run the shard again into a new --out"
+    )
 
 
 # run.json fields that shards of one run share (settings too, but for the operational ones)
