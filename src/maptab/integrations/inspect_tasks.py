@@ -16,6 +16,15 @@ One adapter, :func:`maptab_task`, turns any registered task kind into an inspect
   clustered by map (queries of one map move together, as in maptab's own intervals, SPEC 13)
   and its mean per category (RP category, ``qa:N``, ReasonMap mode).
 
+With ``tools`` (``-T tools=all``) the solver is maptab's tool-use mode
+(``docs/guides/evaluate-with-tools.md``) on inspect's tool API: each sample is offered the
+tools :meth:`~maptab.run.tools.Toolbox.offered` gives it, as inspect tools wrapping that
+:class:`~maptab.run.tools.Toolbox` (a refused call is a ``ToolError`` result), and a small
+loop asks the model, runs its calls with inspect's ``execute_tools`` and stops when it answers
+without a tool call, asks for tools with ``max_tool_calls`` spent, or after ``max_turns``
+turns; the answer is its last non-empty text, and ``tool_calls``, ``turns``, ``tools_used``
+and ``stop`` join the score's metadata.
+
 The map image is the data URL ``maptab run`` sends. inspect inlines image file paths into
 its log as well, so a log sample holds its image once either way (``--no-log-images`` drops
 it). A maptab error while the task is built (a missing dataset, a sample without a
@@ -29,20 +38,30 @@ point imports this module, so ``inspect eval maptab/maptab_rp --model …`` find
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageUser, ContentImage, ContentText
+from inspect_ai.model import ChatMessageUser, ContentImage, ContentText, execute_tools
 from inspect_ai.scorer import Score, Target, grouped, mean, scorer, stderr
-from inspect_ai.solver import TaskState, generate
+from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
+from inspect_ai.tool import Tool, ToolDef, ToolError, ToolParams
 
 from maptab.errors import MaptabError
 from maptab.integrations.common import clean, resolve_dataset, sample_values
 from maptab.io.dataset import Dataset, DatasetError, Maps
 from maptab.run.baselines import BASELINE_CLASSES, number_text
 from maptab.run.requests import ChatRequest, RequestBuilder, iter_samples
+from maptab.run.tools import (
+    DEFAULT_MAX_TOOL_CALLS,
+    DEFAULT_MAX_TURNS,
+    SCHEMAS,
+    Toolbox,
+    ToolBudget,
+    parse_tools,
+)
 from maptab.score.parse import Segment, parse_reasonmap
 from maptab.tasks.base import TaskKind
 from maptab.tasks.base import get as get_kind
@@ -202,16 +221,133 @@ def _scorer(kind: TaskKind, dataset_dir: Path, records: dict[str, tuple[Any, str
             record, variant = records[str(state.sample_id)]
             completion = state.output.completion
             row = kind.scoring.score(maps, record, variant, completion)
+            metadata = clean(row)
+            spent = state.store.get(_TOOL_STATS)
+            if isinstance(spent, dict):  # tool-use mode: what the conversation spent
+                metadata.update(spent)
             return Score(
                 value=sample_values(kind, row),
                 answer=_answer(row, completion, variant),
                 explanation=row.get("error_type") or None,
-                metadata=clean(row),
+                metadata=metadata,
             )
 
         return score
 
     return maptab_scorer()
+
+
+# ----------------------------------------------------------------------------- tool-use mode
+_TOOL_STATS = "maptab_tools"
+"""The sample store's key for what a tool-use conversation spent (read by the scorer)."""
+_BUDGET_SPENT = "tool-call budget spent; answer without tools"
+
+
+@dataclass(slots=True)
+class _Spent:
+    """Tool calls one sample's conversation has run, in all and per tool."""
+
+    calls: int = 0
+    by_tool: dict[str, int] = field(default_factory=dict)
+
+
+def _tool(
+    toolbox: Toolbox, request: ChatRequest, name: str, budget: ToolBudget, spent: _Spent
+) -> Tool:
+    """Tool ``name`` of ``request``'s sample as an inspect tool: maptab's schema, the call run
+    by :meth:`Toolbox.call`; its ``error: …`` line, a call past the budget or any failure is
+    a ``ToolError`` (a tool result marked as an error; the sample goes on)."""
+    function = SCHEMAS[name]["function"]
+    params = function["parameters"]
+
+    async def run(**kwargs: Any) -> Any:
+        if spent.calls >= budget.max_tool_calls:
+            raise ToolError(_BUDGET_SPENT)
+        spent.calls += 1
+        spent.by_tool[name] = spent.by_tool.get(name, 0) + 1
+        try:
+            result = toolbox.call(request, name, kwargs)
+        except Exception as exc:  # a failure of the tool itself: reported, never fatal
+            raise ToolError(
+                " ".join(f"{name} failed ({type(exc).__name__}: {exc})".split())
+            ) from None
+        if result.text.startswith("error: "):
+            raise ToolError(result.text.removeprefix("error: "))
+        if result.image is not None:
+            return [ContentText(text=result.text), ContentImage(image=result.image)]
+        return result.text
+
+    return ToolDef(
+        run,
+        name=name,
+        description=function["description"],
+        parameters=ToolParams(properties=params["properties"], required=list(params["required"])),
+    ).as_tool()
+
+
+def _tool_solver(toolbox: Toolbox, requests: dict[str, ChatRequest], budget: ToolBudget) -> Solver:
+    """The tool-use solver (module docstring) over ``requests`` (per sample id)."""
+
+    @solver(name="maptab_tools")
+    def maptab_tools(tools: list[str], max_turns: int, max_tool_calls: int) -> Solver:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            request = requests[str(state.sample_id)]
+            offered = toolbox.offered(request)
+            spent = _Spent()
+            state.tools = [_tool(toolbox, request, n, budget, spent) for n in offered]
+            turns, stop, answer = 0, "answer", ""
+            while not state.completed:
+                state = await generate(state, tool_calls="none")
+                turns += 1
+                if state.output.completion.strip():
+                    answer = state.output.completion
+                if not state.output.message.tool_calls:
+                    stop = "answer"
+                    break
+                if spent.calls >= budget.max_tool_calls:
+                    stop = "max_tool_calls"
+                    break
+                done = await execute_tools(state.messages, state.tools)
+                state.messages.extend(done.messages)
+                if turns >= budget.max_turns:
+                    stop = "max_turns"
+                    break
+            state.output.completion = answer  # the last non-empty text, as maptab run reads it
+            state.store.set(
+                _TOOL_STATS,
+                {
+                    "tools_offered": list(offered),
+                    "tool_calls": spent.calls,
+                    "turns": turns,
+                    "tools_used": dict(sorted(spent.by_tool.items())),
+                    "stop": stop,
+                },
+            )
+            return state
+
+        return solve
+
+    return maptab_tools(list(toolbox.names), budget.max_turns, budget.max_tool_calls)
+
+
+_FLAGS = {"--tools": "tools", "--max-turns": "max_turns", "--max-tool-calls": "max_tool_calls"}
+
+
+def _tool_settings(
+    tools: str | Sequence[str] | None, max_turns: int, max_tool_calls: int
+) -> tuple[tuple[str, ...], ToolBudget]:
+    """The tool names and budget, checked as ``maptab run`` checks them; an error names the
+    task parameter rather than the command-line option."""
+    for param, value in (("max_turns", max_turns), ("max_tool_calls", max_tool_calls)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise MaptabError(f"{param} must be a whole number, not {value!r}")
+    try:
+        return parse_tools(tools), ToolBudget(max_turns, max_tool_calls)
+    except MaptabError as exc:
+        text = str(exc)
+        for flag, param in _FLAGS.items():
+            text = text.replace(flag, param)
+        raise MaptabError(text) from None
 
 
 def maptab_task(
@@ -223,13 +359,19 @@ def maptab_task(
     table_format: str = "csv",
     images: bool = True,
     seed: int = 0,
+    tools: str | Sequence[str] | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
 ) -> Task:
     """The inspect ``Task`` of task kind ``kind`` on ``dataset`` (a dataset folder or a
     preset name, built once: :func:`~maptab.integrations.common.resolve_dataset`), filtered
     as ``maptab run`` filters (``split``, ``categories`` as a list or comma-separated,
-    ``limit``), tables as ``csv`` or ``json``. Errors are :class:`InspectDatasetError` (a
+    ``limit``), tables as ``csv`` or ``json``. ``tools`` (``zoom,lookup,check`` or ``all``)
+    turns on tool-use mode within ``max_turns`` model turns and ``max_tool_calls`` tool
+    calls per sample (module docstring). Errors are :class:`InspectDatasetError` (a
     :class:`DatasetError`) or :class:`InspectTaskError`: one line, in inspect's CLI too."""
     try:
+        names, budget = _tool_settings(tools, max_turns, max_tool_calls)
         task_kind = get_kind(kind)
         root = resolve_dataset(dataset, seed=seed, images=images)
         samples, records = maptab_samples(
@@ -246,9 +388,23 @@ def maptab_task(
             raise DatasetError(
                 f"{root}: no {kind} sample matches the selection{why if not images else ''}"
             )
+        solve: Solver = generate()
+        if names:
+            builder = RequestBuilder(root, table_format=table_format, images=images)  # type: ignore[arg-type]
+            toolbox = Toolbox(builder, names)
+            requests = {
+                str(s.id): ChatRequest(
+                    id=str(s.id),
+                    kind=kind,
+                    messages=[],
+                    meta={"map_id": (s.metadata or {})["map_id"], "record": records[str(s.id)][0]},
+                )
+                for s in samples
+            }
+            solve = _tool_solver(toolbox, requests, budget)
         return Task(
             dataset=MemoryDataset(samples, name=f"maptab-{kind}", location=str(root)),
-            solver=generate(),
+            solver=solve,
             scorer=_scorer(task_kind, root, records),
             name=kind,
         )
@@ -268,9 +424,24 @@ def maptab(
     table_format: str = "csv",
     images: bool = True,
     seed: int = 0,
+    tools: str | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
 ) -> Task:
     """Any registered maptab task kind (``-T kind=<name>``)."""
-    return maptab_task(kind, dataset, split, categories, limit, table_format, images, seed)
+    return maptab_task(
+        kind,
+        dataset,
+        split,
+        categories,
+        limit,
+        table_format,
+        images,
+        seed,
+        tools,
+        max_turns,
+        max_tool_calls,
+    )
 
 
 @task
@@ -282,9 +453,24 @@ def maptab_rp(
     table_format: str = "csv",
     images: bool = True,
     seed: int = 0,
+    tools: str | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
 ) -> Task:
     """MapTab route planning (SPEC 11-13)."""
-    return maptab_task("rp", dataset, split, categories, limit, table_format, images, seed)
+    return maptab_task(
+        "rp",
+        dataset,
+        split,
+        categories,
+        limit,
+        table_format,
+        images,
+        seed,
+        tools,
+        max_turns,
+        max_tool_calls,
+    )
 
 
 @task
@@ -296,9 +482,24 @@ def maptab_qa(
     table_format: str = "csv",
     images: bool = True,
     seed: int = 0,
+    tools: str | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
 ) -> Task:
     """MapTab map question answering (SPEC 10-13)."""
-    return maptab_task("qa", dataset, split, categories, limit, table_format, images, seed)
+    return maptab_task(
+        "qa",
+        dataset,
+        split,
+        categories,
+        limit,
+        table_format,
+        images,
+        seed,
+        tools,
+        max_turns,
+        max_tool_calls,
+    )
 
 
 @task
@@ -310,6 +511,21 @@ def reasonmap(
     table_format: str = "csv",
     images: bool = True,
     seed: int = 0,
+    tools: str | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
 ) -> Task:
     """ReasonMap questions, short and long (SPEC 14)."""
-    return maptab_task("reasonmap", dataset, split, categories, limit, table_format, images, seed)
+    return maptab_task(
+        "reasonmap",
+        dataset,
+        split,
+        categories,
+        limit,
+        table_format,
+        images,
+        seed,
+        tools,
+        max_turns,
+        max_tool_calls,
+    )
