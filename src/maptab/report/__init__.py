@@ -4,7 +4,8 @@ Data flows one way: run folders (``scores.jsonl`` from ``maptab score``) →
 :mod:`~maptab.report.loader` → :mod:`~maptab.report.tables` (leaderboards with 95%
 intervals and paired differences; Markdown, CSV, LaTeX) → :mod:`~maptab.report.plots`
 (PNG figures) → :mod:`~maptab.report.overlays` (routes drawn on maps) →
-:mod:`~maptab.report.html` (``index.html``). :func:`write_report` does all of it.
+:mod:`~maptab.report.tools_view` (tool-use tables and conversation pages, for runs with
+tools) → :mod:`~maptab.report.html` (``index.html``). :func:`write_report` does all of it.
 
 Output folder layout::
 
@@ -13,6 +14,7 @@ Output folder layout::
     OUT/tables/all.md               all Markdown tables in one file
     OUT/plots/*.png                 figures
     OUT/images/*.png                gold / predicted route pictures
+    OUT/transcripts/*.html          tool-use conversations, turn by turn (runs with tools)
 """
 
 from __future__ import annotations
@@ -101,10 +103,11 @@ def write_report(
     from maptab.report.html import listed_ids, shown_rows, write_browser
     from maptab.report.overlays import render_overlays, select_samples
     from maptab.report.plots import write_plots
+    from maptab.report.tools_view import tool_tables, write_transcripts
 
     out = Path(out_dir)
     runs = load_runs(list(run_dirs), verify=verify)
-    tables = build_tables(runs)
+    tables = build_tables(runs) + tool_tables(runs)
     table_dir = out / "tables"
     table_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -136,6 +139,7 @@ def write_report(
         queries=queries,
         selected=selected,
     )
+    conversations = write_transcripts(runs, out, per_group=overlays_per_group)
     index = write_browser(
         runs,
         tables,
@@ -146,6 +150,7 @@ def write_report(
         queries=queries,
         listings=listings,
         progress=progress,
+        conversations=conversations,
     )
     n_images = sum(len(v) for v in overlays.images.values())
     return ReportFiles(index, tables[0], written, plots, n_images, overlays.problems)

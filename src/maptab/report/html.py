@@ -11,7 +11,9 @@ metrics, and the map with the gold and predicted routes drawn where pictures wer
 list opens on the samples not answered correctly when there are any (errors first,
 :func:`default_filters`); a button beside the count, or ``#outcome=all``, lists them all.
 Notes under the leaderboard say what its numbers count
-(:func:`maptab.report.tables.leaderboard_notes`).
+(:func:`maptab.report.tables.leaderboard_notes`). When a run used tools, a "Tool use"
+section shows the tables of that section and links each selected conversation's page
+(``transcripts/``, :mod:`maptab.report.tools_view`), which its sample also links to.
 
 Security (SPEC 16): everything a model or a run folder wrote is untrusted. Python writes
 table cells with :func:`html.escape`; sample data travels as JSON in a
@@ -38,7 +40,7 @@ from PIL import Image
 from maptab._progress import Progress
 from maptab.report.loader import QueryRecords, Run, outcome
 from maptab.report.overlays import Overlays, attach_map_pictures
-from maptab.report.tables import Cell, ReportTable, leaderboard_notes
+from maptab.report.tables import TOOLS_SECTION, Cell, ReportTable, leaderboard_notes
 from maptab.report.views import view_of
 from maptab.tasks.base import TaskError
 from maptab.tasks.base import get as get_kind
@@ -47,9 +49,11 @@ __all__ = [
     "MAX_SAMPLES",
     "MAX_TEXT",
     "default_filters",
+    "describe_row",
     "json_for_html",
     "sample_records",
     "shown_rows",
+    "style_sheet",
     "table_html",
     "write_browser",
 ]
@@ -111,7 +115,7 @@ def segments_text(route: Sequence[dict[str, Any]]) -> str:
     return "\n".join(parts)
 
 
-def _describe(row: dict[str, Any], query: Any, response: str) -> dict[str, Any]:
+def describe_row(row: dict[str, Any], query: Any, response: str) -> dict[str, Any]:
     """Category, difficulties, prompt, gold, predicted answer and metrics of one row (its
     kind view's ``describe``; a row of a kind without one shows its id and fields)."""
     try:
@@ -204,7 +208,7 @@ def sample_records(
                 "outcome": outcome(row),
                 "error": row.get("error_type") or "",
                 "response": _cut(response),
-                **_describe(row, query, response),
+                **describe_row(row, query, response),
             }
             if overlays is not None:
                 rec["img"] = overlays.images.get((i, row["id"]), {})
@@ -301,6 +305,37 @@ def _asset(name: str) -> str:
     return resources.files("maptab.report").joinpath("assets", name).read_text(encoding="utf-8")
 
 
+def style_sheet() -> str:
+    """The report's CSS (inlined in every page it writes)."""
+    return _asset("style.css")
+
+
+def _tools_html(tables: Sequence[ReportTable], conversations: Sequence[Mapping[str, Any]]) -> str:
+    """The "Tool use" section: the tool-use tables and, per run, links to the conversation
+    pages (:mod:`maptab.report.tools_view`); empty when no run used tools."""
+    if not tables and not conversations:
+        return ""
+    parts = ['<section id="tools"><h2>Tool use</h2>']
+    parts += [table_html(t) for t in tables]
+    by_run: dict[str, list[Mapping[str, Any]]] = {}
+    for page in conversations:
+        by_run.setdefault(str(page["run"]), []).append(page)
+    for name, pages in by_run.items():
+        items = "".join(
+            f'<li><a href="{html.escape(str(p["href"]))}">{html.escape(str(p["id"]))}</a> '
+            f'<span class="meta">{html.escape(str(p["category"]))} · '
+            f"{html.escape(str(p['outcome']))} · {html.escape(str(p['tool_calls']))} tool calls, "
+            f"{html.escape(str(p['turns']))} turns</span></li>"
+            for p in pages
+        )
+        parts.append(
+            f"<details><summary>Conversations of {html.escape(name)} ({len(pages)}): each "
+            f'turn, tool call and result</summary><ul class="conversations">{items}</ul></details>'
+        )
+    parts.append("</section>")
+    return "".join(parts)
+
+
 def write_browser(
     runs: Sequence[Run],
     tables: Sequence[ReportTable],
@@ -312,6 +347,7 @@ def write_browser(
     queries: QueryRecords | None = None,
     listings: Sequence[tuple[Collection[str], list[dict[str, Any]]]] | None = None,
     progress: Progress | None = None,
+    conversations: Sequence[Mapping[str, Any]] = (),
 ) -> Path:
     """Write ``out_dir/index.html`` (module docstring); returns its path.
 
@@ -319,11 +355,18 @@ def write_browser(
     lists all), which keeps the page loadable for paper-scale runs; every sample's scores
     stay in the run's ``scores.jsonl``. ``queries`` and ``listings``: as
     :func:`sample_records` takes them. ``progress`` shows the map pictures being written
-    (:mod:`maptab._progress`).
+    (:mod:`maptab._progress`). ``conversations``: the conversation pages written
+    (:func:`maptab.report.tools_view.write_transcripts`), listed in the "Tool use" section
+    with the tables of that section and linked from their samples.
     """
     records = sample_records(
         runs, overlays, limit=samples_per_run, queries=queries, listings=listings
     )
+    pages = {(str(p["run"]), str(p["id"])): str(p["href"]) for p in conversations}
+    for rec in records:
+        href = pages.get((rec["run"], str(rec["id"])))
+        if href is not None:
+            rec["transcript"] = href
     if overlays is not None:
         attach_map_pictures(runs, records, out_dir, progress=progress)
     data = {"samples": records, "filters": default_filters(records)}
@@ -340,6 +383,8 @@ def write_browser(
     )
     names = ", ".join(run.name for run in runs)
     head, *rest = tables
+    tools = _tools_html([t for t in rest if t.section == TOOLS_SECTION], conversations)
+    rest = [t for t in rest if t.section != TOOLS_SECTION]
     figures = "".join(_figure_html(p, out_dir) for p in plots)
     more = "".join(
         f"<details><summary>{html.escape(t.title)}</summary>{table_html(t)}</details>" for t in rest
@@ -363,13 +408,13 @@ def write_browser(
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="{csp}">
 <title>maptab report</title>
-<style>{_asset("style.css")}</style>
+<style>{style_sheet()}</style>
 </head>
 <body>
 <header><h1>maptab report</h1><p class="runs">{html.escape(names)}</p></header>
 <main>
 <section id="leaderboard"><h2>Leaderboard</h2>{table_html(head)}{_notes_html(head)}</section>
-<section id="figures"><h2>Figures</h2><div class="figures">{figures}</div></section>
+<section id="figures"><h2>Figures</h2><div class="figures">{figures}</div></section>{tools}
 <section id="tables"><h2>All tables</h2>{more}
 <p class="note">Also written as Markdown, CSV and LaTeX: {html.escape(files)}.</p></section>
 <section id="samples"><h2>Samples</h2>{selection}

@@ -7,7 +7,8 @@ row per answered sample) and ``summary.json``. :func:`load_runs` reads them into
 
 Derived, not stored by the scorer: the *outcome* of a sample (:func:`outcome`), which the
 browser filters on, and the run's display name (``run.json`` ``model``, made unique across
-the compared runs by appending the folder name).
+the compared runs by appending the folder name). A tool-use run (``run.json`` ``tools``)
+also gives each row's tool calls, turns and stop reason (:attr:`Run.tool_use`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from maptab._limits import open_regular, read_json
+import msgspec
+
+from maptab._limits import loads_json, open_regular, read_json
 from maptab.core.schema import Prediction, RecordError, line_decoder, read_jsonl_lines
 from maptab.errors import MaptabError
 from maptab.io.dataset import Dataset, DatasetError, folder_hint
@@ -35,16 +38,32 @@ __all__ = [
     "ReportError",
     "Run",
     "ScoreRow",
+    "ToolUse",
     "load_run",
     "load_runs",
     "outcome",
 ]
 
 OUTCOMES = ("correct", "wrong", "format error", "API error")
+R = TypeVar("R")
 
 
 class ReportError(MaptabError):
     """A run folder that cannot be reported on; the message names the file."""
+
+
+class ToolUse(msgspec.Struct):
+    """What a tool-use run's prediction row adds (:mod:`maptab.run.tools`): tool calls run,
+    model turns, calls per tool and why the conversation ended, with the row's token counts
+    (summed over the turns)."""
+
+    id: str
+    tool_calls: int | None = None
+    turns: int = 0
+    tools_used: dict[str, int] = msgspec.field(default_factory=dict)
+    stop: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
 @dataclass
@@ -66,6 +85,21 @@ class Run:
     def rows(self, kind: str) -> list[Mapping[str, Any]]:
         """Score rows of one task kind, in file order."""
         return [r for r in self.scores if r.get("kind") == kind]
+
+    @property
+    def tools(self) -> dict[str, Any] | None:
+        """``run.json``'s ``tools`` record (tools offered, budgets) of a tool-use run, else
+        ``None``."""
+        got = self.info.get("tools")
+        return got if isinstance(got, dict) else None
+
+    @cached_property
+    def tool_use(self) -> dict[str, ToolUse]:
+        """The :class:`ToolUse` of each prediction row that reports tool calls, by id (one
+        pass over ``predictions.jsonl``); empty for a run without tools."""
+        if self.tools is None or not isinstance(self.predictions, PredictionFile):
+            return {}
+        return {u.id: u for u in self.predictions.decoded(ToolUse) if u.tool_calls is not None}
 
     @cached_property
     def dataset_dir(self) -> Path | None:
@@ -185,6 +219,36 @@ class PredictionFile(Mapping[str, Prediction]):
 
     def __len__(self) -> int:
         return len(self._line)
+
+    def raw(self, sample_id: str) -> dict[str, Any]:
+        """The JSON object of ``sample_id``'s row, every field of it (a tool-use row's
+        ``transcript`` among them, which :class:`Prediction` leaves out)."""
+        n = self._line[sample_id]
+        with open_regular(self.path, binary=True, error=ReportError) as fh:
+            fh.seek(self._starts[n - 1])
+            line = fh.readline()
+        row = loads_json(line, f"{self.path}:{n}", error=ReportError)
+        if not isinstance(row, dict) or row.get("id") != sample_id:
+            raise ReportError(f"{self.path}:{n}: changed while the report was written")
+        return row
+
+    def decoded(self, cls: type[R]) -> Iterator[R]:
+        """Each id's row (the last) decoded as ``cls`` (a record type of
+        :func:`~maptab.core.schema.line_decoder`: the fields it names, the others skipped),
+        in one pass over the file; a row it refuses raises :class:`ReportError` naming the
+        line."""
+        decode = line_decoder(cls)
+        last = set(self._line.values())
+        with open_regular(self.path, binary=True, error=ReportError) as fh:
+            for n, raw in enumerate(fh, 1):
+                if n not in last:
+                    continue
+                try:
+                    rec = decode(raw, f"{self.path}:{n}", ReportError)
+                except RecordError as exc:
+                    raise ReportError(f"{self.path}:{n}: {exc}") from None
+                if rec is not None:
+                    yield rec
 
     def items(self) -> Iterator[tuple[str, Prediction]]:  # type: ignore[override]
         """Every ``(id, prediction)``, read in one pass over the file."""

@@ -23,6 +23,8 @@ Tables (``key``: what it holds):
   and difficulty-weighted, short and long questions.
 * ``paired`` — each run minus the first, on the samples both scored: mean difference with
   its paired, map-clustered bootstrap interval (:func:`maptab.score.scorer.compare_runs`).
+* ``tools``, ``tools_by_tool``, ``tools_stop``, ``tools_vs_plain`` — tool use, only when a
+  run used tools (:mod:`maptab.report.tools_view`; section ``tools``).
 
 Renderers: :func:`to_markdown`, :func:`to_csv` (each interval as ``_lo`` / ``_hi``
 columns), :func:`to_latex` (booktabs).
@@ -37,25 +39,28 @@ import csv
 import io
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from maptab.core.schema import QA_CAPABILITIES, RP_CATEGORIES
 from maptab.report.loader import Run
 from maptab.score.metrics import Columns, Metric, interval
+from maptab.score.scorer import compare_runs
 
 __all__ = [
     "CAPABILITY_ABBREV",
     "CATEGORY_TITLES",
     "CRITERIA_LEGEND",
     "LEADERBOARD_NOTES",
+    "TOOLS_SECTION",
     "Cell",
     "Column",
     "ReportTable",
     "capability_legend",
     "capability_name",
     "leaderboard_notes",
+    "paired_cells",
     "to_csv",
     "to_latex",
     "to_markdown",
@@ -215,15 +220,21 @@ class Column:
         return f"{self.group} {self.name}".strip()
 
 
+TOOLS_SECTION = "tools"
+"""The browser section of the tool-use tables (:mod:`maptab.report.tools_view`)."""
+
+
 @dataclass(slots=True)
 class ReportTable:
-    """A titled table: ``columns`` and ``rows`` of :class:`Cell` (same length each)."""
+    """A titled table: ``columns`` and ``rows`` of :class:`Cell` (same length each).
+    ``section`` names the browser section that shows it (``""``: with the other tables)."""
 
     key: str
     title: str
     columns: list[Column]
     rows: list[list[Cell]] = field(default_factory=list)
     note: str = ""
+    section: str = ""
 
 
 # --------------------------------------------------------------------------- statistics
@@ -254,6 +265,27 @@ def metric_cell(metric: Metric, rows: Sequence[dict[str, Any]]) -> Cell:
     if value is None:
         return Cell(None, kind=metric.fmt)
     return Cell(value, lo, hi, metric.fmt)
+
+
+def paired_cells(
+    run_rows: Sequence[Mapping[str, Any]],
+    base_rows: Sequence[Mapping[str, Any]],
+    value: str,
+    keep: Callable[[Mapping[str, Any]], bool] | None = None,
+) -> tuple[Cell, Cell, Cell, Cell] | None:
+    """``(n, Δ, run mean, base mean)`` of the score field ``value`` over the samples both
+    row sets scored (and ``keep`` accepts), Δ in percentage points with its paired,
+    map-clustered bootstrap interval (:func:`maptab.score.scorer.compare_runs`); ``None``
+    when no sample is shared."""
+    cmp = compare_runs(run_rows, base_rows, value, keep)  # type: ignore[arg-type]
+    if not cmp["n"]:
+        return None
+    return (
+        Cell(cmp["n"], kind="int"),
+        Cell(cmp["diff"], cmp["lo"], cmp["hi"], "pp"),
+        Cell(cmp["mean_a"], kind="pct"),
+        Cell(cmp["mean_b"], kind="pct"),
+    )
 
 
 def by(rows: Sequence[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:

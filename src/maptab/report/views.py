@@ -21,9 +21,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from maptab.report.loader import Run
-from maptab.report.tables import Cell, Column, ReportTable, leaderboard_notes, metric_cell
+from maptab.report.tables import (
+    Cell,
+    Column,
+    ReportTable,
+    leaderboard_notes,
+    metric_cell,
+    paired_cells,
+)
 from maptab.score.metrics import Metric, metric_text
-from maptab.score.scorer import compare_runs
 from maptab.tasks.base import TaskError, TaskKind, all_kinds, load_entry_points
 from maptab.tasks.base import get as get_kind
 
@@ -212,25 +218,16 @@ def paired_table(runs: Sequence[Run]) -> ReportTable | None:
     )
     for run in runs[1:]:
         for label, value, keep in _paired_metrics(base):
-            cmp = compare_runs(run.scores, base.scores, value, keep)
-            if not cmp["n"]:
-                continue
-            table.rows.append(
-                [
-                    Cell(run.name),
-                    Cell(label),
-                    Cell(cmp["n"], kind="int"),
-                    Cell(cmp["diff"], cmp["lo"], cmp["hi"], "pp"),
-                    Cell(cmp["mean_a"], kind="pct"),
-                    Cell(cmp["mean_b"], kind="pct"),
-                ]
-            )
+            cells = paired_cells(run.scores, base.scores, value, keep)
+            if cells is not None:
+                table.rows.append([Cell(run.name), Cell(label), *cells])
     return table
 
 
 def build_tables(runs: Sequence[Run]) -> list[ReportTable]:
     """Every table of the report: the leaderboard, each kind view's ``tables`` in registry
-    order, the paired differences (module docstring)."""
+    order, the paired differences (module docstring). The report adds the tool-use tables
+    when a run used tools (:func:`maptab.report.tools_view.tool_tables`)."""
     tables = [leaderboard_table(runs)]
     for k in all_kinds():
         tables += view_of(k).tables(runs)

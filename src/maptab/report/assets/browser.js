@@ -131,6 +131,14 @@
       box.appendChild(table);
       body.appendChild(box);
     }
+    // a conversation page this report wrote (tool-use runs): our own relative path only
+    if (typeof s.transcript === "string" && /^transcripts\/[0-9]+-[0-9a-f]+\.html$/.test(s.transcript)) {
+      var conv = el("p", "wide conversation");
+      var link = el("a", null, "Conversation: each turn, tool call and result");
+      link.href = s.transcript;
+      conv.appendChild(link);
+      body.appendChild(conv);
+    }
     var img = s.img || {};
     if (img.gold || img.pred || img.map) {
       var maps = el("div", "maps wide");
