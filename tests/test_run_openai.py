@@ -207,6 +207,60 @@ def test_vllm_provider_batches_requests():
     assert engine.batches == [8, 8, 4]
 
 
+def test_vllm_passes_tools_per_group_and_reads_calls_only_where_offered():
+    from maptab.run.vllm_provider import VLLMProvider
+
+    lookup = {"type": "function", "function": {"name": "lookup", "parameters": {}}}
+    check = {"type": "function", "function": {"name": "check", "parameters": {}}}
+    call = '<tool_call>{"name": "lookup", "arguments": {"name": "Beta"}}</tool_call>'
+
+    class Engine:
+        def __init__(self):
+            self.calls = []
+
+        def chat(self, convs, params, **kw):
+            for c in convs:  # one call never mixes conversations offering other tools
+                text = c[0]["content"][0]["text"]
+                want = {"p": None, "l": [lookup], "c": [check]}[text[0]]
+                self.calls.append((text, kw.get("tools") == want))
+            if kw.get("tools") == [check]:
+                raise RuntimeError("no check today")
+
+            class Gen:
+                text, token_ids = call, [1]
+
+            class Out:
+                outputs, prompt_token_ids = [Gen()], [0]
+
+            return [Out() for _ in convs]
+
+    engine = Engine()
+    p = VLLMProvider("local", engine=engine, batch_size=16, batch_wait=0.2)
+    reqs = [_req("plain"), *(_req(f"l{i}") for i in range(3)), _req("c")]
+    for r in reqs[1:4]:
+        r.tools = [lookup]
+    reqs[4].tools = [check]
+
+    async def main():
+        try:
+            return await asyncio.gather(*(p.complete(r) for r in reqs), return_exceptions=True)
+        finally:
+            await p.aclose()
+
+    plain, *looked, failed = asyncio.run(main())
+    assert sorted(engine.calls) == [
+        ("c", True),
+        ("l0", True),
+        ("l1", True),
+        ("l2", True),
+        ("plain", True),
+    ]
+    assert plain.text == call and plain.tool_calls == []  # no tools offered: text as is
+    assert all(o.text == "" and [c.name for c in o.tool_calls] == ["lookup"] for o in looked)
+    assert looked[0].tool_calls[0].arguments == '{"name": "Beta"}'
+    assert isinstance(failed, ProviderError) and "no check today" in str(failed)
+
+
 @pytest.mark.parametrize(
     ("raw", "answer", "reasoning"),
     [

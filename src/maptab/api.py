@@ -141,6 +141,9 @@ def run_model(
     verify: bool = True,
     progress: Progress | None = None,
     jobs: int | None = 1,
+    tools: str | Sequence[str] | None = None,
+    max_turns: int | None = None,
+    max_tool_calls: int | None = None,
     **options: Any,
 ) -> RunSummary:
     """Answer the selected samples of ``dataset`` with ``model`` into the run folder
@@ -149,20 +152,42 @@ def run_model(
     ``model`` is a ``--model`` spec (``"oracle"``, ``"openai:NAME"``, a plugin prefix), a
     Python function ``fn(request) -> str`` (sync or ``async``), or a provider object;
     ``options`` go to :func:`make_provider` (``base_url``, ``temperature``, ``seed``; for a
-    function ``model=`` the model name recorded with its rows). ``jobs`` > 1 answers an
+    function ``model=`` the model name recorded with its rows), as does ``concurrency``
+    (the requests an HTTP provider keeps in flight). ``jobs`` > 1 answers an
     in-process model in that many worker processes (``None``: one per CPU for large runs;
     ``maptab run --jobs``); the function must then be importable (not a lambda) and the
     script guarded by ``if __name__ == "__main__":``. Runs the async runner to completion:
     call it outside a running event loop (inside one, use ``maptab.run.runner.arun``).
 
-    Raises a :class:`MaptabError` on an unknown spec, a selection that matches no sample, a
-    malformed dataset or a run folder started with other settings (SPEC 16); a request
-    that fails is recorded as its row's ``error``, not raised.
+    ``tools`` (``"all"``, ``"zoom,lookup"`` or a list of names) is tool-use mode
+    (``maptab run --tools``, :mod:`maptab.run.tools`), within ``max_turns`` model turns and
+    ``max_tool_calls`` tool calls per sample (default: the provider's own budget, else 8
+    and 16); a function asks for tools as :mod:`maptab.run.callable_provider` describes.
+
+    Raises a :class:`MaptabError` on an unknown spec or tool, a selection that matches no
+    sample, a malformed dataset or a run folder started with other settings (SPEC 16); a
+    request that fails is recorded as its row's ``error``, not raised.
     """
     from maptab.run.runner import run
+    from maptab.run.tools import (
+        DEFAULT_MAX_TOOL_CALLS,
+        DEFAULT_MAX_TURNS,
+        ToolBudget,
+        parse_tools,
+    )
 
     root = dataset.root if isinstance(dataset, Dataset) else dataset
-    provider = make_provider(model, **options)
+    provider = make_provider(model, **{"concurrency": concurrency, **options})
+    names = parse_tools(tools)
+    if not names and (max_turns is not None or max_tool_calls is not None):
+        raise MaptabError("max_turns and max_tool_calls need tools")
+    budget = None
+    if names and (max_turns is not None or max_tool_calls is not None):
+        own = getattr(provider, "tool_budget", None) or (None, None)
+        budget = ToolBudget(
+            max_turns if max_turns is not None else own[0] or DEFAULT_MAX_TURNS,
+            max_tool_calls if max_tool_calls is not None else own[1] or DEFAULT_MAX_TOOL_CALLS,
+        )
     return run(
         root,
         provider,
@@ -177,6 +202,8 @@ def run_model(
         verify=verify,
         progress=progress,
         jobs=jobs,
+        tools=names,
+        budget=budget,
     )
 
 
