@@ -49,10 +49,15 @@ test-rl: $(STAMP)
 # the harness integrations (docs/guides/evaluation-harnesses.md): inspect_ai tasks run through inspect's
 # mock model, and the lmms-eval task folder loaded by lmms-eval's task loader. lmms-eval
 # pulls torch: the constraint keeps the 2.13.0 CPU build (any other version is a CUDA build
-# of GBs)
+# of GBs). It also pulls torchvision, whose x86_64 wheels on PyPI are linked against the
+# CUDA build of torch and fail to import beside the CPU one ("torchvision::nms does not
+# exist", and transformers imports it when it is there); no CPU build of it can be
+# installed here, and lmms-eval's task loader needs none, so one that does not import is
+# removed (where it imports, as with the CPU wheels on aarch64, it stays)
 test-integrations: $(STAMP)
 	echo "torch==2.13.0" > $(VENV)/torch-pin.txt
 	$(BIN)/python -m pip install -q -c $(VENV)/torch-pin.txt -e '.[dev,inspect]' lmms-eval
+	$(BIN)/python -c "import torchvision" 2>/dev/null || $(BIN)/python -m pip uninstall -q -y torchvision
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_inspect.py tests/test_lmms.py
 
 bench: $(STAMP)

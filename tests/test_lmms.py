@@ -1,13 +1,17 @@
 """lmms-eval task folder (docs/guides/evaluation-harnesses.md): ``maptab export --format
-lmms-eval`` writes YAML + utils; the utils functions are tested directly (gold ⇒ 1, blank
-⇒ 0, equal to `maptab score`), and the YAML is loaded with lmms-eval's own task loader where
-lmms-eval is installed (skipped with that reason otherwise)."""
+lmms-eval`` writes YAML + utils and the rows in Parquet shards, map by map; the rows equal
+those built in memory from the public API, the export never holds more than one map's rows
+per shard writer, the utils functions are tested directly (gold ⇒ 1, blank ⇒ 0, equal to
+`maptab score`), and the YAML is loaded with lmms-eval's own task loader where lmms-eval is
+installed (skipped with that reason otherwise)."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import shlex
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -15,20 +19,25 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+import maptab.integrations.lmms as lmms
+import maptab.rewards.export as rl_export
 from maptab.cli import app
 from maptab.core.schema import Prediction
-from maptab.generate.pipeline import build_benchmark
+from maptab.generate.pipeline import Preset, build_benchmark
 from maptab.integrations.common import sample_values
 from maptab.integrations.lmms import (
     doc_to_target,
     doc_to_text,
     doc_to_visual,
+    export_lmms,
     process_results,
     score_row,
 )
+from maptab.io.dataset import Dataset
 from maptab.render.images import DatasetImager
+from maptab.rewards.export import rl_rows
 from maptab.run.baselines import BASELINE_CLASSES
-from maptab.run.requests import build_requests
+from maptab.run.requests import RequestBuilder, build_requests, iter_samples
 from maptab.score.scorer import score_predictions
 from maptab.tasks import all_kinds, get
 
@@ -59,6 +68,158 @@ def _docs(folder: Path) -> list[dict[str, Any]]:
     for path in sorted((folder / "data").glob("*.parquet")):
         docs += pq.read_table(path).to_pylist()
     return docs
+
+
+_SHARD = re.compile(r"^(\w+)-(\w+)-(\d{5})-of-(\d{5})\.parquet$")
+
+
+def _tasks(folder: Path) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Each (kind, split)'s rows, its shards read in order; the shards must be complete and
+    be the files its task's YAML names."""
+    shards: dict[tuple[str, str], list[tuple[int, int, Path]]] = {}
+    for path in (folder / "data").iterdir():
+        m = _SHARD.match(path.name)
+        assert m, path.name
+        shards.setdefault((m[1], m[2]), []).append((int(m[3]), int(m[4]), path))
+    out = {}
+    for (kind, split), parts in shards.items():
+        parts.sort()
+        assert [(i, n) for i, n, _ in parts] == [(i, len(parts)) for i in range(len(parts))]
+        yaml = (folder / f"maptab_{kind}.yaml").read_text(encoding="utf-8")
+        named = re.search(rf"^    {split}: (.*)$", yaml, re.MULTILINE)
+        assert named, (kind, split)
+        assert json.loads(named[1]) == [str(p) for _, _, p in parts]
+        out[(kind, split)] = [r for _, _, p in parts for r in pq.read_table(p).to_pylist()]
+    return out
+
+
+def _rows_in_memory(dataset: Path) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """The task rows built from the public API, all in memory: each request's RL row (text,
+    reference), the map's PNG when shown, and the oracle's answer, in run order per kind and
+    split."""
+    texts = {r.id: r for r in rl_rows(dataset)}
+    builder = RequestBuilder(dataset, images=False)
+    oracle = BASELINE_CLASSES["oracle"](seed=0)
+    ds = Dataset(dataset)
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for sample in iter_samples(dataset):
+        rl = texts.get(sample.id)
+        if rl is None:
+            continue
+        image = None
+        if rl.shows_map:
+            path = ds.image_path(sample.map_id)
+            assert path is not None
+            image = {"bytes": path.read_bytes(), "path": f"{sample.map_id}.png"}
+        kind = get(sample.kind)
+        out.setdefault((kind.name, rl.split), []).append(
+            {
+                "id": rl.id,
+                "kind": kind.name,
+                "variant": sample.variant,
+                "category": rl.category,
+                "map_id": rl.map_id,
+                "split": rl.split,
+                "text": rl.text,
+                "image": image,
+                "target": kind.answer(oracle, builder.request(sample)),
+                "reference": rl.reference,
+            }
+        )
+    return out
+
+
+def test_rows_equal_the_rows_built_in_memory(mini: Path, tmp_path: Path) -> None:
+    """Written map by map into shards of 40 rows, the rows are exactly those built in memory,
+    in the same order per task and split; a second export into the folder leaves no shard
+    of the first."""
+    want = _rows_in_memory(mini)
+    out = export_lmms(mini, tmp_path / "t", shard_rows=40)
+    got = _tasks(out)
+    assert list(got) and sorted(got) == sorted(want)
+    for key, rows in want.items():
+        assert got[key] == rows, key
+    assert any(len(list((out / "data").glob(f"{k}-{s}-*"))) > 2 for k, s in got)
+    export_lmms(mini, out)
+    assert _tasks(out) == got
+    assert all(p.name.endswith("-00000-of-00001.parquet") for p in (out / "data").iterdir())
+    assert not [p for p in out.rglob(".*")]  # no temporary file left
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Sixteen small maps, each with few questions."""
+    root = tmp_path_factory.mktemp("lmms-many") / "many"
+    preset = Preset("many", 8, 8, 16, 16, q_min=1, reasonmap_per_map=2, sizes=("small",))
+    build_benchmark(root, preset=preset, seed=SEED, renderer=DatasetImager())
+    return root
+
+
+def test_export_holds_one_map_per_shard_writer(
+    many: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows go to the shards as the samples are read: a shard writer holds the rows of one
+    map until the next map's, so the samples read and not yet written never exceed one
+    map's rows per task and split (plus the next sample of each kind's file, which the
+    map-ordered merge holds), whatever the number of maps; every shard but a split's last
+    holds the shard size, and the rows are one per request."""
+    requests = list(rl_rows(many))
+    per_map = Counter((r.kind, r.split, r.map_id) for r in requests)
+    largest: dict[tuple[str, str], int] = {}
+    for (kind, split, _), n in per_map.items():
+        largest[(kind, split)] = max(largest.get((kind, split), 0), n)
+    kinds = {kind for kind, _ in largest}
+    bound = sum(largest.values()) + len(kinds)
+    assert len({m for _, _, m in per_map}) == 16 and bound < len(requests) / 4
+    read, written, pending = [0], [0], [0]
+    batches: list[tuple[int, set[str]]] = []
+    by_map, flush = lmms._by_map, rl_export._SplitWriter._flush
+
+    def counted_by_map(ds: Dataset) -> Any:
+        for sample in by_map(ds):
+            read[0] += 1
+            pending[0] = max(pending[0], read[0] - written[0])
+            yield sample
+
+    def counted_flush(self: Any) -> None:
+        if self.batch:
+            batches.append((len(self.batch), {r["map_id"] for r in self.batch}))
+            written[0] += len(self.batch)
+        flush(self)
+
+    monkeypatch.setattr(lmms, "_by_map", counted_by_map)
+    monkeypatch.setattr(rl_export._SplitWriter, "_flush", counted_flush)
+    out = export_lmms(many, tmp_path / "m", shard_rows=3)
+    assert read[0] == written[0] == len(requests)
+    assert 0 < pending[0] <= bound
+    assert all(n <= 3 and len(maps) == 1 for n, maps in batches)
+    rows = _tasks(out)
+    assert {k: len(v) for k, v in rows.items()} == Counter((r.kind, r.split) for r in requests)
+    assert sorted(r["id"] for v in rows.values() for r in v) == sorted(r.id for r in requests)
+    for (kind, split), task_rows in rows.items():
+        files = sorted((out / "data").glob(f"{kind}-{split}-*.parquet"))
+        assert len(files) == -(-len(task_rows) // 3)
+        assert [pq.ParquetFile(f).metadata.num_rows for f in files[:-1]] == [3] * (len(files) - 1)
+    assert any(len(v) > 6 for v in rows.values())  # several shards somewhere
+
+
+def test_failed_export_leaves_no_shard(
+    mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An export that fails midway removes the shards it wrote and the folders it made."""
+    calls = [0]
+    real = lmms._image
+
+    def failing(*args: Any) -> dict[str, Any]:
+        calls[0] += 1
+        if calls[0] > 2:
+            raise OSError("disk full")
+        return real(*args)
+
+    monkeypatch.setattr(lmms, "_image", failing)
+    with pytest.raises(OSError, match="disk full"):
+        export_lmms(mini, tmp_path / "f" / "out", shard_rows=5)
+    assert calls[0] == 3 and list((tmp_path / "f").iterdir()) == []
 
 
 def test_folder_layout(folder: Path, mini: Path) -> None:
@@ -132,8 +293,14 @@ _LMMS = importlib.util.find_spec("lmms_eval")
     _LMMS is None,
     reason="lmms-eval is not installed (it pulls torch and GBs; make test-integrations)",
 )
-def test_lmms_eval_loads_the_folder(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(folder.parent / "hf-cache"))
+def test_lmms_eval_loads_the_folder(
+    mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """lmms-eval's task loader reads every task's test split from its shards (several per
+    split here) with the rows the export wrote."""
+    folder = export_lmms(mini, tmp_path / "lmms", shard_rows=50)
+    written = _tasks(folder)
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     from lmms_eval.tasks import TaskManager, get_task_dict
 
@@ -142,7 +309,8 @@ def test_lmms_eval_loads_the_folder(folder: Path, monkeypatch: pytest.MonkeyPatc
     tasks = get_task_dict(["maptab_rp", "maptab_qa", "maptab_reasonmap"], manager)
     for name, task in tasks.items():
         docs = list(task.test_docs())
-        assert docs, name
+        kind = name.removeprefix("maptab_")
+        assert [d["id"] for d in docs] == [r["id"] for r in written[(kind, "test")]], name
         for doc in docs[:5]:
             out = task.process_results(doc, [task.doc_to_target(doc)])
             assert out[MAIN[doc["kind"]]] == 1.0, (name, out)

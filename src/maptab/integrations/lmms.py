@@ -3,9 +3,10 @@ lmms-eval --out DIR``, then ``lmms_eval --include_path DIR --tasks maptab …``.
 
 The folder holds, per task kind with a reward reference (:class:`~maptab.tasks.RewardSpec`;
 the built-in kinds), ``<task>.yaml`` (task ``maptab_<kind>``: ``maptab_rp``, ``maptab_qa``,
-``maptab_reasonmap``), its rows in
-``data/<kind>-<split>.parquet``, a group ``maptab.yaml`` over them, and ``utils.py``, which
-imports the functions below, so the folder needs maptab installed beside lmms-eval.
+``maptab_reasonmap``), its rows in Parquet shards
+``data/<kind>-<split>-NNNNN-of-MMMMM.parquet`` (written map by map as the RL exports write
+theirs, :mod:`maptab.rewards.export`), a group ``maptab.yaml`` over them, and ``utils.py``,
+which imports the functions below, so the folder needs maptab installed beside lmms-eval.
 
 A row is one request ``maptab run`` sends: ``text`` (the question, then each table shown,
 blank-line separated, as the RL exports write it), ``image`` (the map PNG when the sample
@@ -18,20 +19,28 @@ reference, and returns the kind's plain mean metrics, which lmms-eval averages.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from maptab.integrations.common import sample_values
-from maptab.io.dataset import Dataset, DatasetError
+from maptab.io.dataset import Dataset, DatasetError, Sample
 from maptab.rewards import decode_reference
-from maptab.rewards.export import rl_rows
+from maptab.rewards.export import (
+    SHARD_ROWS,
+    RLRow,
+    _by_map,
+    _publish,
+    _rows,
+    _SplitWriter,
+)
 from maptab.run.baselines import BASELINE_CLASSES
-from maptab.run.requests import RequestBuilder, iter_samples
+from maptab.run.requests import RequestBuilder
 from maptab.tasks.base import TaskKind, all_kinds
 from maptab.tasks.base import get as get_kind
 
@@ -138,13 +147,13 @@ def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, float]
 
 
 # --------------------------------------------------------------------------- export
-def _yaml_task(kind: TaskKind, files: dict[str, str], test_split: str) -> str:
+def _yaml_task(kind: TaskKind, files: dict[str, list[str]], test_split: str) -> str:
     lines = [
         f"task: {lmms_task_name(kind)}",
         "dataset_path: parquet",
         "dataset_kwargs:",
         "  data_files:",
-        *[f"    {split}: {json.dumps(path)}" for split, path in sorted(files.items())],
+        *[f"    {split}: {json.dumps(paths)}" for split, paths in sorted(files.items())],
         f"test_split: {test_split}",
         "output_type: generate_until",
         "doc_to_visual: !function utils.doc_to_visual",
@@ -168,69 +177,138 @@ def _yaml_task(kind: TaskKind, files: dict[str, str], test_split: str) -> str:
     return "\n".join(lines)
 
 
+class _TaskWriter(_SplitWriter):
+    """The shards of one task and split (``data/<kind>-<split>-NNNNN-of-MMMMM.parquet``):
+    the RL export's shard writer (one row group per map, a new shard every ``shard_rows``
+    rows, temporary names until published), holding lmms-eval rows."""
+
+    def __init__(self, data: Path, kind: str, split: str, shard_rows: int) -> None:
+        super().__init__(data, f"{kind}-{split}", _SCHEMA, "trl", shard_rows)
+
+    def add_doc(self, row: RLRow, doc: dict[str, Any]) -> None:
+        # the writer's own add places the row (map boundary, shard boundary); the row it
+        # built for the RL formats is then replaced by the lmms-eval one
+        self.add(row, None, False)
+        self.batch[-1] = doc
+
+
+def _image(ds: Dataset, map_id: str) -> dict[str, Any]:
+    """The map's PNG as a ``datasets.Image`` value; a missing image is an error."""
+    path = ds.image_path(map_id)
+    if path is None:
+        missing = ds.root / "maps" / map_id / "image.png"
+        raise DatasetError(f"{missing}: map image missing (render the maps first)")
+    return {"bytes": path.read_bytes(), "path": f"{map_id}.png"}
+
+
+def _forget_map(builder: RequestBuilder, oracle: Any) -> None:
+    """Drop what the request builder and the oracle keep of the maps so far: the export
+    holds one map's tables and networks at a time."""
+    getattr(builder, "_tables", {}).clear()
+    getattr(oracle, "_mix", {}).clear()
+    for dataset in getattr(oracle, "_datasets", {}).values():
+        getattr(dataset, "_networks", {}).clear()
+
+
+def _lmms_rows(
+    ds: Dataset, dataset_dir: str | Path, table_format: Literal["csv", "json"], verify: bool
+) -> Iterator[tuple[RLRow, dict[str, Any]]]:
+    """Each request's RL row (text, reference) and its lmms-eval row, map by map (run
+    order within a map), made as they are consumed."""
+    builder = RequestBuilder(
+        dataset_dir, table_format=table_format, images=False, verify=verify, messages=False
+    )
+    oracle = BASELINE_CLASSES["oracle"](seed=0)
+    current: list[Sample] = []
+
+    def tap(samples: Iterator[Sample]) -> Iterator[Sample]:
+        for sample in samples:
+            current[:] = [sample]
+            yield sample
+
+    picture: tuple[str, dict[str, Any]] | None = None
+    last = None
+    samples = tap(_by_map(ds))
+    for rl in _rows(ds, dataset_dir, samples, True, table_format, verify, None, True):
+        sample = current[0]
+        if sample.id != rl.id:  # _rows makes one row per sample of a rewarded kind
+            raise RuntimeError(f"{rl.id}: the row is not that of sample {sample.id}")
+        if sample.map_id != last:
+            last = sample.map_id
+            _forget_map(builder, oracle)
+        kind = get_kind(sample.kind)
+        image = None
+        if rl.shows_map:
+            if picture is None or picture[0] != sample.map_id:
+                picture = (sample.map_id, _image(ds, sample.map_id))
+            image = picture[1]
+        doc = {
+            "id": rl.id,
+            "kind": kind.name,
+            "variant": sample.variant,
+            "category": rl.category,
+            "map_id": rl.map_id,
+            "split": rl.split,
+            "text": rl.text,
+            "image": image,
+            "target": kind.answer(oracle, builder.request(sample)),
+            "reference": rl.reference,
+        }
+        yield rl, doc
+
+
 def export_lmms(
     dataset_dir: str | Path,
     out_dir: str | Path,
     *,
     table_format: Literal["csv", "json"] = "csv",
     verify: bool = True,
+    shard_rows: int = SHARD_ROWS,
 ) -> Path:
-    """Write the lmms-eval task folder of a dataset (module docstring); returns it. The
-    YAML files name the data files by absolute path (lmms-eval reads them with
+    """Write the lmms-eval task folder of a dataset (module docstring); returns it.
+
+    Rows are written as they are made, map by map, into shards of ``shard_rows`` rows
+    (``data/<kind>-<split>-NNNNN-of-MMMMM.parquet``): memory holds one map's rows. The shards
+    are written under temporary names and renamed into place together at the end (the shards
+    of an earlier export into ``out_dir`` are then removed), so a failed export leaves none.
+    The YAML files name the data files by absolute path (lmms-eval reads them with
     ``datasets.load_dataset("parquet", data_files=…)`` from any working folder); move the
     folder and export again."""
+    if shard_rows < 1:
+        raise DatasetError(f"shard size must be at least 1 row, not {shard_rows}")
     ds = Dataset(dataset_dir, verify=verify)
-    out = Path(out_dir).resolve()
-    texts = {r.id: r for r in rl_rows(dataset_dir, table_format=table_format, verify=verify)}
-    builder = RequestBuilder(dataset_dir, table_format=table_format, images=False, verify=verify)
-    oracle = BASELINE_CLASSES["oracle"](seed=0)
-    rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    images: dict[str, dict[str, Any]] = {}
-    for sample in iter_samples(dataset_dir, verify=verify):
-        rl = texts.get(sample.id)
-        if rl is None:  # a kind without a reward reference
-            continue
-        kind = get_kind(sample.kind)
-        image = None
-        if rl.shows_map:
-            if sample.map_id not in images:
-                path = ds.image_path(sample.map_id)
-                if path is None:
-                    raise DatasetError(
-                        f"{ds.root / 'maps' / sample.map_id / 'image.png'}: map image missing "
-                        "(render the maps first)"
-                    )
-                images[sample.map_id] = {"bytes": path.read_bytes(), "path": f"{sample.map_id}.png"}
-            image = images[sample.map_id]
-        target = kind.answer(oracle, builder.request(sample))
-        rows.setdefault((kind.name, rl.split), []).append(
-            {
-                "id": rl.id,
-                "kind": kind.name,
-                "variant": sample.variant,
-                "category": rl.category,
-                "map_id": rl.map_id,
-                "split": rl.split,
-                "text": rl.text,
-                "image": image,
-                "target": target,
-                "reference": rl.reference,
-            }
-        )
-    if not rows:
-        raise DatasetError(f"{ds.root}: no sample of a kind with a reward reference to export")
-    (out / "data").mkdir(parents=True, exist_ok=True)
+    out = Path(out_dir)
+    data = out / "data"
+    made = [p for p in (out, data) if not p.exists()]
+    data.mkdir(parents=True, exist_ok=True)
+    out, data = out.resolve(), data.resolve()
+    writers: dict[tuple[str, str], _TaskWriter] = {}
+    try:
+        for rl, doc in _lmms_rows(ds, dataset_dir, table_format, verify):
+            w = writers.get((rl.kind, rl.split))
+            if w is None:
+                w = writers[(rl.kind, rl.split)] = _TaskWriter(data, rl.kind, rl.split, shard_rows)
+            w.add_doc(rl, doc)
+        if not writers:
+            raise DatasetError(f"{ds.root}: no sample of a kind with a reward reference to export")
+        for w in writers.values():
+            w.close()
+    except BaseException:
+        for w in writers.values():
+            w.abort()
+        for path in reversed(made):  # the folders this export made, left empty
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        raise
+    shards: dict[str, _SplitWriter] = {w.split: w for w in writers.values()}
+    _publish(data, shards, None)
     names = []
     for kind in all_kinds():
-        files = {}
-        for (name, split), kind_rows in sorted(rows.items()):
-            if name != kind.name:
-                continue
-            path = out / "data" / f"{name}-{split}.parquet"
-            pq.write_table(
-                pa.Table.from_pylist(kind_rows, schema=_SCHEMA), path, compression="zstd"
-            )
-            files[split] = str(path)
+        files = {
+            split: [str(p) for p in w.final_names()]
+            for (name, split), w in sorted(writers.items())
+            if name == kind.name
+        }
         if not files:
             continue
         test_split = "test" if "test" in files else sorted(files)[0]
