@@ -47,7 +47,12 @@ from typing import Any
 import numpy as np
 
 from maptab._progress import Progress, or_silent
-from maptab.core.network import Network, connected_components, hop_distances
+from maptab.core.network import (
+    Network,
+    connected_components,
+    fewest_hops_counts,
+    hop_distances,
+)
 from maptab.errors import MaptabError
 from maptab.generate.queries import MIN_ROUTE_STATIONS
 
@@ -112,14 +117,12 @@ def _from_source(
     states; a fewest-stations route is simple, so no state is revisited.
     """
     dist = hop_distances(graph, s)
-    order = sorted(dist, key=dist.__getitem__)
-    count = {s: 1}
+    count = fewest_hops_counts(graph, s, dist)
+    if lines is None:
+        return dist, count, {}
     best: dict[str, dict[str, int]] = {s: {}}
-    for v in order[1:]:
+    for v in sorted(dist, key=dist.__getitem__)[1:]:
         preds = [u for u in graph[v] if dist.get(u) == dist[v] - 1]
-        count[v] = sum(count[u] for u in preds)
-        if lines is None:
-            continue
         here: dict[str, int] = {}
         for u in preds:
             at_u = best[u]
@@ -129,8 +132,7 @@ def _from_source(
                 if t < here.get(line, math.inf):
                     here[line] = t
         best[v] = here
-    transfers = {v: min(b.values()) for v, b in best.items() if b} if lines is not None else {}
-    return dist, count, transfers
+    return dist, count, {v: min(b.values()) for v, b in best.items() if b}
 
 
 def count_simple_paths(graph: dict[str, set[str]], s: str, t: str, cap: int = PATH_CAP) -> int:
