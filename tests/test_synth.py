@@ -95,13 +95,17 @@ def check_metro(net: Network, spec: MetroSpec) -> None:
     assert len(net.edges) + len(lines) - len(loops) == sum(
         len(v.lines) for v in net.vertices.values()
     )
-    # parallel edges exactly where shared segments were requested
+    # parallel edges exactly where shared segments and trunks were requested: 1-3 edges
+    # of a segment, 5-40 of a trunk, shared with the host line named in meta
     pairs = Counter(frozenset((e.u, e.v)) for e in net.edges)
-    assert (max(pairs.values()) > 1) == (spec.shared_segments > 0)
+    assert (max(pairs.values()) > 1) == (spec.shared_segments + spec.trunks > 0)
     assert len(net.meta["shared_segments"]) == spec.shared_segments
-    for host, line in net.meta["shared_segments"]:
-        host_pairs = {frozenset((e.u, e.v)) for e in net.line_edges(host)}
-        assert host_pairs & {frozenset((e.u, e.v)) for e in net.line_edges(line)}
+    assert len(net.meta["trunks"]) == spec.trunks
+    for key, (lo, hi) in (("shared_segments", (1, 3)), ("trunks", (5, 40))):
+        for host, line in net.meta[key]:
+            host_pairs = {frozenset((e.u, e.v)) for e in net.line_edges(host)}
+            common = host_pairs & {frozenset((e.u, e.v)) for e in net.line_edges(line)}
+            assert lo <= len(common) <= hi, (key, host, line, len(common))
     # geometry: distinct grid points, every edge an octilinear run of 1-3 grid units
     # that passes no other station
     pos = net.positions
@@ -181,11 +185,23 @@ def metro_specs(draw, max_lines: int = 7, max_stations: int = 120) -> MetroSpec:
     loops = draw(st.integers(0, min(2, n_lines - 1)))
     free = n_lines - 1 - loops
     shared = draw(st.integers(0, min(3, free)))
+    trunks = draw(st.integers(0, min(3, free - shared)))
     branches = draw(st.integers(0, min(2, free + 1)))
-    floor = 3 + 4 * loops + 2 * (n_lines - 1 - loops) + branches
+    floor = (6 if trunks else 3) + 4 * loops + 2 * (n_lines - 1 - loops) + branches
     n_stations = draw(st.integers(max(15, floor), max(max_stations, floor)))
     lang = draw(st.sampled_from(sorted(LANGUAGES)))
-    return MetroSpec(n_lines, n_stations, loops, branches, shared, lang)
+    rates = st.sampled_from([0.0, 0.3, 1.0])
+    return MetroSpec(
+        n_lines,
+        n_stations,
+        loops,
+        branches,
+        shared,
+        lang,
+        trunks=trunks,
+        tee_rate=draw(rates),
+        join_rate=draw(rates),
+    )
 
 
 @st.composite
@@ -224,6 +240,8 @@ def test_metro_invariants_large(spec, seed):
 def test_metro_extremes():
     for spec in (
         MetroSpec(25, 450, 2, 2, 3, "zh"),
+        MetroSpec(25, 450, 2, 2, 3, "zh", trunks=19, tee_rate=1.0, join_rate=1.0),
+        MetroSpec(2, 15, trunks=1, tee_rate=1.0, join_rate=1.0),
         MetroSpec(2, 15),
         MetroSpec(2, 15, 1, 1, 0),
         MetroSpec(1, 15),
@@ -261,6 +279,11 @@ def test_metro_hyphenated_names_keep_labels():
         {"n_lines": 3, "n_stations": 40, "loop_lines": 1, "shared_segments": 2},
         {"n_lines": 3, "n_stations": 40, "language": "xx"},
         {"n_lines": 25, "n_stations": 50},
+        {"n_lines": 3, "n_stations": 40, "shared_segments": 1, "trunks": 2},
+        {"n_lines": 3, "n_stations": 40, "trunks": -1},
+        {"n_lines": 2, "n_stations": 15, "loop_lines": 1, "trunks": 1},
+        {"n_lines": 3, "n_stations": 40, "tee_rate": 1.5},
+        {"n_lines": 3, "n_stations": 40, "join_rate": -0.1},
     ],
 )
 def test_metro_spec_rejects(kwargs):
@@ -415,6 +438,12 @@ def test_generated_shapes_match_real_networks_within_tolerances():
     assert metro["maps_avg_hops_over_17"] <= 0.05
     assert metro["route_stations_p90"] <= 25 and metro["route_stations_max"] <= 50
     assert 0.9 <= metro["transfers_mean"] <= 1.5 and 0.2 <= metro["transfers_zero_share"] <= 0.45
+    # trunks and fewer dead ends (real: 4.8% shared track, 2 of 25 maps over a quarter,
+    # 1.64 dead ends per line, 6.3% dead ends on maps of 120+ stations, 14.9% transfers)
+    assert 0.03 <= metro["shared_track_share"] <= 0.16
+    assert 0.03 <= metro["maps_shared_track_over_25"] <= 0.3
+    assert metro["dead_ends_per_line"] <= 1.8 and metro["large_maps_dead_end_share"] <= 0.09
+    assert 0.11 <= metro["transfer_station_share"] <= 0.2
     assert scenic["dead_end_share"] <= 0.12 and scenic["one_path_share"] <= 0.10
     assert scenic["simple_paths_median"] >= 8
 

@@ -44,6 +44,19 @@ def hop_distances(graph: Mapping[str, Iterable[str]], source: str) -> dict[str, 
     return dist
 
 
+def fewest_hops_counts(
+    graph: Mapping[str, Iterable[str]], source: str, dist: Mapping[str, int] | None = None
+) -> dict[str, int]:
+    """Number of fewest-hops paths (distinct station sequences) from ``source`` to each
+    reachable station: the sum over a station's predecessors one hop nearer. ``dist`` are
+    :func:`hop_distances` from ``source`` when already computed."""
+    dist = hop_distances(graph, source) if dist is None else dist
+    count = {source: 1}
+    for v in sorted(dist, key=dist.__getitem__)[1:]:
+        count[v] = sum(count[u] for u in graph[v] if dist.get(u) == dist[v] - 1)
+    return count
+
+
 def connected_components(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
     """Connected components of an adjacency mapping, in order of their first station; each
     lists its stations in the mapping's key order (never in set order, which changes with

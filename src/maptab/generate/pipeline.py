@@ -43,7 +43,7 @@ from maptab.executors import ExecutorFactory, default_workers, local_executor, w
 from maptab.generate import allocation, attributes, difficulty, synth
 from maptab.generate.from_reasonmap import reasonmap_questions
 from maptab.generate.prompts import rp_prompt
-from maptab.generate.queries import eligible_pairs, od_queries, sample_pairs
+from maptab.generate.queries import PAIR_SHARES, PairShares, eligible_pairs, select_pairs
 from maptab.io.dataset import (
     QUERY_FILES,
     TABLE_FILES,
@@ -264,8 +264,11 @@ def rp_queries_for_map(
     *,
     report_totals: bool = False,
     cost_model: str = "additive",
+    shares: PairShares | None = None,
 ) -> list[RPQuery]:
-    """The RP queries of one map: ``quota`` OD pairs × 12 categories.
+    """The RP queries of one map: ``quota`` OD pairs × 12 categories, the pairs drawn within
+    ``shares`` (:func:`~maptab.generate.queries.select_pairs`; generated maps get
+    :data:`~maptab.generate.queries.PAIR_SHARES`, a user's own maps none).
 
     Instruction styles cycle over the pairs of a scenario (SPEC 9): pair ``p`` of this map
     gets style ``(style_offset + p) mod 5`` in every category, where ``style_offset`` counts
@@ -273,13 +276,11 @@ def rp_queries_for_map(
     """
     rng = np.random.default_rng(seed)
     mix_net = net.with_attributes(vertices=derive_mix(net))
-    pairs = sample_pairs(net, quota, rng)
-    levels = difficulty.query_difficulty_levels(net, pairs)
+    selected = select_pairs(net, mix_net, quota, rng, shares, cost_model=cost_model)
+    levels = difficulty.query_difficulty_levels(net, [pair for pair, _ in selected])
     out: list[RPQuery] = []
-    for p, ((s, t), level) in enumerate(zip(pairs, levels, strict=True)):
-        for category, weights, gold, repetition in od_queries(
-            net, mix_net, s, t, rng, cost_model=cost_model
-        ):
+    for p, (((s, t), queries), level) in enumerate(zip(selected, levels, strict=True)):
+        for category, weights, gold, repetition in queries:
             style = RP_STYLES[(style_offset + p) % len(RP_STYLES)]
             shown = _shown_orders(category.inputs, net, rng)
             asks_totals = report_totals and not category.criteria_free
@@ -435,6 +436,7 @@ def map_queries(
         job.pair_offset,
         report_totals=job.report_totals,
         cost_model=job.cost_model,
+        shares=PAIR_SHARES[net.scenario] if job.recipe is not None else None,
     )
     qa_rows = qa_queries_for_map(net, entry, job.seed, job.map_offset)
     rm: list[ReasonMapQuestion] = []

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from maptab.core.costs import CostError, Weights, route_totals
-from maptab.core.network import Network, hop_distances
+from maptab.core.network import Network, fewest_hops_counts, hop_distances
 from maptab.core.route_text import format_route_of
 from maptab.core.schema import CRITERIA, RP_CATEGORIES, RPCategory
 from maptab.core.solver import Route, Solution, solve_routes
@@ -60,6 +60,16 @@ def sample_pairs(network: Network, count: int, rng: np.random.Generator) -> list
     else:
         order = rng.choice(len(pairs), size=count, replace=False)
     return [pairs[i] for i in order]
+
+
+def tied_pairs(network: Network) -> set[tuple[str, str]]:
+    """Ordered pairs joined by two or more fewest-hops routes (distinct station sequences)."""
+    graph = network.simple_graph()
+    out = set()
+    for s in network.stations:
+        count = fewest_hops_counts(graph, s)
+        out.update((s, t) for t, n in count.items() if n > 1)
+    return out
 
 
 def repetition_class(
@@ -164,3 +174,97 @@ def od_queries(
                 gold,
                 repetition_class(gold.routes, shortest.routes, shortest.count),
             )
+
+
+@dataclass(frozen=True, slots=True)
+class PairShares:
+    """Shares a generated map's OD pairs are drawn to (docs/reference/difficulty-and-qa.md):
+    tied pairs (two or more fewest-stations routes) among its pairs and, when set, NR among
+    its weighted queries. Each becomes a whole number per map by seeded rounding (up with
+    probability equal to the fraction), so over many maps the expected share is the target
+    wherever the maps' pairs allow it."""
+
+    tied: float
+    nr: float | None = None
+    #: pairs labelled before the NR target is dropped, per pair wanted
+    lookahead: int = 3
+
+
+#: Generated maps' targets: a uniform draw asks more tied pairs than real metro systems have
+#: (tie share over asked pairs at most 14%) and more than the paper's scenic PR share
+#: (79.4/15.9/4.7), and its metro NR share drifts past 25% on some seeds.
+PAIR_SHARES = {"metromap": PairShares(tied=0.16, nr=0.2), "travelmap": PairShares(tied=0.165)}
+
+Query = tuple[RPCategory, list[float] | None, Gold, str | None]
+"""One query of an OD pair: category, weights, gold label, repetition class."""
+
+
+def _nr(queries: list[Query]) -> np.ndarray:
+    """1 for each category whose query is NR, else 0 (criteria-free categories: 0)."""
+    return np.array([rep == "NR" for *_, rep in queries], dtype=float)
+
+
+def _rounded(share: float, count: int, rng: np.random.Generator) -> int:
+    whole = share * count
+    return int(whole) + int(rng.random() < whole - int(whole))
+
+
+def select_pairs(
+    network: Network,
+    mix_network: Network,
+    count: int,
+    rng: np.random.Generator,
+    shares: PairShares | None = None,
+    *,
+    cost_model: str = "additive",
+) -> list[tuple[tuple[str, str], list[Query]]]:
+    """``count`` OD pairs with their 12 queries (:func:`od_queries`), seeded.
+
+    Without ``shares`` the pairs are a uniform draw (:func:`sample_pairs`). With them the
+    eligible pairs are visited in a seeded random order: the first ``round(tied·count)`` tied
+    pairs and the first untied ones fill the map (one kind makes up for the other where it
+    runs short). With ``shares.nr`` an untied pair is passed over when its NR queries leave
+    the map's NR counts per weighted category further (sum of squares) from the target's
+    pro-rata path than a pair at the target share would (only among the first
+    ``lookahead × count`` pairs labelled; passed pairs fill up last).
+    """
+
+    def labelled(pair: tuple[str, str]) -> list[Query]:
+        return list(od_queries(network, mix_network, *pair, rng, cost_model=cost_model))
+
+    if shares is None:
+        return [(p, labelled(p)) for p in sample_pairs(network, count, rng)]
+    pairs = eligible_pairs(network)
+    order = [pairs[i] for i in rng.permutation(len(pairs))]
+    if count >= len(order):
+        return [(p, labelled(p)) for p in order]
+    tied = tied_pairs(network)
+    ties = [p for p in order if p in tied]
+    plain = [p for p in order if p not in tied]
+    n_tied = max(min(_rounded(shares.tied, count, rng), len(ties)), count - len(plain))
+    chosen = {p: labelled(p) for p in ties[:n_tied]}
+    slots = count - n_tied
+    if shares.nr is None:
+        chosen.update((p, labelled(p)) for p in plain[:slots])
+    else:
+        goal = shares.nr * np.array([not c.criteria_free for c in RP_CATEGORIES], dtype=float)
+        n_nr = np.zeros(len(RP_CATEGORIES))
+        for qs in chosen.values():
+            n_nr += _nr(qs)
+        taken: list[tuple[tuple[str, str], list[Query]]] = []
+        passed: list[tuple[tuple[str, str], list[Query]]] = []
+        for seen, pair in enumerate(plain, 1):
+            if len(taken) == slots:
+                break
+            queries = labelled(pair)
+            gap = n_nr - goal * (n_tied + len(taken) + 1)  # from the pro-rata path
+            x = _nr(queries)
+            worse = float(((gap + x) ** 2).sum()) > float(((gap + goal) ** 2).sum())
+            if worse and seen <= shares.lookahead * count:
+                passed.append((pair, queries))
+                continue
+            taken.append((pair, queries))
+            n_nr += x
+        chosen.update(taken + passed[: slots - len(taken)])
+    rank = {p: i for i, p in enumerate(order)}
+    return sorted(chosen.items(), key=lambda item: rank[item[0]])

@@ -13,7 +13,10 @@ level of real networks. Lines are added one at a time:
   *anchor*, which becomes a transfer station), so the network is connected by construction
   and shortest paths stay short; a *shared-segment* line instead runs along 1–3
   consecutive edges of an earlier line (parallel edges with different lines) and then
-  leaves it;
+  leaves it, a *trunk* line along 5–40 of them (from a terminus of the earlier line: the
+  two share it and fork, a Y; or from an inner station) and a *tee* line starts at an
+  earlier line (at a terminus where there is one: two dead ends fewer) about half its
+  length from the middle and heads for the middle;
 * a *loop line* is an axis-aligned rectangle with 45° chamfered corners (unit steps) through
   an existing station; its first and last station coincide (SPEC 1);
 * a *branched line* forks at an inner station into a second arm (the line's edges form a
@@ -21,10 +24,12 @@ level of real networks. Lines are added one at a time:
 
 A step may land on another line's station (a further transfer) but never on its own line
 (lines stay simple), never along an existing edge except inside a requested shared
-segment (so ``shared_segments`` counts exactly the shared runs), and never along another
-line's track; it may cross another line's track between stations (no interchange there).
-Stations are never placed on the same point or on track. The station count is exact: each
-line gets a budget of new stations, unused budget is spent by extending line ends evenly.
+segment or trunk (so ``shared_segments`` and ``trunks`` count exactly the shared runs), and
+never along another line's track; it may cross another line's track between stations (no
+interchange there). Stations are never placed on the same point or on track. The station
+count is exact: each line gets a budget of new stations, unused budget is spent by
+extending line ends evenly. Last, a dead end may go one step further onto a station of
+another line (:func:`_join_ends`; preferring another line's terminus), closing a cycle.
 An attempt that cannot meet the spec (a walk boxed in, no room for a loop) is redrawn from
 the same generator, and of up to twenty grown networks the first whose shortest paths are
 within real ranges (:func:`_hop_excess`) is kept, so the result is still a pure function
@@ -115,6 +120,9 @@ MAX_AVG_HOPS = 17.0
 _COMPACT_TRIES = 20
 #: Grid units between neighbouring stations of a line, and their probabilities.
 _SPACING: dict[int, float] = {1: 0.30, 2: 0.40, 3: 0.30}
+#: Stations a line needs to host a trunk, and the edges a trunk spans.
+_TRUNK_HOST = 6
+_TRUNK_RUN = (5, 40)
 
 
 class SynthError(MaptabError):
@@ -132,8 +140,12 @@ class MetroSpec:
 
     ``n_lines`` 1–25 and ``n_stations`` 15–450 (exact counts); ``loop_lines`` lines are
     loops, ``branches`` lines fork once, ``shared_segments`` lines share a run of 1–3
-    consecutive edges with an earlier line. ``turn_rate`` is the chance per step that a line
-    bends by 45°.
+    consecutive edges with an earlier line, ``trunks`` lines share a trunk of 5–40
+    consecutive edges with an earlier line and then branch off. ``turn_rate`` is the chance
+    per step that a line bends by 45°. Fewer dead ends: ``tee_rate`` is the chance that a
+    line that would cross the middle starts at an earlier line instead (at a terminus of it
+    where there is one), ``join_rate`` the chance that a dead end goes one step further to
+    a station of another line.
     """
 
     n_lines: int
@@ -143,6 +155,9 @@ class MetroSpec:
     shared_segments: int = 0
     language: str = "en"
     turn_rate: float = 0.12
+    trunks: int = 0
+    join_rate: float = 0.0
+    tee_rate: float = 0.0
 
     def __post_init__(self) -> None:
         _check(1 <= self.n_lines <= 25, f"n_lines {self.n_lines} outside 1..25")
@@ -157,11 +172,18 @@ class MetroSpec:
             f"shared_segments {self.shared_segments} outside 0..{free} (one per non-loop line after the first)",
         )
         _check(
+            0 <= self.trunks <= free - self.shared_segments,
+            f"trunks {self.trunks} outside 0..{free - self.shared_segments} (one per non-loop line "
+            "after the first that shares no segment)",
+        )
+        _check(
             0 <= self.branches <= free + 1,
             f"branches {self.branches} outside 0..{free + 1} (one per non-loop line)",
         )
         _check(self.language in LANGUAGES, f"unknown language {self.language!r}")
         _check(0.0 <= self.turn_rate <= 0.5, f"turn_rate {self.turn_rate} outside 0..0.5")
+        _check(0.0 <= self.tee_rate <= 1.0, f"tee_rate {self.tee_rate} outside 0..1")
+        _check(0.0 <= self.join_rate <= 1.0, f"join_rate {self.join_rate} outside 0..1")
         need = _min_stations(self)
         _check(
             self.n_stations >= need,
@@ -241,18 +263,34 @@ _METRO_LINES: dict[str, dict[int, float]] = {
         11: 0.10,
         12: 0.10,
         14: 0.10,
-        17: 0.08,
-        21: 0.07,
+        17: 0.06,
+        21: 0.05,
+        24: 0.04,
     },
 }
+#: Systems of this many lines or more get this many stations per line (Beijing: 21 lines,
+#: 363 stations), so the largest maps reach 400–450 stations.
+_BIG_SYSTEM = 21
+_BIG_SYSTEM_PER_LINE = (17.0, 21.0)
 #: Stations per line (uniform range; real networks: 9.5–28, median 21) and the station
 #: range of each size class (a single line keeps to 15–40 stations: its average
 #: shortest path, (n + 1) / 3 hops, stays below the real maximum of 17).
 _METRO_STATIONS: dict[str, tuple[tuple[float, float], tuple[int, int]]] = {
     "small": ((10.0, 22.0), (15, 60)),
     "medium": ((16.0, 26.0), (50, 160)),
-    "large": ((14.0, 22.0), (100, 380)),
+    "large": ((14.0, 22.0), (100, 450)),
 }
+#: Per size class: the share of maps built around trunks (lines sharing 5–40 edges, then
+#: branching off; real networks: 2 of 25 share over a quarter of their track, the large
+#: ones little), and the ``tee_rate`` and ``join_rate`` of :class:`MetroSpec` (fewer dead
+#: ends; joins close cycles, which move weighted optima off the fewest-stations routes, so
+#: large maps, which get most queries, lose their dead ends mainly to tees).
+_METRO_TRUNK_MAPS: dict[str, float] = {"small": 0.6, "medium": 0.4, "large": 0.1}
+_METRO_TEE_RATE: dict[str, float] = {"small": 0.2, "medium": 0.1, "large": 0.55}
+_METRO_JOIN_RATE: dict[str, float] = {"small": 1.0, "medium": 1.0, "large": 0.0}
+#: Systems of this many lines or more get no tees (a tee line need not pass the middle,
+#: which stretches the largest systems beyond the real shortest-path ranges).
+_NO_TEES = 17
 _SCENIC_SIZES: dict[str, tuple[int, int]] = {
     "small": (10, 17),
     "medium": (18, 27),
@@ -280,13 +318,29 @@ def sample_metro_spec(
     (per_lo, per_hi), (s_lo, s_hi) = _METRO_STATIONS[size]
     if n_lines == 1:
         s_hi = 40
+    if n_lines >= _BIG_SYSTEM:
+        per_lo, per_hi = _BIG_SYSTEM_PER_LINE
     n_stations = int(np.clip(round(n_lines * rng.uniform(per_lo, per_hi)), s_lo, s_hi))
     loops = int(min(rng.binomial(2, 0.05 if size == "small" else 0.15), n_lines - 1))
     free = n_lines - 1 - loops
-    shared = int(min(rng.binomial(3, 0.3), free))
+    shared = int(rng.binomial(3, 0.3))
     branches = int(min(rng.binomial(2, 0.25), free + 1))
+    trunks = 0
+    if rng.random() < _METRO_TRUNK_MAPS[size]:
+        trunks = int(min(1 + rng.binomial(n_lines // 4, 0.5), free))
+    shared = min(shared, free - trunks)
     lang = language or _pick_language(rng, METRO_LANGUAGE_WEIGHTS)
-    return MetroSpec(n_lines, n_stations, loops, branches, shared, lang)
+    return MetroSpec(
+        n_lines,
+        n_stations,
+        loops,
+        branches,
+        shared,
+        lang,
+        trunks=trunks,
+        join_rate=_METRO_JOIN_RATE[size],
+        tee_rate=0.0 if n_lines >= _NO_TEES else _METRO_TEE_RATE[size],
+    )
 
 
 def sample_scenic_spec(
@@ -308,8 +362,10 @@ def sample_scenic_spec(
 
 # ============================================================================ metro
 def _min_stations(spec: MetroSpec) -> int:
-    """Fewest stations the generator needs: 3 for line 0, 4 per loop, 2 per other line, +1 per branch."""
-    return 3 + 4 * spec.loop_lines + 2 * (spec.n_lines - 1 - spec.loop_lines) + spec.branches
+    """Fewest stations the generator needs: 3 for line 0 (:data:`_TRUNK_HOST` with trunks),
+    4 per loop, 2 per other line, +1 per branch."""
+    first = _TRUNK_HOST if spec.trunks else 3
+    return first + 4 * spec.loop_lines + 2 * (spec.n_lines - 1 - spec.loop_lines) + spec.branches
 
 
 @dataclass(slots=True)
@@ -321,6 +377,9 @@ class _Line:
     fork: int | None = None
     branch: list[int] = field(default_factory=list)
     shares_with: int | None = None
+    trunk: bool = False
+    closed: set[str] = field(default_factory=set)  # ends ("head", "tail") never extended
+    spare: int = 0  # budget a trunk line leaves to the line ends (its trunk stands in for it)
 
 
 class _Grid:
@@ -470,6 +529,32 @@ def _central(grid: _Grid, draws: int = 3) -> int:
     return int(min(picks, key=lambda i: float(np.hypot(*(pts[i] - centre)))))
 
 
+def _tee_anchor(grid: _Grid, budget: int) -> tuple[int, int] | None:
+    """Where a tee line starts, and its heading: a station of an earlier line about
+    ``budget`` grid units (half the line's length) from the network's centroid, within
+    ``budget / 2`` of that, a terminus (through running) before any of six random
+    stations; the heading is the free direction nearest to the centroid's, at most 90°
+    off. ``None`` when no station qualifies."""
+    rng = grid.rng
+    pts = np.array(grid.points, dtype=float)
+    centre = pts.mean(axis=0)
+    termini = [a for a in range(len(pts)) if len(grid.nbrs[a]) == 1]
+    randoms = [int(i) for i in rng.integers(len(pts), size=6)]
+    for picks in (termini, randoms):
+        off = [abs(float(np.hypot(*(pts[a] - centre))) - budget) for a in picks]
+        for i in np.argsort(off, kind="stable"):
+            if off[i] > budget / 2:
+                break
+            anchor = picks[int(i)]
+            dx, dy = centre - pts[anchor]
+            h0 = round(math.atan2(dy, dx) / (math.pi / 4)) % 8
+            taken = grid.used_directions(anchor)
+            for turn in (0, 1, -1, 2, -2):
+                if (h0 + turn) % 8 not in taken:
+                    return anchor, (h0 + turn) % 8
+    return None
+
+
 def _add_loop(grid: _Grid, line: _Line, j: int, budget: int) -> int | None:
     """Place loop line ``j`` through an existing station; the number of new stations."""
     rng = grid.rng
@@ -500,10 +585,49 @@ def _add_loop(grid: _Grid, line: _Line, j: int, budget: int) -> int | None:
     return None
 
 
+def _trunk_run(grid: _Grid, lines: list[_Line], j: int) -> list[int] | None:
+    """Where trunk line ``j`` runs along an earlier path line (5–40 consecutive edges of its
+    main line, :data:`_TRUNK_RUN`), so that it passes the host's station nearest the
+    network's centroid (the lines share the middle, as trunks in real systems do): from
+    one of the host's ends to that station or somewhat beyond (they share a terminus and
+    fork, a Y), or half to nearly all of the host centred on it (they meet and part)."""
+    rng = grid.rng
+    hosts = [i for i in range(j) if not lines[i].loop and len(lines[i].main) >= _TRUNK_HOST]
+    if not hosts:
+        return None
+    host = hosts[int(rng.integers(len(hosts)))]
+    path = lines[host].main
+    pts = np.array([grid.points[a] for a in path], dtype=float)
+    centre = np.array(grid.points, dtype=float).mean(axis=0)
+    mid = int(np.argmin(np.hypot(*(pts - centre).T)))
+    last = len(path) - 1
+    lo, hi = _TRUNK_RUN[0], min(_TRUNK_RUN[1], last)
+    if rng.random() < 0.5:  # a Y: from a terminus to the middle or somewhat beyond
+        head = rng.random() < 0.5
+        near = mid if head else last - mid
+        k = int(np.clip(near + round((last - near) * rng.uniform(0.0, 0.6)), lo, hi))
+        s = 0 if head else last - k
+    else:
+        k = int(np.clip(round(last * rng.uniform(0.5, 0.95)), lo, hi))
+        s = int(np.clip(mid - k // 2, 0, last - k))
+    lines[j].shares_with, lines[j].trunk = host, True
+    if s == 0:
+        lines[j].closed.add("head")
+    elif s + k == last:
+        lines[j].closed.add("tail")
+    return path[s : s + k + 1]
+
+
 def _add_path(
-    grid: _Grid, lines: list[_Line], j: int, budget: int, shared: bool, branched: bool
+    grid: _Grid,
+    lines: list[_Line],
+    j: int,
+    budget: int,
+    share: Literal["segment", "trunk"] | None,
+    branched: bool,
 ) -> int | None:
-    """Grow path line ``j`` (optionally sharing a run of an earlier line, optionally forked)."""
+    """Grow path line ``j``: crossing an anchor, sharing a segment or a trunk of an earlier
+    line, or (``"head"`` in its ``closed`` ends) a tee; optionally forked."""
     rng, line = grid.rng, lines[j]
     arm_budget = max(1, round(budget * rng.uniform(0.2, 0.4))) if branched else 0
     used = 0
@@ -513,7 +637,16 @@ def _add_path(
         middle, used = [origin], 1
         ha = int(rng.integers(8))
         hb = (ha + 4) % 8
-    elif shared:
+    elif share == "trunk":
+        run = _trunk_run(grid, lines, j)
+        if run is None:
+            return None
+        middle = run
+        for a, b in zip(middle, middle[1:], strict=False):
+            grid.link(j, a, b)
+        ha = grid.direction(middle[1], middle[0])
+        hb = grid.direction(middle[-2], middle[-1])
+    elif share == "segment":
         hosts = [i for i in range(j) if not lines[i].loop and len(lines[i].main) >= 2]
         host = hosts[int(rng.integers(len(hosts)))]
         path = lines[host].main
@@ -525,7 +658,13 @@ def _add_path(
         ha = grid.direction(middle[1], middle[0])
         hb = grid.direction(middle[-2], middle[-1])
         line.shares_with = host
+    elif "head" in line.closed and (tee := _tee_anchor(grid, budget)) is not None:
+        anchor, ha = tee
+        hb = ha
+        middle = [anchor]
+        grid.members[j].add(anchor)
     else:
+        line.closed.discard("head")  # no station for a tee: the line crosses the middle
         for _ in range(20):
             anchor = _central(grid)
             taken = grid.used_directions(anchor)
@@ -541,9 +680,17 @@ def _add_path(
         middle = [anchor]
         grid.members[j].add(anchor)
     main_budget = budget - arm_budget - used
+    if share == "trunk":
+        line.spare = max(0, min(main_budget - 1, len(middle) - 1))
+        main_budget -= line.spare
     first = round(main_budget * rng.uniform(0.3, 0.7))
+    if "head" in line.closed:
+        first = 0
+    elif "tail" in line.closed:
+        first = main_budget
     arm_a, new_a = grid.walk(j, middle[0], ha, first)
-    arm_b, new_b = grid.walk(j, middle[-1], hb, main_budget - new_a)
+    rest = 0 if "tail" in line.closed else main_budget - new_a
+    arm_b, new_b = grid.walk(j, middle[-1], hb, rest)
     line.main = [*reversed(arm_a), *middle, *arm_b]
     used += new_a + new_b
     if len(line.main) < 3:  # a line has at least three stations
@@ -563,24 +710,73 @@ def _add_path(
     return used
 
 
+def _ends(lines: list[_Line]) -> list[tuple[int, str]]:
+    """The open ends of the path lines: ``(line, "head" | "tail" | "arm")``."""
+    ends = [
+        (j, side)
+        for j, ln in enumerate(lines)
+        if not ln.loop
+        for side in ("head", "tail")
+        if side not in ln.closed
+    ]
+    return ends + [(j, "arm") for j, ln in enumerate(lines) if ln.branch]
+
+
+def _end(ln: _Line, side: str) -> tuple[int, int]:
+    """The end station of ``ln`` on ``side`` and the station before it."""
+    if side == "head":
+        return ln.main[0], ln.main[1]
+    if side == "tail":
+        return ln.main[-1], ln.main[-2]
+    return ln.branch[-1], ln.branch[-2] if len(ln.branch) > 1 else ln.fork
+
+
+def _join_ends(grid: _Grid, lines: list[_Line], rate: float) -> None:
+    """With probability ``rate`` per dead end, let the line stop at a station of another
+    line one step further (1–3 grid units, straight on or bending by up to 90°); another
+    line's terminus first (through running: two dead ends go), else the nearest station.
+    Adds an edge and no station, so the line stays a simple path and the count exact."""
+    if rate <= 0.0:
+        return
+    rng = grid.rng
+    ends = _ends(lines)
+    for idx in rng.permutation(len(ends)):
+        j, side = ends[int(idx)]
+        ln = lines[j]
+        end, prev = _end(ln, side)
+        if len(grid.nbrs[end]) != 1 or rng.random() >= rate:
+            continue
+        h = grid.direction(prev, end)
+        options = []
+        for turn in (0, 1, -1, 2, -2):
+            p = grid.reach(j, end, (h + turn) % 8, 3)
+            if p is not None and p in grid.at:
+                b = grid.at[p]
+                steps = max(abs(p[0] - grid.points[end][0]), abs(p[1] - grid.points[end][1]))
+                options.append((len(grid.nbrs[b]) != 1, steps, abs(turn), b))
+        if not options:
+            continue
+        b = min(options)[3]
+        grid.link(j, end, b)
+        if side == "head":
+            ln.main.insert(0, b)
+        elif side == "tail":
+            ln.main.append(b)
+        else:
+            ln.branch.append(b)
+
+
 def _extend(grid: _Grid, lines: list[_Line], carry: int) -> bool:
     """Spend ``carry`` new stations by extending line ends, an even share per end and pass
     (so no line grows a long tail); ``False`` when all are boxed in."""
     rng = grid.rng
     while carry > 0:
-        ends = [(j, side) for j, ln in enumerate(lines) if not ln.loop for side in ("head", "tail")]
-        ends += [(j, "arm") for j, ln in enumerate(lines) if ln.branch]
+        ends = _ends(lines)
         progress = False
         for idx in rng.permutation(len(ends)):
             j, side = ends[int(idx)]
             ln = lines[j]
-            if side == "head":
-                end, prev = ln.main[0], ln.main[1]
-            elif side == "tail":
-                end, prev = ln.main[-1], ln.main[-2]
-            else:
-                end = ln.branch[-1]
-                prev = ln.branch[-2] if len(ln.branch) > 1 else ln.fork
+            end, prev = _end(ln, side)
             chunk = -(-carry // len(ends))  # spread evenly over the ends, rounding up
             arm, new = grid.walk(j, end, grid.direction(prev, end), chunk)
             if side == "head":
@@ -604,25 +800,37 @@ def _grow_metro(spec: MetroSpec, rng: np.random.Generator) -> tuple[_Grid, list[
     later = [int(j) for j in rng.permutation(np.arange(1, n_lines))]
     loops = set(later[: spec.loop_lines])
     paths = [j for j in range(n_lines) if j not in loops]
-    shared = {int(j) for j in rng.permutation(paths[1:])[: spec.shared_segments]}
+    order = [int(j) for j in rng.permutation(paths[1:])]
+    shared = set(order[: spec.shared_segments])
+    trunked = set(order[spec.shared_segments : spec.shared_segments + spec.trunks])
     branched = {int(j) for j in rng.permutation(paths)[: spec.branches]}
-    floors = [(3 if j == 0 else 4 if j in loops else 2) + (j in branched) for j in range(n_lines)]
+    crossing = [j for j in paths[1:] if j not in shared | trunked]
+    tees = {j for j in crossing if spec.tee_rate > 0 and rng.random() < spec.tee_rate}
+    first = _TRUNK_HOST if trunked else 3
+    floors = [
+        (first if j == 0 else 4 if j in loops else 2) + (j in branched) for j in range(n_lines)
+    ]
     spread = rng.multinomial(spec.n_stations - sum(floors), rng.dirichlet(np.full(n_lines, 6.0)))
     grid = _Grid(rng, spec.turn_rate)
     lines = [_Line(loop=j in loops) for j in range(n_lines)]
-    carry = 0
+    carry = spare = 0
     for j in range(n_lines):
         grid.members.append(set())
         budget = floors[j] + int(spread[j]) + carry
         if j in loops:
             used = _add_loop(grid, lines[j], j, budget)
         else:
-            used = _add_path(grid, lines, j, budget, j in shared, j in branched)
+            share = "trunk" if j in trunked else "segment" if j in shared else None
+            if j in tees:
+                lines[j].closed.add("head")
+            used = _add_path(grid, lines, j, budget, share, j in branched)
         if used is None:
             return None
-        carry = budget - used
-    if not _extend(grid, lines, carry) or len(grid.points) != spec.n_stations:
+        carry = budget - used - lines[j].spare
+        spare += lines[j].spare
+    if not _extend(grid, lines, carry + spare) or len(grid.points) != spec.n_stations:
         return None
+    _join_ends(grid, lines, spec.join_rate)
     return grid, lines
 
 
@@ -716,7 +924,12 @@ def synth_metro(spec: MetroSpec, seed: int, map_id: str = "") -> Network:
             "shared_segments": [
                 [lnames[ln.shares_with], lnames[j]]
                 for j, ln in enumerate(lines)
-                if ln.shares_with is not None
+                if ln.shares_with is not None and not ln.trunk
+            ],
+            "trunks": [
+                [lnames[ln.shares_with], lnames[j]]
+                for j, ln in enumerate(lines)
+                if ln.shares_with is not None and ln.trunk
             ],
             "spec": _spec_meta(spec),
         },

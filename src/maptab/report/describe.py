@@ -15,7 +15,12 @@ track merged; SPEC 1):
   and every line assignment of it;
 * **average shortest path** of a map — the mean of hops over its pairs;
 * **cycles** — the cycle rank ``|E| − |V| + components`` of the simple graph;
-* **dead ends** — stations of degree 1;
+* **dead ends** — stations of degree 1; **dead ends per line** — a map's dead ends over its
+  lines (metro), averaged over maps; the dead-end share of the maps of :data:`LARGE_MAP`
+  stations or more, pooled over their stations;
+* **shared track** (metro) — the share of a map's track edges (simple-graph edges) carried
+  by two or more lines, averaged over maps, and the share of maps where it exceeds
+  :data:`SHARED_HEAVY`;
 * **simple paths per pair** (scenic) — the number of simple ``s``–``t`` paths, counted up to
   :data:`PATH_CAP` (a pair with more counts as ``PATH_CAP``; medians below the cap are
   exact), on every pair of a map with at most :data:`PATH_PAIRS` pairs and on a seeded sample
@@ -42,13 +47,20 @@ from typing import Any
 import numpy as np
 
 from maptab._progress import Progress, or_silent
-from maptab.core.network import Network, connected_components, hop_distances
+from maptab.core.network import (
+    Network,
+    connected_components,
+    fewest_hops_counts,
+    hop_distances,
+)
 from maptab.errors import MaptabError
 from maptab.generate.queries import MIN_ROUTE_STATIONS
 
 MIN_HOPS = MIN_ROUTE_STATIONS - 1
 PATH_CAP = 50
 PATH_PAIRS = 200
+LARGE_MAP = 120
+SHARED_HEAVY = 0.25
 ATTRIBUTES = ("time", "price", "comfort", "reliability")
 
 
@@ -74,10 +86,16 @@ class NetworkFigures:
     route_stations: Counter[int] = field(default_factory=Counter)
     transfers: Counter[int] = field(default_factory=Counter)
     simple_paths: list[int] = field(default_factory=list)
+    shared_edges: int = 0
 
     @property
     def dead_ends(self) -> int:
         return self.degrees.get(1, 0)
+
+    @property
+    def shared_track_share(self) -> float:
+        """Track edges carried by two or more lines, over all track edges."""
+        return self.shared_edges / self.edges if self.edges else 0.0
 
 
 def _pair_lines(net: Network) -> dict[tuple[str, str], frozenset[str]]:
@@ -99,14 +117,12 @@ def _from_source(
     states; a fewest-stations route is simple, so no state is revisited.
     """
     dist = hop_distances(graph, s)
-    order = sorted(dist, key=dist.__getitem__)
-    count = {s: 1}
+    count = fewest_hops_counts(graph, s, dist)
+    if lines is None:
+        return dist, count, {}
     best: dict[str, dict[str, int]] = {s: {}}
-    for v in order[1:]:
+    for v in sorted(dist, key=dist.__getitem__)[1:]:
         preds = [u for u in graph[v] if dist.get(u) == dist[v] - 1]
-        count[v] = sum(count[u] for u in preds)
-        if lines is None:
-            continue
         here: dict[str, int] = {}
         for u in preds:
             at_u = best[u]
@@ -116,8 +132,7 @@ def _from_source(
                 if t < here.get(line, math.inf):
                     here[line] = t
         best[v] = here
-    transfers = {v: min(b.values()) for v, b in best.items() if b} if lines is not None else {}
-    return dist, count, transfers
+    return dist, count, {v: min(b.values()) for v, b in best.items() if b}
 
 
 def count_simple_paths(graph: dict[str, set[str]], s: str, t: str, cap: int = PATH_CAP) -> int:
@@ -205,6 +220,7 @@ def network_figures(net: Network, seed: int = 0) -> NetworkFigures:
         route_stations=route_stations,
         transfers=transfers,
         simple_paths=simple_paths,
+        shared_edges=sum(len(v) > 1 for (u, w), v in lines.items() if u < w) if lines else 0,
     )
 
 
@@ -279,8 +295,19 @@ def summarize_networks(figs: Sequence[NetworkFigures]) -> dict[str, Any]:
         lines = [f.lines for f in figs]
         transfers = _per_map(f.transfers for f in figs if f.far_pairs)
         n_tr = sum(transfers.values())
+        shared = [f.shared_track_share for f in figs]
+        large = [f for f in figs if f.stations >= LARGE_MAP]
         out.update(
             {
+                "cycles_max": max(f.cycles for f in figs),
+                "dead_ends_per_line": _mean([f.dead_ends / f.lines for f in figs if f.lines]),
+                "large_maps_dead_end_share": _share(
+                    sum(f.dead_ends for f in large), sum(f.stations for f in large)
+                ),
+                "shared_track_share": _mean(shared),
+                "maps_shared_track_over_25": _share(
+                    sum(x > SHARED_HEAVY for x in shared), len(figs)
+                ),
                 "lines_median": _quantile(lines, 0.5),
                 "lines_mean": _mean(lines),
                 "lines_max": max(lines),
