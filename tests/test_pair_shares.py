@@ -8,10 +8,10 @@ from collections import deque
 
 import numpy as np
 import pytest
-from _examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from maptab.core.network import fewest_hops_counts
 from maptab.core.tables import derive_mix
 from maptab.generate.attributes import synthesize_attributes
