@@ -20,7 +20,6 @@ import pytest
 from typer.testing import CliRunner
 
 import maptab.integrations.lmms as lmms
-import maptab.rewards.export as rl_export
 from maptab.cli import app
 from maptab.core.schema import Prediction
 from maptab.generate.pipeline import Preset, build_benchmark
@@ -34,6 +33,7 @@ from maptab.integrations.lmms import (
     score_row,
 )
 from maptab.io.dataset import Dataset
+from maptab.io.shards import ShardWriter
 from maptab.render.images import DatasetImager
 from maptab.rewards.export import rl_rows
 from maptab.run.baselines import BASELINE_CLASSES
@@ -173,7 +173,7 @@ def test_export_holds_one_map_per_shard_writer(
     assert len({m for _, _, m in per_map}) == 16 and bound < len(requests) / 4
     read, written, pending = [0], [0], [0]
     batches: list[tuple[int, set[str]]] = []
-    by_map, flush = lmms._by_map, rl_export._SplitWriter._flush
+    by_map, flush = lmms.samples_by_map, ShardWriter._flush
 
     def counted_by_map(ds: Dataset) -> Any:
         for sample in by_map(ds):
@@ -187,8 +187,8 @@ def test_export_holds_one_map_per_shard_writer(
             written[0] += len(self.batch)
         flush(self)
 
-    monkeypatch.setattr(lmms, "_by_map", counted_by_map)
-    monkeypatch.setattr(rl_export._SplitWriter, "_flush", counted_flush)
+    monkeypatch.setattr(lmms, "samples_by_map", counted_by_map)
+    monkeypatch.setattr(ShardWriter, "_flush", counted_flush)
     out = export_lmms(many, tmp_path / "m", shard_rows=3)
     assert read[0] == written[0] == len(requests)
     assert 0 < pending[0] <= bound

@@ -19,8 +19,9 @@ cut into shards of about :data:`SHARD_BYTES`. Configs without rows are left out.
 Two passes: the first reads and checks every row and image, so a repeated id, a number that
 is not finite or a map image that does not decode is refused with one line naming file, line
 and field (SPEC 16; ``maptab validate`` checks the same, and more) before anything is written.
-The second writes one map at a time under temporary names, renamed into ``OUT`` at the end; a
-failure leaves nothing.
+The second writes one map at a time under temporary names, renamed into ``OUT`` at the end
+(:mod:`maptab.io.shards`; an earlier export's shards are then removed); a failure leaves
+nothing.
 
 The files are written with pyarrow alone; with ``datasets`` installed, load them with
 ``datasets.load_dataset(OUT, "rp")`` or ``load_dataset("parquet", data_files=…)``.
@@ -28,9 +29,9 @@ The files are written with pyarrow alone; with ``datasets`` installed, load them
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import shutil
 import struct
 from collections.abc import Iterator
 from itertools import groupby
@@ -43,6 +44,7 @@ import pyarrow.parquet as pq
 from maptab._limits import non_finite_field, open_image
 from maptab.generate.release import labels_language
 from maptab.io.dataset import TABLE_FILES, Dataset, DatasetError
+from maptab.io.shards import ShardWriter, publish
 from maptab.tasks.base import get as get_kind
 
 CONFIGS = ("rp", "qa", "reasonmap")
@@ -124,43 +126,6 @@ def _schema(ds: Dataset, name: str) -> pa.Schema | None:
         return schema
     image = pa.field("image", IMAGE_TYPE)
     return schema.set(schema.get_field_index("image"), image).with_metadata(_HF_METADATA)
-
-
-class _Split:
-    """The shards of one config and split, written under temporary names in ``folder``."""
-
-    def __init__(self, folder: Path, split: str, schema: pa.Schema, shard_bytes: int) -> None:
-        self.folder, self.split, self.schema, self.shard_bytes = folder, split, schema, shard_bytes
-        self.paths: list[Path] = []
-        self.rows = 0
-        self._writer: pq.ParquetWriter | None = None
-        self._held = 0
-
-    def write(self, table: pa.Table) -> None:
-        if self._writer is not None and self._held + table.nbytes > self.shard_bytes:
-            self.close()
-        if self._writer is None:
-            self.paths.append(self.folder / f".{self.split}-{len(self.paths):05d}.tmp")
-            self._writer = pq.ParquetWriter(self.paths[-1], self.schema, compression="zstd")
-        self._writer.write_table(table, row_group_size=max(1, table.num_rows))
-        self._held += table.nbytes
-        self.rows += table.num_rows
-
-    def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-        self._writer, self._held = None, 0
-
-    def finish(self) -> tuple[list[str], int]:
-        """Rename the shards to ``<split>-NNNNN-of-MMMMM.parquet``; names and bytes."""
-        self.close()
-        names, size = [], 0
-        for i, path in enumerate(self.paths):
-            meta = pq.read_metadata(path)
-            size += sum(meta.row_group(g).total_byte_size for g in range(meta.num_row_groups))
-            names.append(f"{self.split}-{i:05d}-of-{len(self.paths):05d}.parquet")
-            path.rename(self.folder / names[-1])
-        return names, size
 
 
 LICENSE = "mit"  # the data is maptab's own output, under the project's licence
@@ -423,25 +388,6 @@ def _card(
     return "\n".join(lines)
 
 
-def _publish(stage: Path, out: Path, configs: dict[str, list[str]]) -> None:
-    """Move the staged export into ``out``: a rename when ``out`` is new; otherwise earlier
-    shards of these configs are removed and each file renamed in."""
-    if not out.exists():
-        stage.rename(out)
-        return
-    for name in (*CONFIGS, "maps"):
-        old = out / name
-        for path in old.glob("*-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9].parquet"):
-            path.unlink()
-        if old.is_dir() and name not in configs and not any(old.iterdir()):
-            old.rmdir()
-    for name, files in configs.items():
-        (out / name).mkdir(exist_ok=True)
-        for file in files:
-            os.replace(stage / name / file, out / name / file)
-    os.replace(stage / "README.md", out / "README.md")
-
-
 def export_hf(
     dataset_dir: str | Path, out_dir: str | Path, *, shard_bytes: int = SHARD_BYTES
 ) -> Path:
@@ -456,35 +402,61 @@ def export_hf(
     schemas = {name: _schema(ds, name) for name in (*CONFIGS, "maps")}
     languages = card_languages(map_languages(ds).values())
     out.parent.mkdir(parents=True, exist_ok=True)
-    stage = out.parent / f".{out.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
-    stage.mkdir()
+    folders = [out, *(out / name for name, schema in schemas.items() if schema is not None)]
+    made = [p for p in folders if not p.exists()]
+    card_tmp = out / f".README.md.{os.getpid()}.tmp"
+    writers: list[ShardWriter] = []
+    written: dict[str, list[str]] = {}
     try:
-        files: dict[str, list[str]] = {}
-        written: dict[str, list[str]] = {}
+        for path in made:
+            path.mkdir()
         counts: dict[tuple[str, str], int] = {}
         sizes: dict[tuple[str, str], int] = {}
         for name, schema in schemas.items():
             if schema is None:
                 continue
-            (stage / name).mkdir()
-            splits: dict[str, _Split] = {}
-            try:
-                for split, rows in _rows(ds, name, read=True):
-                    if split not in splits:
-                        splits[split] = _Split(stage / name, split, schema, shard_bytes)
-                    splits[split].write(pa.Table.from_pylist(rows, schema=schema))
-            finally:
-                for part in splits.values():
-                    part.close()
+            splits: dict[str, ShardWriter] = {}
+            for split, rows in _rows(ds, name, read=True):
+                w = splits.get(split)
+                if w is None:
+                    w = splits[split] = ShardWriter(
+                        out / name,
+                        split,
+                        schema,
+                        shard_bytes=shard_bytes,
+                        dictionary_page_bytes=None,
+                    )
+                    writers.append(w)
+                for row in rows:
+                    w.add(row["map_id"], row)
             for split in sorted(splits):
-                names, sizes[(name, split)] = splits[split].finish()
-                files.setdefault(name, []).extend(names)
+                splits[split].close()
                 written.setdefault(name, []).append(split)
                 counts[(name, split)] = splits[split].rows
+                sizes[(name, split)] = _stored_bytes(splits[split].tmp_paths)
         used = {name: s for name, s in schemas.items() if s is not None}
         card = _card(written, ds.manifest, used, counts, sizes, languages)
-        (stage / "README.md").write_text(card, encoding="utf-8", newline="\n")
-        _publish(stage, out, files)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
+        card_tmp.write_text(card, encoding="utf-8", newline="\n")
+    except BaseException:
+        for w in writers:
+            w.abort()
+        card_tmp.unlink(missing_ok=True)
+        for path in reversed(made):  # the folders this export made, left empty
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        raise
+    configs = [out / name for name in (*CONFIGS, "maps")]
+    publish(writers, extra={card_tmp: out / "README.md"}, clean=configs)
+    for folder in configs:  # a config this export has no rows of
+        if folder.name not in written and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
     return out
+
+
+def _stored_bytes(paths: list[Path]) -> int:
+    """The row groups' total byte size over the shards ``paths`` (the card's ``num_bytes``)."""
+    size = 0
+    for path in paths:
+        meta = pq.read_metadata(path)
+        size += sum(meta.row_group(g).total_byte_size for g in range(meta.num_row_groups))
+    return size

@@ -5,7 +5,7 @@ The folder holds, per task kind with a reward reference (:class:`~maptab.tasks.R
 the built-in kinds), ``<task>.yaml`` (task ``maptab_<kind>``: ``maptab_rp``, ``maptab_qa``,
 ``maptab_reasonmap``), its rows in Parquet shards
 ``data/<kind>-<split>-NNNNN-of-MMMMM.parquet`` (written map by map as the RL exports write
-theirs, :mod:`maptab.rewards.export`), a group ``maptab.yaml`` over them, and ``utils.py``,
+theirs, :class:`maptab.io.shards.ShardWriter`), a group ``maptab.yaml`` over them, and ``utils.py``,
 which imports the functions below, so the folder needs maptab installed beside lmms-eval.
 
 A row is one request ``maptab run`` sends: ``text`` (the question, then each table shown,
@@ -30,15 +30,9 @@ import pyarrow as pa
 
 from maptab.integrations.common import sample_values
 from maptab.io.dataset import Dataset, DatasetError, Sample
+from maptab.io.shards import ShardWriter, publish
 from maptab.rewards import decode_reference
-from maptab.rewards.export import (
-    SHARD_ROWS,
-    RLRow,
-    _by_map,
-    _publish,
-    _rows,
-    _SplitWriter,
-)
+from maptab.rewards.export import SHARD_ROWS, RLRow, rl_row_stream, samples_by_map
 from maptab.run.baselines import BASELINE_CLASSES
 from maptab.run.requests import RequestBuilder
 from maptab.tasks.base import TaskKind, all_kinds
@@ -177,21 +171,6 @@ def _yaml_task(kind: TaskKind, files: dict[str, list[str]], test_split: str) -> 
     return "\n".join(lines)
 
 
-class _TaskWriter(_SplitWriter):
-    """The shards of one task and split (``data/<kind>-<split>-NNNNN-of-MMMMM.parquet``):
-    the RL export's shard writer (one row group per map, a new shard every ``shard_rows``
-    rows, temporary names until published), holding lmms-eval rows."""
-
-    def __init__(self, data: Path, kind: str, split: str, shard_rows: int) -> None:
-        super().__init__(data, f"{kind}-{split}", _SCHEMA, "trl", shard_rows)
-
-    def add_doc(self, row: RLRow, doc: dict[str, Any]) -> None:
-        # the writer's own add places the row (map boundary, shard boundary); the row it
-        # built for the RL formats is then replaced by the lmms-eval one
-        self.add(row, None, False)
-        self.batch[-1] = doc
-
-
 def _image(ds: Dataset, map_id: str) -> dict[str, Any]:
     """The map's PNG as a ``datasets.Image`` value; a missing image is an error."""
     path = ds.image_path(map_id)
@@ -199,15 +178,6 @@ def _image(ds: Dataset, map_id: str) -> dict[str, Any]:
         missing = ds.root / "maps" / map_id / "image.png"
         raise DatasetError(f"{missing}: map image missing (render the maps first)")
     return {"bytes": path.read_bytes(), "path": f"{map_id}.png"}
-
-
-def _forget_map(builder: RequestBuilder, oracle: Any) -> None:
-    """Drop what the request builder and the oracle keep of the maps so far: the export
-    holds one map's tables and networks at a time."""
-    getattr(builder, "_tables", {}).clear()
-    getattr(oracle, "_mix", {}).clear()
-    for dataset in getattr(oracle, "_datasets", {}).values():
-        getattr(dataset, "_networks", {}).clear()
 
 
 def _lmms_rows(
@@ -228,14 +198,25 @@ def _lmms_rows(
 
     picture: tuple[str, dict[str, Any]] | None = None
     last = None
-    samples = tap(_by_map(ds))
-    for rl in _rows(ds, dataset_dir, samples, True, table_format, verify, None, True):
+    samples = tap(samples_by_map(ds))
+    rows = rl_row_stream(
+        ds,
+        dataset_dir,
+        samples,
+        images=True,
+        table_format=table_format,
+        verify=verify,
+        by_map=True,
+    )
+    for rl in rows:
         sample = current[0]
-        if sample.id != rl.id:  # _rows makes one row per sample of a rewarded kind
+        if sample.id != rl.id:  # one row per sample of a rewarded kind
             raise RuntimeError(f"{rl.id}: the row is not that of sample {sample.id}")
         if sample.map_id != last:
+            # the export holds one map's tables and networks at a time
             last = sample.map_id
-            _forget_map(builder, oracle)
+            builder.forget_maps()
+            oracle.forget_maps()
         kind = get_kind(sample.kind)
         image = None
         if rl.shows_map:
@@ -282,13 +263,14 @@ def export_lmms(
     made = [p for p in (out, data) if not p.exists()]
     data.mkdir(parents=True, exist_ok=True)
     out, data = out.resolve(), data.resolve()
-    writers: dict[tuple[str, str], _TaskWriter] = {}
+    writers: dict[tuple[str, str], ShardWriter] = {}
     try:
         for rl, doc in _lmms_rows(ds, dataset_dir, table_format, verify):
             w = writers.get((rl.kind, rl.split))
             if w is None:
-                w = writers[(rl.kind, rl.split)] = _TaskWriter(data, rl.kind, rl.split, shard_rows)
-            w.add_doc(rl, doc)
+                name = f"{rl.kind}-{rl.split}"
+                w = writers[(rl.kind, rl.split)] = ShardWriter(data, name, _SCHEMA, shard_rows)
+            w.add(rl.map_id, doc)
         if not writers:
             raise DatasetError(f"{ds.root}: no sample of a kind with a reward reference to export")
         for w in writers.values():
@@ -300,8 +282,7 @@ def export_lmms(
             with contextlib.suppress(OSError):
                 path.rmdir()
         raise
-    shards: dict[str, _SplitWriter] = {w.split: w for w in writers.values()}
-    _publish(data, shards, None)
+    publish(writers.values(), clean=[data])
     names = []
     for kind in all_kinds():
         files = {

@@ -679,6 +679,10 @@ class Dataset:
             self._networks[map_id] = net
         return self._networks[map_id]
 
+    def forget_networks(self) -> None:
+        """Drop the networks read so far (a caller going map by map keeps one map's)."""
+        self._networks.clear()
+
     def image_path(self, map_id: str) -> Path | None:
         """The map's image, or ``None`` when the dataset has none."""
         if not self.has(f"maps/{map_id}/image.png"):

@@ -30,8 +30,8 @@ its rows in the sample's order, exactly the text parts ``maptab run`` sends
 Before anything is written the dataset is checked (:func:`maptab.score.integrity.export_problem`:
 ids, finite numbers, weights, map images) and every image the rows need is read; the split
 shards and the map folder are written under temporary names and renamed into place together
-at the end (the shards of an earlier export into ``DIR`` are then removed), so a refused or
-failed export leaves no file.
+at the end (the shards of an earlier export into ``DIR`` are then removed;
+:mod:`maptab.io.shards`), so a refused or failed export leaves no file.
 
 Images are the dataset's map PNGs as they are (``{"bytes", "path"}``, the ``datasets.Image``
 layout), stored once per map and shard (one row group per map, bytes dictionary-encoded).
@@ -41,11 +41,9 @@ map (text-only models cannot answer them).
 
 from __future__ import annotations
 
-import contextlib
 import heapq
 import json
 import os
-import re
 import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -53,9 +51,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from maptab.io.dataset import Dataset, DatasetError, Sample
+from maptab.io.shards import ShardWriter, publish
 from maptab.rewards.reference import all_rewarded, encode_reference, map_file_text, reward_spec
 from maptab.run.requests import RequestBuilder, iter_samples
 from maptab.score.integrity import export_problem
@@ -68,13 +66,14 @@ __all__ = [
     "SHARD_ROWS",
     "data_source",
     "export_rl",
+    "rl_row_stream",
     "rl_rows",
+    "samples_by_map",
 ]
 
 RL_FORMATS = ("trl", "verl")
 DATA_SOURCE_PREFIX = "maptab/"
 _IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
-_MAX_DICTIONARY_PAGE = 1 << 30
 SHARD_ROWS = 20_000
 """Rows per Parquet shard (the last shard of a split holds the rest)."""
 MAPS_FOLDER = "maps"
@@ -110,34 +109,42 @@ def rl_rows(
     self-contained (map inline) reference."""
     ds = Dataset(dataset_dir, verify=verify)
     samples = iter_samples(dataset_dir, verify=verify)
-    yield from _rows(ds, dataset_dir, samples, images, table_format, verify, None)
+    yield from rl_row_stream(
+        ds, dataset_dir, samples, images=images, table_format=table_format, verify=verify
+    )
 
 
-def _by_map(ds: Dataset) -> Iterator[Sample]:
+def samples_by_map(ds: Dataset) -> Iterator[Sample]:
     """The samples of :func:`rl_rows` ordered by map (run order within a map): the kinds'
     files, each in map order as ``maptab build`` writes it, merged on ``map_id``."""
     streams = [ds.samples(categories=[k.name]) for k in all_rewarded() if ds.has(k.samples.file)]
     return heapq.merge(*streams, key=lambda s: s.map_id)
 
 
-def _rows(
+def rl_row_stream(
     ds: Dataset,
     dataset_dir: str | Path,
     samples: Iterable[Sample],
+    *,
     images: bool,
     table_format: Literal["csv", "json"],
     verify: bool,
-    maps: _MapStore | None,
+    maps: _MapStore | None = None,
     by_map: bool = False,
 ) -> Iterator[RLRow]:
+    """The :class:`RLRow` of each of ``samples`` (of ``ds``, read from ``dataset_dir``) of a
+    kind with a reward, made as they are consumed; without ``images``, samples that show
+    nothing but the map are left out. References carry their map inline, or name its file
+    in ``maps``. With ``by_map`` the samples come map by map (:func:`samples_by_map`) and only
+    the current map's tables and network are kept."""
     builder = RequestBuilder(dataset_dir, table_format=table_format, images=False, verify=verify)
     last = None
     for sample in samples:
         if by_map and sample.map_id != last:
             # samples come map by map: keep one map's tables, not every map's
             last = sample.map_id
-            getattr(builder, "_tables", {}).clear()
-            getattr(ds, "_networks", {}).clear()
+            builder.forget_maps()
+            ds.forget_networks()
         task = get_kind(sample.kind)
         if task.reward is None:  # a kind without a reward has nothing to train on
             continue
@@ -291,7 +298,7 @@ def export_rl(
     out = out.resolve()
     schema = _schema(fmt, images)
     maps_tmp = out / f".maps.{os.getpid()}.tmp"
-    splits: dict[str, _SplitWriter] = {}
+    splits: dict[str, ShardWriter] = {}
     try:
         maps = None
         if not inline_maps:
@@ -299,8 +306,17 @@ def export_rl(
             maps_tmp.mkdir()
             maps = _MapStore(maps_tmp, out / MAPS_FOLDER)
         picture: tuple[str, dict[str, Any]] | None = None
-        samples = _by_map(ds)
-        for row in _rows(ds, dataset_dir, samples, images, table_format, verify, maps, True):
+        rows = rl_row_stream(
+            ds,
+            dataset_dir,
+            samples_by_map(ds),
+            images=images,
+            table_format=table_format,
+            verify=verify,
+            maps=maps,
+            by_map=True,
+        )
+        for row in rows:
             img = None
             if images and row.shows_map:
                 if picture is None or picture[0] != row.map_id:
@@ -308,8 +324,11 @@ def export_rl(
                 img = picture[1]
             w = splits.get(row.split)
             if w is None:
-                w = splits[row.split] = _SplitWriter(out, row.split, schema, fmt, shard_rows)
-            w.add(row, img, images)
+                w = splits[row.split] = ShardWriter(out, row.split, schema, shard_rows)
+            if fmt == "trl":
+                w.add(row.map_id, _trl_row(row, img, images))
+            else:
+                w.add(row.map_id, _verl_row(row, img, images, w.rows))
         for w in splits.values():
             w.close()
     except BaseException:
@@ -317,99 +336,9 @@ def export_rl(
             w.abort()
         shutil.rmtree(maps_tmp, ignore_errors=True)
         raise
-    _publish(out, splits, maps_tmp if not inline_maps else None)
+    extra = {} if inline_maps else {maps_tmp: out / MAPS_FOLDER}
+    publish(splits.values(), extra=extra, clean=[out])
     return out
-
-
-_SHARD = re.compile(r"^[\w.-]+-\d{5}-of-\d{5}\.parquet$")
-
-
-def _publish(out: Path, splits: dict[str, _SplitWriter], maps_tmp: Path | None) -> None:
-    """Rename the written shards (and the map folder) into place together, then remove the
-    shards and map folder of an earlier export into the same folder."""
-    final = {
-        path: tmp
-        for w in splits.values()
-        for tmp, path in zip(w.tmps, w.final_names(), strict=True)
-    }
-    old_maps = out / f".maps.{os.getpid()}.old"
-    if maps_tmp is not None:
-        if (out / MAPS_FOLDER).exists():
-            (out / MAPS_FOLDER).replace(old_maps)
-        maps_tmp.replace(out / MAPS_FOLDER)
-    for path, tmp in sorted(final.items()):
-        tmp.replace(path)
-    for p in out.iterdir():
-        if _SHARD.match(p.name) and p not in final and p.is_file():
-            p.unlink()
-    shutil.rmtree(old_maps, ignore_errors=True)
-
-
-class _SplitWriter:
-    """One split's shards: rows written as they come, one row group per map, a new shard
-    every ``shard_rows`` rows; temporary names until :func:`_publish`."""
-
-    def __init__(self, out: Path, split: str, schema: pa.Schema, fmt: str, shard_rows: int):
-        self.out, self.split, self.schema, self.fmt = out, split, schema, fmt
-        self.shard_rows = shard_rows
-        self.tmps: list[Path] = []
-        self.writer: pq.ParquetWriter | None = None
-        self.in_shard = 0  # rows in the open shard (buffered ones included)
-        self.index = 0
-        self.batch: list[dict[str, Any]] = []
-        self.map_id: str | None = None
-
-    def add(self, row: RLRow, image: dict[str, Any] | None, images: bool) -> None:
-        if row.map_id != self.map_id:
-            self._flush()
-            self.map_id = row.map_id
-        if self.in_shard == self.shard_rows:
-            self._flush()
-            self._close_shard()
-        if self.fmt == "trl":
-            self.batch.append(_trl_row(row, image, images))
-        else:
-            self.batch.append(_verl_row(row, image, images, self.index))
-        self.index += 1
-        self.in_shard += 1
-
-    def _flush(self) -> None:
-        if not self.batch:
-            return
-        if self.writer is None:
-            tmp = self.out / f".{self.split}-{len(self.tmps):05d}.{os.getpid()}.parquet.tmp"
-            self.tmps.append(tmp)
-            self.writer = pq.ParquetWriter(
-                tmp,
-                self.schema,
-                use_dictionary=True,
-                dictionary_pagesize_limit=_MAX_DICTIONARY_PAGE,
-                compression="zstd",
-            )
-        self.writer.write_table(pa.Table.from_pylist(self.batch, schema=self.schema))
-        self.batch = []
-
-    def _close_shard(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
-        self.in_shard = 0
-
-    def close(self) -> None:
-        self._flush()
-        self._close_shard()
-
-    def final_names(self) -> list[Path]:
-        n = len(self.tmps)
-        return [self.out / f"{self.split}-{i:05d}-of-{n:05d}.parquet" for i in range(n)]
-
-    def abort(self) -> None:
-        if self.writer is not None:
-            with contextlib.suppress(Exception):  # failed already; remove what it left
-                self.writer.close()
-            self.writer = None
-        for tmp in self.tmps:
-            tmp.unlink(missing_ok=True)
 
 
 def _picture(ds: Dataset, map_id: str) -> dict[str, Any]:

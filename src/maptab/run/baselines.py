@@ -194,6 +194,13 @@ class _Baseline(InProcessProvider):
             self._mix[key] = net.with_attributes(vertices=derive_mix(net))
         return self._mix[key]
 
+    def forget_maps(self) -> None:
+        """Drop the networks (and Mix_tab networks) read so far (a caller going map by map
+        keeps one map's)."""
+        self._mix.clear()
+        for dataset in self._datasets.values():
+            dataset.forget_networks()
+
     async def complete(self, request: ChatRequest) -> Completion:
         return Completion(self.answer(request))
 

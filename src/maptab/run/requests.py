@@ -379,6 +379,10 @@ class RequestBuilder:
             self._tables[key] = read_table(self.dataset.table_path(map_id, kind))
         return self._tables[key]
 
+    def forget_maps(self) -> None:
+        """Drop the map tables read so far (a caller going map by map keeps one map's)."""
+        self._tables.clear()
+
     def request(self, sample: Sample) -> ChatRequest:
         """The chat request for one sample (see the module docstring for its layout)."""
         rec = sample.record
