@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import random
 from pathlib import Path
 from typing import Any
 
@@ -252,9 +251,8 @@ def test_listing_every_station_is_not_rewarded(samples: list[dict[str, Any]]) ->
 
 def test_worse_routes_score_lower_on_real_samples(samples: list[dict[str, Any]]) -> None:
     """On each query, valid answers with the same marks/totals outcome are ordered by gap."""
-    rng = random.Random(0)
     compared = 0
-    for s in rng.sample(_rp_samples(samples), 60):
+    for s in _rp_samples(samples):
         got = [score_completion(t, s["reference"]) for t in s["answers"].values()]
         valid = [b for b in got if b.valid]
         for a in valid:
