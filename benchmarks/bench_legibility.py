@@ -7,11 +7,17 @@ and matches the text to the map's own station list. Measured here:
   MapTab's Cleveland image against its tables; recall per map, and the interquartile range;
 * **generated maps**: builder metro maps (``maptab.generate.synth``; languages and sizes below)
   rendered ``clean`` and ``realistic`` (and ``hard``): recall per map and the median per style,
-  set against the real maps' interquartile range (the target for ``realistic``).
+  set against the real maps' interquartile range (the target for ``realistic``);
+* **stray share** on both: the share of detections that read as no station's name (titles,
+  legends, line badges, other lines' stations, icons, street names), against the real maps'
+  range.
 
 Needs the ``ocr`` extra; prints a note and exits 0 without it. OCR is slow on a small CPU (a
 4,000-pixel map takes a minute or more): ``--quick`` reads two generated maps per style and
-skips the real ones; ``--json FILE`` writes every figure.
+skips the real ones; ``--real-from FILE`` takes the real maps' figures from an earlier
+``--json`` file; ``--no-generated`` reads the real maps only, ``--real NAMES`` some of
+them; ``--sizes`` reads five builder-sized metro maps (24 to 320 stations) in each style of
+``--styles`` instead; ``--json FILE`` writes every figure.
 """
 
 from __future__ import annotations
@@ -42,6 +48,15 @@ GENERATED = [
     (10, 150, "fr"),
     (7, 80, "es"),
     (12, 200, "en"),
+]
+#: builder-sized maps for ``--sizes``: (lines, stations, language, shared segments), small to
+#: large
+SIZES = [
+    (3, 24, "en", 1),
+    (5, 60, "zh", 2),
+    (8, 110, "en", 4),
+    (12, 200, "de", 6),
+    (16, 320, "fr", 8),
 ]
 #: generated scenic maps: (spots, language, seed)
 SCENIC = [(25, "en", 1), (30, "zh", 2), (20, "de", 3)]
@@ -87,6 +102,16 @@ def quartiles(xs: list[float]) -> tuple[float, float, float]:
     return q[0], q[1], q[2]
 
 
+def _inside(figures: dict, recalls: list[float], strays: list[float]) -> str:
+    """Whether every map's recall and stray share lie in the real maps' ranges."""
+    real = figures.get("real_range")
+    if not real:
+        return ""
+    (r0, r1), (s0, s1) = real["recall"], real["stray"]
+    ok = all(r0 <= r <= r1 for r in recalls) and all(s0 <= s <= s1 for s in strays)
+    return f" (real ranges: {'all inside' if ok else 'not all inside'})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="2 generated maps, no real ones")
@@ -94,6 +119,14 @@ def main() -> None:
     parser.add_argument("--styles", default="clean,realistic,hard")
     parser.add_argument("--maps", help="comma-separated indices into GENERATED (default: all)")
     parser.add_argument("--json", type=Path, help="write every figure to this file")
+    parser.add_argument("--no-generated", action="store_true", help="read the real maps only")
+    parser.add_argument("--real", help="comma-separated real map names (default: all)")
+    parser.add_argument(
+        "--real-from", type=Path, help="take the real maps' figures from an earlier --json file"
+    )
+    parser.add_argument(
+        "--sizes", action="store_true", help="the five builder-sized maps of SIZES instead"
+    )
     parser.add_argument("--no-scenic", action="store_true", help="skip the scenic maps")
     parser.add_argument(
         "--cls", action="store_true", help="run RapidOCR's angle classifier on every text line"
@@ -105,8 +138,13 @@ def main() -> None:
     Image.MAX_IMAGE_PIXELS = None
     figures: dict[str, dict] = {"real": {}, "generated": {}}
 
-    if not (args.quick or args.no_real):
+    if args.real_from:
+        figures["real"] = json.loads(args.real_from.read_text("utf-8"))["real"]
+    elif not (args.quick or args.no_real):
+        wanted = set(args.real.split(",")) if args.real else None
         for name, path, load in real_maps():
+            if wanted is not None and name not in wanted:
+                continue
             t = time.perf_counter()
             with Image.open(path) as im:
                 r = measure(read_image(im), station_labels(load()))
@@ -115,6 +153,7 @@ def main() -> None:
             print(
                 f"real {name:<12} {size[0]:>5}x{size[1]:<5} recall {r.recall:6.1%} "
                 f"({r.found}/{r.stations})  false {r.false_detections:>4}/{r.detections:<4} "
+                f"stray {r.stray_share:6.1%} "
                 f"{time.perf_counter() - t:6.1f}s",
                 flush=True,
             )
@@ -123,6 +162,19 @@ def main() -> None:
         q1, med, q3 = quartiles(real)
         print(f"real maps: n={len(real)} recall q1 {q1:.1%} median {med:.1%} q3 {q3:.1%}")
         figures["real_iqr"] = [q1, med, q3]
+        stray = [v["stray_share"] for v in figures["real"].values()]
+        print(
+            f"real maps: recall {min(real):.1%}–{max(real):.1%}, "
+            f"stray share {min(stray):.1%}–{max(stray):.1%}"
+        )
+        figures["real_range"] = {
+            "recall": [min(real), max(real)],
+            "stray": [min(stray), max(stray)],
+        }
+    if args.no_generated:
+        if args.json:
+            args.json.write_text(json.dumps(figures, ensure_ascii=False, indent=1), "utf-8")
+        return
 
     picked = (
         [int(i) for i in args.maps.split(",") if i]
@@ -138,7 +190,19 @@ def main() -> None:
         )
         for i, (lines, n, lang) in [(i, GENERATED[i]) for i in picked]
     ][: 2 if args.quick else None]
-    if not (args.quick or args.no_scenic):
+    if args.sizes:
+        maps = [
+            (
+                f"{lang}-{n}",
+                lambda i=i, lines=lines, n=n, lang=lang, shared=shared: synth_metro(
+                    MetroSpec(lines, n, language=lang, shared_segments=shared, branches=1),
+                    60 + i,
+                    f"bench-size-{i}",
+                ),
+            )
+            for i, (lines, n, lang, shared) in enumerate(SIZES)
+        ]
+    if not (args.quick or args.no_scenic or args.sizes):
         maps += [
             (
                 f"scenic-{lang}-{n}",
@@ -149,7 +213,7 @@ def main() -> None:
             for n, lang, seed in SCENIC
         ]
     for style in args.styles.split(","):
-        recalls = []
+        recalls, strays = [], []
         for key, make in maps:
             net = make()
             t = time.perf_counter()
@@ -157,6 +221,7 @@ def main() -> None:
             dets = read_image(result.image, angle_classifier=args.cls)
             r = measure(dets, station_labels(net, result.placed))
             recalls.append(r.recall)
+            strays.append(r.stray_share)
             w, h = result.image.size
             kinds = orientation_recall(result.placed, r.missing)
             figures["generated"].setdefault(style, {})[key] = {
@@ -167,7 +232,7 @@ def main() -> None:
             by_kind = " ".join(f"{k} {f}/{n}" for k, (f, n) in sorted(kinds.items()))
             print(
                 f"{style:<9} {key:<14} {w:>5}x{h:<5} recall {r.recall:6.1%}  "
-                f"false {r.false_detections:>4}/{r.detections:<4} "
+                f"false {r.false_detections:>4}/{r.detections:<4} stray {r.stray_share:6.1%} "
                 f"loc p50 {r.location_error(0.5)} px  {time.perf_counter() - t:6.1f}s  [{by_kind}]",
                 flush=True,
             )
@@ -177,6 +242,11 @@ def main() -> None:
             q1, _, q3 = figures["real_iqr"]
             note = f" (real IQR {q1:.1%}–{q3:.1%}: {'inside' if q1 <= med <= q3 else 'outside'})"
         print(f"{style}: median recall {med:.1%} over {len(recalls)} maps{note}", flush=True)
+        print(
+            f"{style}: recall {min(recalls):.1%}–{max(recalls):.1%}, "
+            f"stray share {min(strays):.1%}–{max(strays):.1%}{_inside(figures, recalls, strays)}",
+            flush=True,
+        )
     if args.json:
         args.json.write_text(json.dumps(figures, ensure_ascii=False, indent=1), encoding="utf-8")
 

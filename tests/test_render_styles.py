@@ -1,5 +1,6 @@
 """Map styles: clean draws the plain map; realistic and hard add label variants,
-bilingual labels, scenery and a paper-like size while every legibility check still holds."""
+bilingual labels, scenery and a canvas sized to the system while every legibility check
+still holds."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from maptab.render.geometry import Box, LabelBox, PlacedGeometry
 from maptab.render.labels import ink_boxes
 from maptab.render.style import (
     LOOKS,
+    MIN_SIDE_PX,
+    STATION_CANVAS_PX,
     STYLES,
     TARGET_SIZE,
     StyleError,
@@ -32,6 +35,7 @@ from maptab.render.style import (
     line_looks,
     romanise,
     station_texts,
+    target_size,
 )
 from maptab.render.text import can_stack, column, footprint, measure, oriented
 from samplenets import LANGS, sample_metro, sample_scenic
@@ -75,16 +79,33 @@ def test_styled_scenic_maps_are_textured_and_legible(lang):
     assert place_map(net).texture is None
 
 
-@pytest.mark.parametrize("scenario", ["metromap", "travelmap"])
-def test_paper_like_size(scenario):
-    tw, th = TARGET_SIZE[scenario]
+def test_scenic_maps_are_paper_sized():
+    tw, th = TARGET_SIZE["travelmap"]
     for seed in range(3):
-        net = (
-            sample_metro(80, seed=seed) if scenario == "metromap" else sample_scenic(20, seed=seed)
-        )
-        placed = place_map(net, style="realistic")
+        placed = place_map(sample_scenic(20, seed=seed), style="realistic")
         assert abs(placed.width / tw - 1) <= 0.15, (seed, placed.width)
         assert abs(placed.height / th - 1) <= 0.15, (seed, placed.height)
+
+
+@pytest.mark.parametrize("style", ["realistic", "hard"])
+def test_metro_canvas_follows_the_station_count(style):
+    areas = []
+    for n in (20, 80, 200):
+        net = sample_metro(n, seed=1)
+        tw, th = target_size(net)
+        per_station = tw * th / n
+        assert min(tw, th) >= MIN_SIDE_PX - 1e-6
+        if min(tw, th) > MIN_SIDE_PX + 1:  # the floor did not lift it
+            assert 0.85 * STATION_CANVAS_PX <= per_station <= 1.2 * STATION_CANVAS_PX
+        placed = place_map(net, style=style)
+        # the canvas is the target, or the drawing where that came out at most 10% larger
+        assert tw - 1 <= placed.width <= 1.1 * tw + 1 and th - 1 <= placed.height <= 1.1 * th + 1
+        areas.append(placed.width * placed.height)
+    assert areas[0] < areas[1] < areas[2]
+    assert areas[0] < 0.4 * 4100 * 3700  # a small system no longer gets a paper-size canvas
+    # clean keeps the laid-out size
+    net = sample_metro(20, seed=1)
+    assert place_map(net).width * place_map(net).height != areas[0]
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -231,7 +252,7 @@ def test_turned_labels_stand_on_level_track_and_are_drawn_turned():
     from maptab.generate.synth import MetroSpec, synth_metro
 
     net = synth_metro(MetroSpec(8, 90, language="en"), 7, "look-en")
-    result = render_map(net, style="hard", fmt="svg")
+    result = render_map(net, style="realistic", fmt="svg")
     turned = [lab for lab in result.placed.labels.values() if lab.angle == 90]
     assert turned and check_legibility(result.placed, net) == []
     for lab in turned:
@@ -242,6 +263,8 @@ def test_turned_labels_stand_on_level_track_and_are_drawn_turned():
         assert lab.owner not in result.placed.secondary
     assert result.svg.count("rotate(-90") == len(turned)
     assert not any(lab.angle for lab in place_map(net).labels.values())  # clean: none
+    # hard metro maps turn labels ±45° at most, never a quarter turn
+    assert not any(abs(lab.angle) == 90 for lab in place_map(net, style="hard").labels.values())
 
 
 def _ink_box(lab: LabelBox, background: str = "#FFFFFF") -> tuple[int, int, int, int] | None:

@@ -2,8 +2,11 @@
 
 Both draw the same record in the same order: background texture and scenery shapes (styles
 other than clean), strokes (casing, then colour), station marks, labels (with a halo in the
-background colour), second-language labels, scenery texts, annotation boxes, legend, title. Station marks
-are anti-aliased sprites (drawn 4× larger and reduced); strokes are drawn with round joints.
+background colour), second-language labels, scenery texts, annotation boxes, legend, title.
+Station marks are anti-aliased sprites (drawn 4× larger and reduced): dots, rings, double
+rings and pills; ticks are short strokes. Strokes are drawn with round joints. A
+:class:`~maptab.render.furniture.Styled` label is drawn in its colour, bold with a stroke of
+its own colour, on its filled box or roundel when it has one (line badges).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from html import escape
 from PIL import Image, ImageDraw
 
 from maptab.render.fonts import FontFace
+from maptab.render.furniture import PillMark, Styled, TickMark
 from maptab.render.geometry import LabelBox, PlacedGeometry, Point, Shape, StationMark, Stroke
 from maptab.render.text import column, draw_block
 
@@ -77,11 +81,46 @@ def _mark_sprite(style: str, radius: float, color: str, outline: float) -> Image
     fill = color if style == "spot" else "#FFFFFF"
     edge = "#FFFFFF" if style == "spot" else color
     d.ellipse((c - R, c - R, c + R, c + R), fill=fill, outline=edge, width=ow)
+    if style == "double":  # a second, inner ring
+        q = (radius - outline) * 0.55 * SUPERSAMPLE
+        d.ellipse((c - q, c - q, c + q, c + q), outline=color, width=ow)
     return big.resize((size, size), Image.Resampling.LANCZOS)
 
 
+@lru_cache(maxsize=512)
+def _pill_sprite(
+    radius: float, half: float, axis: tuple[float, float], outline: float
+) -> Image.Image:
+    """An anti-aliased white capsule with a dark outline, its long side along ``axis``."""
+    r = radius + outline / 2
+    w = math.ceil(2 * (abs(axis[0]) * half + r)) + 2
+    h = math.ceil(2 * (abs(axis[1]) * half + r)) + 2
+    big = Image.new("RGBA", (w * SUPERSAMPLE, h * SUPERSAMPLE), (0, 0, 0, 0))
+    d = ImageDraw.Draw(big)
+    cx, cy = w * SUPERSAMPLE / 2, h * SUPERSAMPLE / 2
+    ends = [
+        (cx - axis[0] * half * SUPERSAMPLE, cy - axis[1] * half * SUPERSAMPLE),
+        (cx + axis[0] * half * SUPERSAMPLE, cy + axis[1] * half * SUPERSAMPLE),
+    ]
+    for color, rr in (("#111111", r), ("#FFFFFF", radius - outline / 2)):
+        rr *= SUPERSAMPLE
+        d.line(ends, fill=color, width=max(1, round(2 * rr)))
+        for x, y in ends:
+            d.ellipse((x - rr, y - rr, x + rr, y + rr), fill=color)
+    return big.resize((w, h), Image.Resampling.LANCZOS)
+
+
 def _paste_mark(img: Image.Image, m: StationMark) -> None:
-    sprite = _mark_sprite(m.style, round(m.radius, 1), m.color, round(m.outline, 1))
+    if isinstance(m, TickMark):
+        (x, y), (nx, ny) = m.center, m.normal
+        end = (x + nx * m.radius, y + ny * m.radius)
+        ImageDraw.Draw(img).line([m.center, end], fill=m.color, width=max(1, round(m.outline)))
+        return
+    if isinstance(m, PillMark):
+        axis = (round(m.axis[0], 4), round(m.axis[1], 4))
+        sprite = _pill_sprite(round(m.radius, 1), round(m.half, 1), axis, round(m.outline, 1))
+    else:
+        sprite = _mark_sprite(m.style, round(m.radius, 1), m.color, round(m.outline, 1))
     x = round(m.center[0] - sprite.width / 2)
     y = round(m.center[1] - sprite.height / 2)
     img.paste(sprite, (x, y), sprite)
@@ -127,7 +166,27 @@ def _draw_column(draw: ImageDraw.ImageDraw, lab: LabelBox, background: str) -> N
         )
 
 
+def _draw_styled(draw: ImageDraw.ImageDraw, lab: Styled, background: str) -> None:
+    """A :class:`Styled` label: its filled box or roundel, then its text, centred in a
+    filled box, bold with a stroke of its own colour, over a halo where it crosses a line."""
+    b, block = lab.box, lab.block
+    x, y = b.x0, b.y0
+    if lab.fill is not None:
+        h = b.y1 - b.y0
+        r = h / 2 if lab.round else h * 0.22
+        draw.rounded_rectangle((b.x0, b.y0, b.x1, b.y1), radius=r, fill=lab.fill)
+        x, y = (b.x0 + b.x1 - block.width) / 2, (b.y0 + b.y1 - block.height) / 2
+    sw = round(lab.bold)
+    if lab.halo:
+        halo = max(2, round(block.size / 7)) + sw
+        draw_block(draw, block, x, y, fill=lab.color, halo=background, halo_width=halo)
+    draw_block(draw, block, x, y, fill=lab.color, halo=lab.color if sw else None, halo_width=sw)
+
+
 def _draw_label(draw: ImageDraw.ImageDraw, lab: LabelBox, background: str) -> None:
+    if isinstance(lab, Styled):
+        _draw_styled(draw, lab, background)
+        return
     if lab.frame is not None:
         pad = lab.block.size * 0.3
         draw.rounded_rectangle(
@@ -217,7 +276,10 @@ def to_image(placed: PlacedGeometry) -> Image.Image:
         else:
             _draw_label(draw, lab, placed.background)
     for lab in placed.scenery_labels:
-        draw_block(draw, lab.block, lab.box.x0, lab.box.y0, fill=SCENERY_TEXT)
+        if isinstance(lab, Styled):
+            _draw_styled(draw, lab, placed.background)
+        else:
+            draw_block(draw, lab.block, lab.box.x0, lab.box.y0, fill=SCENERY_TEXT)
     for lab in placed.annotations.values():
         _draw_label(draw, lab, placed.background)
     for entry in placed.legend:
@@ -266,6 +328,37 @@ def _svg_shape(sh: Shape) -> str:
     return f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{x1 - x0:.1f}" height="{y1 - y0:.1f}" {fill}{stroke}/>'
 
 
+def _svg_mark(m: StationMark) -> list[str]:
+    (x, y), r = m.center, m.radius
+    if isinstance(m, TickMark):
+        end = (x + m.normal[0] * r, y + m.normal[1] * r)
+        return [
+            f'<line x1="{x:.1f}" y1="{y:.1f}" x2="{end[0]:.1f}" y2="{end[1]:.1f}" '
+            f'stroke="{m.color}" stroke-width="{m.outline:.1f}"/>'
+        ]
+    if isinstance(m, PillMark):
+        a, b = m.axis, m.half
+        ends = f'x1="{x - a[0] * b:.1f}" y1="{y - a[1] * b:.1f}" x2="{x + a[0] * b:.1f}" y2="{y + a[1] * b:.1f}"'
+        return [
+            f'<line {ends} stroke="#111111" stroke-width="{2 * r + m.outline:.1f}" '
+            'stroke-linecap="round"/>',
+            f'<line {ends} stroke="#FFFFFF" stroke-width="{2 * r - m.outline:.1f}" '
+            'stroke-linecap="round"/>',
+        ]
+    fill = m.color if m.style == "spot" else "#FFFFFF"
+    edge = "#FFFFFF" if m.style == "spot" else m.color
+    out = [
+        f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r:.1f}" '
+        f'fill="{fill}" stroke="{edge}" stroke-width="{m.outline:.1f}"/>'
+    ]
+    if m.style == "double":
+        out.append(
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{(r - m.outline) * 0.55:.1f}" fill="none" '
+            f'stroke="{edge}" stroke-width="{m.outline:.1f}"/>'
+        )
+    return out
+
+
 def _svg_families(faces: list[FontFace]) -> str:
     names = list(dict.fromkeys(f.family for f in faces)) + ["sans-serif"]
     return escape(", ".join(f"'{n}'" if " " in n else n for n in names))
@@ -273,6 +366,16 @@ def _svg_families(faces: list[FontFace]) -> str:
 
 def _svg_label(lab: LabelBox) -> list[str]:
     out = []
+    paint = ""
+    if isinstance(lab, Styled):
+        b = lab.box
+        if lab.fill is not None:
+            r = (b.y1 - b.y0) / 2 if lab.round else (b.y1 - b.y0) * 0.22
+            out.append(
+                f'<rect x="{b.x0:.1f}" y="{b.y0:.1f}" width="{b.x1 - b.x0:.1f}" '
+                f'height="{b.y1 - b.y0:.1f}" rx="{r:.1f}" fill="{lab.fill}"/>'
+            )
+        paint = f' fill="{lab.color}"' + (' font-weight="bold"' if lab.bold else "")
     if lab.frame is not None:
         pad = lab.block.size * 0.3
         out.append(
@@ -303,7 +406,7 @@ def _svg_label(lab: LabelBox) -> list[str]:
         return out
     out.append(
         f'<text x="{cx:.1f}" y="{baseline:.1f}" font-size="{lab.block.size}" '
-        f'font-family="{family}" text-anchor="middle"{direction}{halo}{turn}>'
+        f'font-family="{family}" text-anchor="middle"{direction}{halo}{turn}{paint}>'
         f"{escape(lab.block.text)}</text>"
     )
     return out
@@ -324,18 +427,14 @@ def to_svg(placed: PlacedGeometry) -> str:
     for s in placed.strokes:
         parts += _svg_stroke(s)
     for m in placed.stations.values():
-        fill = m.color if m.style == "spot" else "#FFFFFF"
-        edge = "#FFFFFF" if m.style == "spot" else m.color
-        parts.append(
-            f'<circle cx="{m.center[0]:.1f}" cy="{m.center[1]:.1f}" r="{m.radius:.1f}" '
-            f'fill="{fill}" stroke="{edge}" stroke-width="{m.outline:.1f}"/>'
-        )
-    for lab in [
-        *placed.labels.values(),
-        *placed.secondary.values(),
-        *placed.scenery_labels,
-        *placed.annotations.values(),
-    ]:
+        parts += _svg_mark(m)
+    for lab in [*placed.labels.values(), *placed.secondary.values()]:
+        parts += _svg_label(lab)
+    for lab in placed.scenery_labels:
+        if not isinstance(lab, Styled):
+            lab = Styled(lab.owner, lab.block, lab.box, lab.kind, color=SCENERY_TEXT)
+        parts += _svg_label(lab)
+    for lab in placed.annotations.values():
         parts += _svg_label(lab)
     for entry in placed.legend:
         parts += _svg_stroke(entry.swatch)

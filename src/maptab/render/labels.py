@@ -77,6 +77,11 @@ class Placer:
         """Give back a box taken by :meth:`block`."""
         self.hard.remove(handle)
 
+    def is_free(self, box: Box) -> bool:
+        """True when ``box`` (padded) lies inside the image and touches no hard obstacle."""
+        padded = box.inflate(self.pad)
+        return padded.inside(self.width, self.height) and not self.hard.query(padded)
+
     def line_hits(self, box: Box) -> int:
         """Number of stroke segments that ``box`` touches."""
         hits = 0
@@ -183,16 +188,23 @@ def repair(placer: Placer, slots: dict[str, LabelSlot]) -> None:
 
 
 def record_station_labels(
-    placer: Placer, slots: dict[str, LabelSlot], placed: PlacedGeometry
+    placer: Placer,
+    slots: dict[str, LabelSlot],
+    placed: PlacedGeometry,
+    make: Callable[[LabelSlot, bool], LabelBox] | None = None,
 ) -> None:
     """:func:`repair` the slots, then record each as a station label of ``placed`` (with a
-    halo where it touches a stroke) and list the still-crowded ones in ``placed.crowded``."""
+    halo where it touches a stroke; ``make(slot, halo)`` builds it when given) and list the
+    still-crowded ones in ``placed.crowded``."""
     repair(placer, slots)
     for s, slot in slots.items():
         if not slot.ok:
             placed.crowded.append(s)
         halo = placer.line_hits(slot.box.inflate(placer.pad * 2)) > 0
-        placed.labels[s] = LabelBox(s, slot.block, slot.box, "station", halo=halo)
+        if make is not None:
+            placed.labels[s] = make(slot, halo)
+        else:
+            placed.labels[s] = LabelBox(s, slot.block, slot.box, "station", halo=halo)
 
 
 def _move_blocker(

@@ -20,19 +20,31 @@ paint it. Conventions:
   the papers), but no shorter than ``MIN_EDGE_PX`` and no longer than ``EDGE_PX`` (× scale);
   when some label finds no free place, the map is placed again with edges
   ``RETRY_GROWTH`` times longer, up to ``EDGE_PX``. A sparse layout therefore does not blow
-  up the canvas, and a crowded one still gets room for its labels.
+  up the canvas, and a crowded one still gets room for its labels;
+* a style with :attr:`~maptab.render.style.Style.furniture` (``hard``) draws the real-map
+  furniture of :mod:`maptab.render.furniture`: lines 1.45× thicker in tight bundles with
+  round corners, a title band, ticks for one-line stations (or dots, per map), pills across a
+  bundle for interchanges on shared track and rings or double rings (per map) elsewhere, a
+  type hierarchy (interchange labels 1.2× and bold, termini bold), a badge at each terminus
+  and a legend listing every line with its badge and termini, then a key to the marks.
 """
 
 from __future__ import annotations
 
 import colorsys
 from collections import defaultdict
+from dataclasses import dataclass, replace
 
 from maptab.core.network import Network
+from maptab.render import furniture as fur
+from maptab.render.furniture import INK, PillMark, Styled, TickMark
 from maptab.render.geometry import (
+    Box,
     Frame,
+    LabelBox,
     PlacedGeometry,
     Point,
+    Shape,
     StationMark,
     Stroke,
     dedupe,
@@ -58,10 +70,11 @@ from maptab.render.style import (
     label_orientations,
     line_looks,
     orient_block,
+    rng_for,
     size_factors,
     station_texts,
 )
-from maptab.render.text import measure
+from maptab.render.text import TextBlock, measure
 
 EDGE_PX = 150.0
 MIN_EDGE_PX = 60.0
@@ -156,7 +169,7 @@ def metro_geometry(
     """Place every line, station, label and legend entry of a metromap (module docstring);
     ``style`` chooses label texts, label sizes and line looks (:mod:`maptab.render.style`)."""
     pair_lines = _pair_lines(network)
-    longest = EDGE_PX * scale
+    longest = EDGE_PX * scale * (fur.LONGEST_EDGE if style.furniture else 1.0)
     edge_px = _start_edge_px(positions, pair_lines, scale)
     while True:
         placed = _place_metro(network, positions, pair_lines, edge_px, scale, style)
@@ -228,25 +241,43 @@ def _place_metro(
     scale: float,
     style: Style,
 ) -> PlacedGeometry:
-    lw = LINE_WIDTH * scale
-    spacing = lw * 1.2
+    furnished = style.furniture
+    lw = LINE_WIDTH * scale * (fur.LINE_FACTOR if furnished else 1.0)
+    spacing = lw * (fur.BUNDLE_SPACING if furnished else 1.2)
     lang = _lang(network)
     colors = line_colors(network)
+    size = round(FONT_PX * scale)
+    texts = station_texts(network, style)
     frame = _frame(positions, pair_lines, edge_px, scale)
-    px = {s: frame(positions[s]) for s in network.vertices}
-    legend_block = [measure(str(line), round(LEGEND_FONT_PX * scale), lang) for line in colors]
-    widest = max((120 * scale + b.width for b in legend_block), default=0.0)
+    words_lang = fur.language(network) if furnished else None
+    title = _title_blocks(words_lang, size) if furnished else []
+    top = sum(b.height for b in title) * 1.35 if title else 0.0
+    px = {s: _moved(frame(positions[s]), top) for s in network.vertices}
+    if furnished:
+        entries = _legend_entries(network, colors, texts, lang, size, words_lang)
+        widths = [e.width for e in entries]
+        row_h = max((e.height for e in entries), default=0.0) * 1.5
+    else:
+        legend_block = [measure(str(line), round(LEGEND_FONT_PX * scale), lang) for line in colors]
+        widths = [70 * scale + b.width + 50 * scale for b in legend_block]
+        row_h = LEGEND_FONT_PX * scale * 1.8
+    if furnished:
+        widest = max([*widths, *(b.width for b in title)], default=0.0)
+    else:
+        widest = max((120 * scale + b.width for b in legend_block), default=0.0)
     width = round(max(frame.map_width, widest) + 2 * frame.margin)
-    legend_rows = _legend_rows(legend_block, width, frame.margin, scale)
-    row_h = LEGEND_FONT_PX * scale * 1.8
-    height = round(frame.map_height + 2 * frame.margin + legend_rows * row_h + 40 * scale)
+    legend_rows = _legend_rows(widths, width, frame.margin)
+    height = round(top + frame.map_height + 2 * frame.margin + legend_rows * row_h + 40 * scale)
     placed = PlacedGeometry(width, height, "metromap", "#FFFFFF", lw)
 
-    # centre paths and per-line offset paths
+    # centre paths (round-cornered with furniture) and per-line offset paths
     offsets: dict[tuple[str, str, str], float] = {}
     for key, lines in pair_lines.items():
-        placed.edge_paths[key] = octilinear_route(px[key[0]], px[key[1]])
+        path = octilinear_route(px[key[0]], px[key[1]])
         k, side = len(lines), side_of(px[key[0]], px[key[1]])
+        if furnished:
+            path = fur.rounded(path, fur.CORNER * lw + k * spacing / 2)
+        placed.edge_paths[key] = path
         for i, line in enumerate(lines):
             offsets[(*key, line)] = side * (i - (k - 1) / 2) * spacing
 
@@ -272,22 +303,31 @@ def _place_metro(
         station_lines[v].add(line)
         reach[u] = max(reach[u], abs(off))
         reach[v] = max(reach[v], abs(off))
-    for s in network.vertices:
-        lines = station_lines[s]
-        if len(lines) >= 2:
-            radius = max(lw * 1.15, reach[s] + lw * 0.9)
-            mark = StationMark(s, px[s], radius, "ring", "#111111", lw * 0.45)
-        else:
-            color = colors[next(iter(lines))] if lines else "#555555"
-            radius = max(lw * 0.8, reach[s] + lw * 0.55)
-            mark = StationMark(s, px[s], radius, "dot", color, lw * 0.4)
-        placed.stations[s] = mark
+    if furnished:
+        _furnished_marks(network, placed, px, station_lines, reach, colors, lw)
+    else:
+        for s in network.vertices:
+            lines = station_lines[s]
+            if len(lines) >= 2:
+                radius = max(lw * 1.15, reach[s] + lw * 0.9)
+                mark = StationMark(s, px[s], radius, "ring", "#111111", lw * 0.45)
+            else:
+                color = colors[next(iter(lines))] if lines else "#555555"
+                radius = max(lw * 0.8, reach[s] + lw * 0.55)
+                mark = StationMark(s, px[s], radius, "dot", color, lw * 0.4)
+            placed.stations[s] = mark
 
-    # legend band under the map
-    legend_top = frame.margin * 1.5 + frame.map_height
+    # title band over the map, legend band under it
+    legend_top = top + frame.margin * 1.5 + frame.map_height
     placer = Placer.for_image(width, height, placed.stations.values(), placed.strokes)
     placer.pad = 2.0 * scale
-    _place_legend(placed, placer, legend_block, colors, legend_top, frame, scale, looks)
+    if furnished:
+        _place_title(placed, placer, title, frame.margin, frame.margin * 0.6)
+        _place_furnished_legend(
+            placed, placer, network, entries, (legend_top, row_h), frame.margin, looks, lang
+        )
+    else:
+        _place_legend(placed, placer, legend_block, colors, legend_top, frame, scale, looks)
 
     # labels: transfers and termini first, then the rest in table order
     degree = {s: len(network.neighbours(s)) for s in network.vertices}
@@ -295,18 +335,295 @@ def _place_metro(
         network.vertices,
         key=lambda s: (-len(station_lines[s]), degree[s] != 1, 0),
     )
-    size = round(FONT_PX * scale)
-    texts = station_texts(network, style)
-    factor = size_factors(network, style)
-    orients = label_orientations(network, style, texts)
+    if furnished:  # a type hierarchy instead of random sizes, and no quarter turns
+        factor = {
+            s: fur.INTERCHANGE_SIZE if len(station_lines[s]) >= 2 else 1.0 for s in network.vertices
+        }
+        bold = {s: len(station_lines[s]) >= 2 or degree[s] == 1 for s in network.vertices}
+        orients = label_orientations(network, replace(style, turned_share=0.0), texts)
+    else:
+        factor = size_factors(network, style)
+        bold = dict.fromkeys(network.vertices, False)
+        orients = label_orientations(network, style, texts)
     slots = {
         s: _station_label(
-            network, placed, placer, s, round(size * factor[s]), lang, px, texts[s], orients.get(s)
+            network,
+            placed,
+            placer,
+            s,
+            round(size * factor[s]),
+            lang,
+            px,
+            texts[s],
+            orients.get(s),
+            bold[s],
         )
         for s in order
     }
-    record_station_labels(placer, slots, placed)
+    if furnished:
+        record_station_labels(
+            placer, slots, placed, lambda slot, halo: _furnished_label(slot, halo, bold[slot.owner])
+        )
+    else:
+        record_station_labels(placer, slots, placed)
+    if furnished:
+        _point_ticks(placed)
+        fur.place_badges(placed, placer, network, colors, round(size * fur.BADGE_SIZE), lang)
     return placed
+
+
+def _moved(p: Point, dy: float) -> Point:
+    return (p[0], p[1] + dy)
+
+
+def _furnished_marks(
+    network: Network,
+    placed: PlacedGeometry,
+    px: dict[str, Point],
+    station_lines: dict[str, set[str]],
+    reach: dict[str, float],
+    colors: dict[str, str],
+    lw: float,
+) -> None:
+    """Ticks (or dots, per map) for one-line stations; pills across a bundle for interchanges
+    whose lines all run along one axis; rings or double rings (per map) for the others."""
+    single, ring = mark_kinds(network)
+    dirs: dict[str, list[Point]] = defaultdict(list)
+    for (u, v), path in placed.edge_paths.items():
+        dirs[u].append(fur.leaving(path, at_start=True))
+        dirs[v].append(fur.leaving(path, at_start=False))
+    for s in network.vertices:
+        lines, ds = station_lines[s], dirs.get(s, [])
+        mark: StationMark
+        if len(lines) >= 2:
+            if reach[s] > 0 and len({fur.axis_key(d) for d in ds}) == 1:
+                d = ds[0]
+                mark = PillMark(
+                    s, px[s], lw * 0.8, "pill", "#111111", lw * 0.32, (-d[1], d[0]), reach[s]
+                )
+            else:
+                radius = max(lw * 1.15, reach[s] + lw * 0.9)
+                mark = StationMark(s, px[s], radius, ring, "#111111", lw * 0.4)
+        else:
+            color = colors[next(iter(lines))] if lines else "#555555"
+            if single == "tick":
+                t = _tangent(ds)
+                mark = TickMark(s, px[s], lw * 1.25, "tick", color, lw * 0.6, (-t[1], t[0]))
+            else:
+                mark = StationMark(s, px[s], lw * 0.8, "dot", color, lw * 0.4)
+        placed.stations[s] = mark
+
+
+def mark_kinds(network: Network) -> tuple[str, str]:
+    """The furnished map's marks, drawn per map: one-line stations as ``tick`` (3 maps in 4)
+    or ``dot``; interchanges off a single bundle as ``double`` or ``ring`` (1 in 2)."""
+    rng = rng_for(network, "marks")
+    single = "tick" if rng.random() < 0.75 else "dot"
+    return single, "double" if rng.random() < 0.5 else "ring"
+
+
+def _tangent(ds: list[Point]) -> Point:
+    """The track's direction through a station left in directions ``ds``."""
+    if not ds:
+        return (1.0, 0.0)
+    if len(ds) >= 2:
+        t = fur.unit(ds[0][0] - ds[1][0], ds[0][1] - ds[1][1])
+        if t != (0.0, 0.0):
+            return t
+    return ds[0]
+
+
+def _point_ticks(placed: PlacedGeometry) -> None:
+    """Turn each tick towards its station's label."""
+    for s, mark in placed.stations.items():
+        lab = placed.labels.get(s)
+        if isinstance(mark, TickMark) and lab is not None:
+            cx, cy = lab.box.center
+            n = mark.normal
+            if (cx - mark.center[0]) * n[0] + (cy - mark.center[1]) * n[1] < 0:
+                mark.normal = (-n[0], -n[1])
+
+
+def _furnished_label(slot: LabelSlot, halo: bool, bold: bool) -> LabelBox:
+    """A station label with its weight: a bold station's level label was measured bold."""
+    block = slot.block
+    weight = fur.bold_px(block.size) if bold and not block.angle and not block.vertical else 0.0
+    return Styled(slot.owner, block, slot.box, "station", halo=halo, bold=weight)
+
+
+def _title_blocks(lang: str | None, size: int) -> list[TextBlock]:
+    """The title (bold) and subtitle in the language of the map."""
+    w = fur.words(lang)
+    return [
+        fur.bold_block(w["title"], round(size * fur.TITLE_SIZE), lang),
+        measure(w["subtitle"], round(size * fur.SUBTITLE_SIZE), lang),
+    ]
+
+
+def _place_title(
+    placed: PlacedGeometry, placer: Placer, blocks: list[TextBlock], left: float, top: float
+) -> None:
+    """The title (bold) and its subtitle, top left over the map."""
+    y = top
+    for i, block in enumerate(blocks):
+        box = Box(left, y, left + block.width, y + block.height)
+        lab = Styled(
+            "title" if i == 0 else "subtitle",
+            block,
+            box,
+            "title" if i == 0 else "annotation",
+            bold=fur.bold_px(block.size) if i == 0 else 0.0,
+            color=fur.INK if i == 0 else fur.OTHER_INK,
+        )
+        if i == 0:
+            placed.title = lab
+        else:
+            placed.annotations[lab.owner] = lab
+        placer.block(box.inflate(placer.pad), ("title", lab.owner))
+        y = box.y1 + block.size * 0.35
+
+
+@dataclass
+class _Entry:
+    """One legend entry: a sample (a line with its badge, or a key mark), a bold name and a
+    note (the line's termini)."""
+
+    key: str
+    kind: str
+    color: str
+    name: TextBlock
+    note: TextBlock | None
+    code: str | None
+    size: int
+
+    @property
+    def sample(self) -> float:
+        return self.size * 3.4
+
+    @property
+    def width(self) -> float:
+        note = self.note.width + self.size * 0.6 if self.note is not None else 0.0
+        return self.sample + self.size * 0.6 + self.name.width + note + self.size * 1.6
+
+    @property
+    def height(self) -> float:
+        return max(self.name.height, self.size * 1.9)
+
+
+def _legend_entries(
+    network: Network,
+    colors: dict[str, str],
+    texts: dict[str, str],
+    lang: str | None,
+    size: int,
+    words_lang: str | None,
+) -> list[_Entry]:
+    """Every line (badge, bold name, its termini), then a key to the station marks and to the
+    lines that are not in the tables."""
+    codes = fur.badge_codes(network.line_names)
+    named = round(size * fur.LEGEND_SIZE)
+    small = round(size * fur.TERMINI_SIZE)
+    out = []
+    for line in network.line_names:
+        ends = [texts[s] for s in fur.termini(network, line)[:3]]
+        note = measure(" – ".join(ends), small, lang) if ends else None
+        name = fur.bold_block(line, named, lang)
+        out.append(_Entry(line, "line", colors[line], name, note, codes[line], size))
+    w = fur.words(words_lang)
+    for kind in ("interchange", "station", "regional", "planned"):
+        block = measure(w[kind], small, words_lang)
+        out.append(_Entry(f"key:{kind}", kind, "#555555", block, None, None, size))
+    return out
+
+
+def _place_furnished_legend(
+    placed: PlacedGeometry,
+    placer: Placer,
+    network: Network,
+    entries: list[_Entry],
+    band: tuple[float, float],
+    margin: float,
+    looks: dict[str, tuple[tuple[float, float] | None, float]],
+    lang: str | None,
+) -> None:
+    """The legend band on a white panel (:data:`~maptab.render.furniture.PANEL`): each line's
+    sample stroke with its badge, bold name and termini, then the key (samples drawn as
+    shapes)."""
+    (y, row_h), x = band, margin
+    lw = placed.line_width
+    kinds = mark_kinds(network)
+    panel = Shape("rect", [(margin / 2, y), (placed.width - margin / 2, y)], fur.PANEL, "#B0B0B0")
+    placed.scenery.append(panel)
+    for e in entries:
+        if x + e.width > placed.width - margin and x > margin:
+            x, y = margin, y + row_h
+        mid = y + row_h / 2
+        x_text = x + e.sample + e.size * 0.6
+        if e.kind == "line":
+            swatch = _line_stroke(e.key, [(x, mid), (x + e.sample, mid)], e.color, lw, looks)
+            add_legend_entry(placed, placer, swatch, e.name, x_text, mid)
+            lab = placed.legend[-1].label
+            placed.legend[-1].label = Styled(
+                lab.owner, lab.block, lab.box, "legend", bold=fur.bold_px(e.name.size)
+            )
+            code = e.code or e.key
+            b = fur.badge(
+                code,
+                e.color,
+                round(e.size * fur.BADGE_SIZE),
+                lang,
+                (x + e.sample / 2, mid),
+                f"legend-badge:{e.key}",
+            )
+            placed.annotations[b.owner] = b
+            placer.block(b.box, ("legend", b.owner))
+            if e.note is not None:
+                nx = x_text + e.name.width + e.size * 0.6
+                box = Box(nx, mid - e.note.height / 2, nx + e.note.width, mid + e.note.height / 2)
+                note = Styled(f"legend-note:{e.key}", e.note, box, "legend", color=fur.OTHER_INK)
+                placed.annotations[note.owner] = note
+                placer.block(box, ("legend", note.owner))
+        else:
+            placed.scenery.extend(_key_sample(e.kind, x, mid, e.sample, lw, kinds))
+            box = Box(
+                x_text, mid - e.name.height / 2, x_text + e.name.width, mid + e.name.height / 2
+            )
+            lab = Styled(e.key, e.name, box, "legend", color=fur.OTHER_INK)
+            placed.annotations[e.key] = lab
+            placer.block(box, ("legend", e.key))
+            placer.block(Box(x, mid - lw * 1.5, x + e.sample, mid + lw * 1.5), ("legend", e.key))
+        x += e.width
+    pad = row_h * 0.15
+    panel.points = [(margin / 2, band[0] - pad), (placed.width - margin / 2, y + row_h + pad)]
+    panel.width = max(1.0, lw * 0.15)
+
+
+def _key_sample(
+    kind: str, x: float, mid: float, length: float, lw: float, kinds: tuple[str, str]
+) -> list[Shape]:
+    """What a legend key entry explains, drawn in ``length`` px from ``x`` (station marks of
+    the map's ``kinds``, :func:`mark_kinds`)."""
+    c = x + length / 2
+    track = Shape("polyline", [(x, mid), (x + length, mid)], None, "#9E9E9E", lw)
+    if kind == "interchange":
+        r, w = lw * 1.15, lw * 0.4
+        out = [track, Shape("ellipse", [(c - r, mid - r), (c + r, mid + r)], "#FFFFFF", INK, w)]
+        if kinds[1] == "double":
+            q = (r - w) * 0.55
+            out.append(Shape("ellipse", [(c - q, mid - q), (c + q, mid + q)], None, INK, w))
+        return out
+    if kind == "station":
+        if kinds[0] == "dot":
+            r = lw * 0.8
+            dot = [(c - r, mid - r), (c + r, mid + r)]
+            return [track, Shape("ellipse", dot, "#FFFFFF", "#9E9E9E", lw * 0.4)]
+        return [
+            track,
+            Shape("polyline", [(c, mid), (c, mid - lw * 1.25)], None, "#9E9E9E", lw * 0.6),
+        ]
+    if kind == "regional":
+        return fur.rail_shapes([(x, mid), (x + length, mid)], lw)
+    return fur.planned_shapes([(x, mid), (x + length, mid)], "#9E9E9E", lw)
 
 
 def _line_stroke(
@@ -327,15 +644,14 @@ def _lang(network: Network) -> str | None:
     return str(lang) if lang else None
 
 
-def _legend_rows(blocks: list, width: float, margin: float, scale: float) -> int:
+def _legend_rows(widths: list[float], width: float, margin: float) -> int:
     rows, x = 1, margin
-    for b in blocks:
-        w = 70 * scale + b.width + 50 * scale
+    for w in widths:
         if x + w > width - margin and x > margin:
             rows += 1
             x = margin
         x += w
-    return rows if blocks else 0
+    return rows if widths else 0
 
 
 def _place_legend(
@@ -372,25 +688,28 @@ def _station_label(
     px: dict[str, Point],
     text: str,
     orient: str | None = None,
+    bold: bool = False,
 ) -> LabelSlot:
     """Place one station label: 16 boxes around the mark, then 16 in a smaller font. With an
     ``orient`` (:func:`maptab.render.style.label_orientations`) the turned, diagonal or
-    stacked label is tried first; a quarter turn only on level track."""
+    stacked label is tried first; a quarter turn only on level track. A ``bold`` label's level
+    boxes hold its bold stroke (:func:`maptab.render.furniture.bold_block`)."""
     mark = placed.stations[station]
     center = mark.center
     sides = preferred_sides(center, (px[n] for n in network.neighbours(station)))
-    gap = mark.radius + mark.outline / 2 + 3.0 * (size / FONT_PX)
+    reach = mark.radius + mark.outline / 2 + (mark.half if isinstance(mark, PillMark) else 0.0)
+    gap = reach + 3.0 * (size / FONT_PX)
     tiers: list[Tier] = []
+
+    def level(n: int) -> TextBlock:
+        return fur.bold_block(text, n, lang) if bold else measure(text, n, lang)
+
     block = measure(text, size, lang)
     turned = orient_block(block, orient, level=sides[0] == "N")
     if turned is not None:
         tier = label_candidates(center, gap, turned, sides, (1.0, 1.8), placer.pad)
         tiers.append(off_the_lines(placer, tier))
-    tiers.append(label_candidates(center, gap, block, sides, (1.0, 1.8), placer.pad))
+    tiers.append(label_candidates(center, gap, level(size), sides, (1.0, 1.8), placer.pad))
     small = max(9, round(size * 0.8))
-    tiers.append(
-        lambda: label_candidates(
-            center, gap, measure(text, small, lang), sides, (1.0, 2.2), placer.pad
-        )
-    )
+    tiers.append(lambda: label_candidates(center, gap, level(small), sides, (1.0, 2.2), placer.pad))
     return place_label(placer, station, tiers)

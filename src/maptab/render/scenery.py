@@ -9,7 +9,10 @@ labels and the paper-like canvas of the ``realistic`` / ``hard`` styles.
    is free (:func:`add_secondary_labels`);
 3. scenery (:func:`add_scenery`): a street grid, water, parks and other rail lines in muted
    colours under the network; landmark pictograms, street names, a compass and an inset map in
-   free places only, so no label or station is covered and the legibility checks still hold.
+   free places only, so no label or station is covered and the legibility checks still hold;
+   ``hard`` metro maps get real-map extras instead (:func:`add_furniture`): water and parks,
+   station icons, regional-rail and under-construction lines with their own stations, a
+   compass and an inset.
 
 Everything is drawn from generators seeded by the map id (:func:`maptab.render.style.rng_for`),
 so a map always comes out the same.
@@ -24,8 +27,10 @@ import random
 import numpy as np
 
 from maptab.core.network import Network
+from maptab.render import furniture as fur
 from maptab.render.geometry import Box, LabelBox, PlacedGeometry, Point, Shape
-from maptab.render.labels import Placer
+from maptab.render.labels import Placer, label_candidates, preferred_sides
+from maptab.render.metro import FONT_PX, LINE_WIDTH, PALETTE, line_colors
 from maptab.render.ocr import normalise
 from maptab.render.style import Style, bilingual, rng_for, romanise, target_size
 from maptab.render.text import measure
@@ -84,12 +89,7 @@ def _placer(placed: PlacedGeometry, pad: float) -> Placer:
 
 
 def _free(placer: Placer, box: Box) -> bool:
-    padded = box.inflate(placer.pad)
-    return (
-        padded.inside(placer.width, placer.height)
-        and not placer.hard.query(padded)
-        and placer.line_hits(box) == 0
-    )
+    return placer.is_free(box) and placer.line_hits(box) == 0
 
 
 def add_secondary_labels(
@@ -335,7 +335,239 @@ def decorate(placed: PlacedGeometry, network: Network, style: Style, scale: floa
     placer = _placer(placed, 3.0 * scale)
     if bilingual(network, style):
         add_secondary_labels(placed, network, placer, scale)
-    if style.scenery > 0:
+    if style.furniture and placed.scenario == "metromap":
+        add_furniture(placed, network, placer)
+    elif style.scenery > 0:
         add_scenery(placed, network, placer, style, scale)
     if style.texture and placed.scenario == "travelmap":
         placed.texture = rng_for(network, "texture").getrandbits(31)
+
+
+# ------------------------------------------------------------------------- hard metro maps
+
+#: words in a station name that put an airport icon beside its label
+AIRPORT_WORDS = (
+    "airport", "flughafen", "aéroport", "aeropuerto", "aeroporto", "luchthaven", "lotnisko",
+    "letiště", "repülőtér", "bandara", "机场", "機場", "空港", "공항", "аэропорт", "аеропорт",
+    "αεροδρόμιο",
+)  # fmt: skip
+#: words in a station name that put a rail icon beside its label
+RAIL_WORDS = (
+    "station", "bahnhof", "hauptbahnhof", "gare", "estación", "stazione", "estação", "vokzal",
+    "вокзал", "火车站", "駅", "역",
+)  # fmt: skip
+ICON_COLORS = {"airport": "#1F4E79", "rail": "#B3261E", "parking": "#1565C0"}
+
+
+def add_furniture(placed: PlacedGeometry, network: Network, placer: Placer) -> None:
+    """The real-map extras of a ``hard`` metro map (:mod:`maptab.render.furniture`): water and
+    parks under the network, icons beside some station labels, regional-rail and
+    under-construction lines with their own stations (names that match no table name), a
+    compass and an inset map."""
+    scale = placed.line_width / (LINE_WIDTH * fur.LINE_FACTOR)  # as placed, after any refit
+    rng = rng_for(network, "furniture")
+    w, h = float(placed.width), float(placed.height)
+    under = [Shape("polyline", _walk(rng, w, h, 6), None, WATER, min(w, h) * 0.03)]
+    for _ in range(1 + len(network.vertices) // 120):
+        cx, cy = float(rng.uniform(0.1, 0.9)) * w, float(rng.uniform(0.1, 0.9)) * h
+        rx, ry = float(rng.uniform(0.03, 0.07)) * w, float(rng.uniform(0.03, 0.06)) * h
+        under.append(Shape("rect", [(cx - rx, cy - ry), (cx + rx, cy + ry)], PARK))
+    panel = next((i for i, sh in enumerate(placed.scenery) if sh.fill == fur.PANEL), None)
+    if panel is not None:  # nothing of the map's own goes on the legend panel
+        (x0, y0), (x1, y1) = placed.scenery[panel].points
+        placer.block(Box(x0, y0, x1, y1), ("legend", "panel"))
+    add_icons(placed, network, placer, rng)
+    add_other_lines(placed, network, placer, rng, scale, under)
+    at = len(placed.scenery) if panel is None else panel
+    placed.scenery[at:at] = under  # water, parks and other lines under the legend panel
+    _compass(placed, placer, scale)
+    _inset(placed, placer, scale)
+
+
+def add_icons(placed: PlacedGeometry, network: Network, placer: Placer, rng: random.Random) -> int:
+    """Airport, rail and parking icons right (else left) of some station labels: stations
+    named like an airport or a railway station, and a few drawn at random. Returns how many."""
+    n = 0
+    for s in network.vertices:
+        lab = placed.labels.get(s)
+        if lab is None or lab.angle or lab.vertical:
+            continue
+        name = network.label(s).casefold()
+        r = rng.random()
+        if any(word in name for word in AIRPORT_WORDS):
+            kind = "airport"
+        elif any(word in name for word in RAIL_WORDS) or r < 0.04:
+            kind = "rail"
+        elif r < 0.09:
+            kind = "parking"
+        else:
+            continue
+        side = lab.block.height * 1.05
+        gap = 2 * placer.pad + 2
+        y = (lab.box.y0 + lab.box.y1 - side) / 2
+        for x in (lab.box.x1 + gap, lab.box.x0 - gap - side):
+            box = Box(x, y, x + side, y + side)
+            if _free(placer, box):
+                placer.block(box.inflate(placer.pad), ("scenery", f"icon:{s}"))
+                placed.scenery.extend(icon(kind, box))
+                n += 1
+                break
+    return n
+
+
+def icon(kind: str, box: Box) -> list[Shape]:
+    """A station icon filling ``box``: a coloured square with a white plane, train or P."""
+    x0, y0, x1, y1 = box.x0, box.y0, box.x1, box.y1
+    s = x1 - x0
+    out = [Shape("rect", [(x0, y0), (x1, y1)], ICON_COLORS[kind])]
+
+    def at(u: float, v: float) -> Point:
+        return (x0 + u * s, y0 + v * s)
+
+    white = "#FFFFFF"
+    if kind == "airport":  # a plane seen from above, nose up
+        plane = [(0.5, 0.12), (0.56, 0.4), (0.88, 0.56), (0.88, 0.63), (0.56, 0.55),
+                 (0.54, 0.76), (0.64, 0.84), (0.64, 0.89), (0.5, 0.85), (0.36, 0.89),
+                 (0.36, 0.84), (0.46, 0.76), (0.44, 0.55), (0.12, 0.63), (0.12, 0.56),
+                 (0.44, 0.4)]  # fmt: skip
+        out.append(Shape("polygon", [at(u, v) for u, v in plane], white))
+    elif kind == "rail":  # a train's front: body, window, lamps
+        out.append(Shape("rect", [at(0.25, 0.15), at(0.75, 0.72)], white))
+        out.append(Shape("rect", [at(0.32, 0.24), at(0.68, 0.45)], ICON_COLORS[kind]))
+        out.append(
+            Shape("polygon", [at(0.3, 0.72), at(0.4, 0.72), at(0.25, 0.9), at(0.15, 0.9)], white)
+        )
+        out.append(
+            Shape("polygon", [at(0.6, 0.72), at(0.7, 0.72), at(0.85, 0.9), at(0.75, 0.9)], white)
+        )
+    else:  # parking: a white P
+        out.append(Shape("ellipse", [at(0.3, 0.16), at(0.74, 0.56)], white))
+        out.append(Shape("ellipse", [at(0.43, 0.27), at(0.6, 0.45)], ICON_COLORS[kind]))
+        out.append(Shape("rect", [at(0.3, 0.16), at(0.44, 0.86)], white))
+    return out
+
+
+def add_other_lines(
+    placed: PlacedGeometry,
+    network: Network,
+    placer: Placer,
+    rng: random.Random,
+    scale: float,
+    under: list[Shape],
+) -> int:
+    """Regional-rail lines (grey, white dashes; ``1 + stations // 100`` of them, with up to
+    ``4 + stations // 40`` stops each) and lines under construction (dashed, in a colour no
+    table line has; ``1 + stations // 150``, up to ``2 + stations // 80`` stops) across the
+    map, each stop drawn where it and its label find a free place. The lines go to
+    ``under`` (drawn under the legend), the stops to ``placed``. Returns how many stops were
+    drawn."""
+    n = len(network.vertices)
+    regional, planned = 1 + n // 100, 1 + n // 150
+    lang = fur.language(network)
+    stops_of = [4 + n // 40 if i < regional else 2 + n // 80 for i in range(regional + planned)]
+    drawn = [lab.block.text for lab in placed.labels.values()]
+    names = fur.distractor_names(network, sum(stops_of) + 4, "other-lines", drawn)
+    used = set(line_colors(network).values())
+    spare = [c for c in PALETTE if c not in used] or ["#9E9E9E"]
+    lengths = sorted(math.dist(p[0], p[-1]) for p in placed.edge_paths.values() if len(p) >= 2)
+    spacing = 1.5 * (lengths[len(lengths) // 2] if lengths else 120.0 * scale)
+    size = round(fur.OTHER_STATION_SIZE * FONT_PX * scale)
+    lw = placed.line_width
+    count = 0
+    for i in range(regional + planned):
+        is_rail = i < regional
+        path = fur.rounded(_octilinear_walk(rng, placed.width, placed.height), 4 * lw)
+        color = fur.RAIL if is_rail else spare[i % len(spare)]
+        shapes = fur.rail_shapes(path, lw) if is_rail else fur.planned_shapes(path, color, lw)
+        under.extend(shapes)
+        stops = stops_of[i]
+        for p, d in _along(path, spacing, rng.uniform(0.3, 0.9) * spacing):
+            if stops <= 0 or not names:
+                break
+            if _other_station(placed, placer, p, d, names[0], color, size, lang, lw, is_rail):
+                names.pop(0)
+                stops -= 1
+                count += 1
+    return count
+
+
+def _other_station(
+    placed: PlacedGeometry,
+    placer: Placer,
+    p: Point,
+    d: Point,
+    name: str,
+    color: str,
+    size: int,
+    lang: str | None,
+    lw: float,
+    rail: bool,
+) -> bool:
+    """A station of a line not in the tables at ``p`` with its label, if both are free."""
+    r = lw * 0.62
+    mark = Box(p[0] - r, p[1] - r, p[0] + r, p[1] + r)
+    if not _free(placer, mark):
+        return False
+    block = measure(name, size, lang)
+    sides = preferred_sides(p, [(p[0] + d[0], p[1] + d[1]), (p[0] - d[0], p[1] - d[1])])
+    for box, blk in label_candidates(p, r + 3.0, block, sides, (1.0, 1.6), placer.pad):
+        if _free(placer, box):
+            placer.block(mark.inflate(placer.pad), ("scenery", f"stop:{name}"))
+            placer.block(box.inflate(placer.pad), ("scenery", name))
+            outline = fur.RAIL if rail else color
+            placed.scenery.append(
+                Shape(
+                    "ellipse",
+                    [(mark.x0, mark.y0), (mark.x1, mark.y1)],
+                    "#FFFFFF",
+                    outline,
+                    lw * 0.3,
+                )
+            )
+            ink = fur.OTHER_INK if rail else fur.PLANNED_INK
+            placed.scenery_labels.append(fur.Styled(name, blk, box, "scenery", color=ink))
+            return True
+    return False
+
+
+def _octilinear_walk(rng: random.Random, w: float, h: float) -> list[Point]:
+    """A path of 45° multiples from one side of the canvas inwards, turning now and then,
+    until it leaves the canvas (clipped to it)."""
+    side = rng.randrange(4)
+    t = float(rng.uniform(0.15, 0.85))
+    start, heading = [((0.0, t * h), 0), ((w, t * h), 4), ((t * w, 0.0), 2), ((t * w, h), 6)][side]
+    pts = [start]
+    cur, head = start, heading
+    for _ in range(12):
+        step = float(rng.uniform(0.12, 0.3)) * min(w, h)
+        a = math.radians(head * 45)
+        nxt = (cur[0] + math.cos(a) * step, cur[1] + math.sin(a) * step)
+        pts.append(nxt)
+        cur = nxt
+        if not (0 <= cur[0] <= w and 0 <= cur[1] <= h):
+            break
+        turn = rng.choice((-1, 0, 0, 1))
+        if abs(((head + turn - heading + 4) % 8) - 4) <= 1:
+            head = (head + turn) % 8
+    last = pts[-1]
+    pts[-1] = (min(max(last[0], 0.0), w), min(max(last[1], 0.0), h))
+    return pts
+
+
+def _along(path: list[Point], spacing: float, first: float) -> list[tuple[Point, Point]]:
+    """Points every ``spacing`` px along ``path`` (the first ``first`` px in), each with the
+    path's unit direction there."""
+    out = []
+    want = first
+    walked = 0.0
+    for a, b in zip(path, path[1:], strict=False):
+        seg = math.dist(a, b)
+        if seg < 1e-9:
+            continue
+        d = ((b[0] - a[0]) / seg, (b[1] - a[1]) / seg)
+        while want <= walked + seg:
+            t = want - walked
+            out.append(((a[0] + d[0] * t, a[1] + d[1] * t), d))
+            want += spacing
+        walked += seg
+    return out

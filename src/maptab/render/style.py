@@ -12,21 +12,30 @@
 * **bilingual labels** — on a share of the maps whose script can be romanised (Chinese by
   pinyin, Korean, Russian, Greek), a smaller second line under the station label;
 * **size variation** — each station label's font size is scaled by a factor in
-  :attr:`Style.size_jitter`;
+  :attr:`Style.size_jitter` (``hard`` metro maps use a fixed type hierarchy instead);
 * **turned, diagonal and vertical labels** — a share of the labels is offered turned a
   quarter turn (level track), turned ±45°, or for CJK text set vertically, one glyph under
   another (:func:`label_orientations`); the placer falls back to a level label where the
-  oriented one finds no free place clear of the lines;
+  oriented one finds no free place clear of the lines (``hard`` metro maps turn none a
+  quarter turn);
 * **distractors** (:mod:`maptab.render.scenery`) — other lines in muted colours, water,
   parks, landmark pictograms, a street grid with street names, a compass and an inset map;
+* **furniture** (``hard`` metro maps, :mod:`maptab.render.furniture`) — instead of the
+  random sizes and the generic distractors: thick round-cornered lines in bundles, line
+  badges at the termini, a title, a legend with each line's termini, ticks, pills and double
+  rings, station icons, regional-rail and under-construction lines with their own stations;
 * **distinguishable lines** — two line colours closer than ΔE 15 (CIE76) get different dash
   patterns or widths;
-* **paper-like size** — metro maps about 4,100 × 3,700 px and scenic maps about
-  1,100 × 1,350 px (each side within ±15%), textured backgrounds on scenic maps.
+* **a canvas that grows with the system** — a metro map's canvas gives each station
+  :data:`STATION_CANVAS_PX` square pixels (× a per-map draw of 0.85–1.2), shaped like the
+  laid-out network, no side under :data:`MIN_SIDE_PX` and no more than
+  :data:`MAX_CANVAS_PX` in all (:func:`target_size`); scenic maps are about 1,100 × 1,350 px
+  (each side within ±10%), with textured backgrounds.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import zlib
@@ -42,7 +51,15 @@ MIN_VARIANT_SIMILARITY = MATCH_THRESHOLD
 MIN_DELTA_E = 15.0
 
 #: Paper averages (MapTab, section 3): metro ≈ 4,140 × 3,744 px; scenic ≈ 1,100 × 1,350 px.
+#: Scenic maps keep this size; metro maps scale with their station count (:func:`target_size`).
 TARGET_SIZE = {"metromap": (4100.0, 3700.0), "travelmap": (1100.0, 1350.0)}
+#: canvas square pixels per station of a styled metro map (real maps: about 20,000–500,000;
+#: 100 stations come out near 3,300 × 3,300 px)
+STATION_CANVAS_PX = 110_000.0
+#: the shorter side of a styled metro map, at least
+MIN_SIDE_PX = 1_000.0
+#: a styled metro map's canvas, at most (px²; under the renderer's 64 Mpx limit)
+MAX_CANVAS_PX = 40_000_000.0
 
 
 class StyleError(MaptabError):
@@ -64,6 +81,7 @@ class Style:
     paper_size: bool = False
     texture: bool = False
     distinct_lines: bool = False
+    furniture: bool = False  # metro maps: real-map furniture (maptab.render.furniture)
 
     @property
     def plain(self) -> bool:
@@ -97,6 +115,7 @@ STYLES: dict[str, Style] = {
         paper_size=True,
         texture=True,
         distinct_lines=True,
+        furniture=True,
     ),
 }
 
@@ -551,7 +570,30 @@ def indistinct_pairs(
 
 
 def target_size(network: Network) -> tuple[float, float]:
-    """The paper-like image size of this map: the scenario's average, each side ±10%."""
-    w, h = TARGET_SIZE[network.scenario]
+    """The image size of a styled map. Scenic maps: the papers' average, each side ±10%.
+    Metro maps: ``stations × STATION_CANVAS_PX × f`` square pixels (``f`` a per-map draw in
+    0.85–1.2), shaped like the network's positions (width / height clamped to 0.65–1.55),
+    grown until the shorter side is ``MIN_SIDE_PX`` and shrunk to ``MAX_CANVAS_PX`` at most."""
     rng = rng_for(network, "size-target")
-    return w * rng.uniform(0.9, 1.1), h * rng.uniform(0.9, 1.1)
+    if network.scenario != "metromap":
+        w, h = TARGET_SIZE[network.scenario]
+        return w * rng.uniform(0.9, 1.1), h * rng.uniform(0.9, 1.1)
+    area = len(network.vertices) * STATION_CANVAS_PX * rng.uniform(0.85, 1.2)
+    aspect = _aspect(network)
+    w, h = math.sqrt(area * aspect), math.sqrt(area / aspect)
+    grow = max(1.0, MIN_SIDE_PX / min(w, h))
+    w, h = w * grow, h * grow
+    shrink = min(1.0, math.sqrt(MAX_CANVAS_PX / (w * h)))
+    return w * shrink, h * shrink
+
+
+def _aspect(network: Network) -> float:
+    """Width / height of the network's positions (1.1 without positions), within 0.65–1.55."""
+    pos = network.positions or {}
+    pts = [pos[s] for s in network.vertices if s in pos]
+    if len(pts) < 2 or len(pts) < len(network.vertices):
+        return 1.1
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    span = max(max(xs) - min(xs), max(ys) - min(ys), 1e-9)
+    w, h = max(max(xs) - min(xs), span * 0.1), max(max(ys) - min(ys), span * 0.1)
+    return min(1.55, max(0.65, w / h))
