@@ -31,30 +31,41 @@ Stops:`` per the row's ``long_template``).
   concurrency give the same answers); ReasonMap likewise.
 * ``blank`` answers nothing (every sample is a format error).
 * ``agent-oracle`` is for tool-use mode (``--tools``, :mod:`maptab.run.tools`): a scripted
-  model that solves route planning through the tools alone. From the question it reads only
-  what the prompt states (source, target, category, weights, cost model, whether totals are
-  asked), never the gold, the tables or the map. RP with ``lookup`` offered (every category
-  that shows a table): it looks up the source, then, turn by turn, every station named in
-  the rows it got and not yet looked up (one call each, all of a turn's at once), until the
-  component is known; it rebuilds the network from those rows (Vertex_tab or Mix_tab values,
-  Edge_tab values, lines from the ``Line`` columns or the map's ``Map_edges``) and answers
-  the solver's first route (fewest stations, or the optimum of the query's weights), after
-  one ``check`` of it (whose totals it reports when asked). RP without ``lookup`` (map-only
-  categories): it checks and answers the two-station route source-target (right only when
-  they are adjacent). Where no input shows the lines (the Edge column alone, without the
-  map: ``edge_only``), it finds the route's transfer marks with ``check`` instead: every
-  subset of the route's junctions (stations with three neighbours or more, or a doubled
-  edge), then up to :data:`MARK_SEARCH` marks anywhere, :data:`MARK_BATCH` candidates a
-  turn. QA: ``0``; ReasonMap: nothing. Without any tool offered it answers as
-  without ``lookup``. It spends one turn per step of the exploration and one call per
-  station, so it sets its own budget (``tool_budget``: 64 turns, 4,096 calls), used
-  unless ``--max-turns`` / ``--max-tool-calls`` are given.
+  model that answers route planning and QA through the tools alone. From the question it
+  reads only what the prompt states (RP: source, target, category, weights, cost model,
+  whether totals are asked; QA: the type and the stations, lines and column it names),
+  never the gold, the map, or the tables' values; of the tables in its prompt it reads only
+  the station names, to know where to start looking. RP with ``lookup`` offered (every
+  category that shows a table): it looks up the source, then, turn by turn, every station
+  named in the rows it got and not yet looked up (one call each, all of a turn's at once),
+  until the component is known; it rebuilds the network from those rows (Vertex_tab or
+  Mix_tab values, Edge_tab values, lines from the ``Line`` columns or the map's
+  ``Map_edges``) and answers the solver's first route (fewest stations, or the optimum of
+  the query's weights), after one ``check`` of it (whose totals it reports when asked). RP
+  without ``lookup`` (map-only categories): it checks and answers the two-station route
+  source-target (right only when they are adjacent). Where no input shows the lines (the
+  Edge column alone, without the map: ``edge_only``), it finds the route's transfer marks
+  with ``check`` instead: every subset of the route's junctions (stations with three
+  neighbours or more, or a doubled edge), then up to :data:`MARK_SEARCH` marks anywhere,
+  :data:`MARK_BATCH` candidates a turn. QA with ``lookup`` offered (every type that shows a
+  table): it looks up the stations the question names (else the first station its tables
+  show), then every station named in the rows got, then any station the tables show and
+  not yet looked up (a vertex table shows no edges), and answers the type's own answer
+  function (:func:`maptab.core.qa_types.qa_answer`) on the network rebuilt as for RP (a
+  vertex table alone gives each line as a chain of the stations its ``Line`` column puts on
+  it; a table lists the stations a lookup found a row of it for, in the prompt's row
+  order). QA without ``lookup`` (map-only types): the same answer function on the stations
+  the question names alone, ``0`` where that cannot answer. ReasonMap (the map alone):
+  nothing. Without any tool offered it answers as without ``lookup``. It spends one turn
+  per step of the exploration and one call per station, so it sets its own budget
+  (``tool_budget``: 64 turns, 4,096 calls), used unless ``--max-turns`` /
+  ``--max-tool-calls`` are given.
 
 ``shortest`` and ``random`` answer QA with ``0`` and a seeded coin flip (0/1) respectively;
 no baseline but the oracle reports totals.
 
-Baselines answer from ``request.meta`` alone (``uses_messages = False``), so the runner
-builds no table text or image for them; the oracle remembers the RP answers it has given
+The other baselines answer from ``request.meta`` alone (``uses_messages = False``), so the
+runner builds no table text or image for them; the oracle remembers the RP answers it has given
 (keyed by map, cost items, stations, weights, cost model and totals), and the solver its
 solutions, so a query asked again costs a dictionary look-up.
 """
@@ -64,6 +75,7 @@ from __future__ import annotations
 import csv
 import json
 import random
+from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
@@ -71,14 +83,15 @@ from maptab._cache import IdentityCache, KeyedCache
 from maptab.core.costs import Weights, route_totals
 from maptab.core.network import Edge, Network, Vertex
 from maptab.core.planning import plan_routes
-from maptab.core.qa_types import qa_answer_of
+from maptab.core.qa_types import qa_answer, qa_answer_of
 from maptab.core.route_text import format_route, format_route_of, route_block
 from maptab.core.schema import RP_BY_NAME, TOTAL_FIELDS, QAQuery, RPCategory, RPQuery
 from maptab.core.solver import Route, fewest_stations, optimal_routes
 from maptab.core.tables import derive_mix, split_lines
+from maptab.errors import MaptabError
 from maptab.io.dataset import Dataset
 from maptab.run.provider import Completion, InProcessProvider, ToolCall
-from maptab.run.requests import ChatRequest
+from maptab.run.requests import TABLE_TITLES, ChatRequest
 from maptab.tasks.base import get as get_kind
 
 
@@ -371,12 +384,12 @@ class BlankProvider(_Baseline):
 
 
 class AgentOracleProvider(InProcessProvider):
-    """Route planning through the tools alone (module docstring)."""
+    """Route planning and QA through the tools alone (module docstring)."""
 
     name = "agent-oracle"
     model = "agent-oracle"
     uses_images = False
-    uses_messages = False
+    uses_messages = True  # QA: station names of the tables shown, where to start looking
     tool_budget = (64, 4096)
 
     def __init__(self, seed: int = 0) -> None:
@@ -389,7 +402,7 @@ class AgentOracleProvider(InProcessProvider):
         offered = {t["function"]["name"] for t in request.tools or ()}
         record_type = get_kind(request.kind).samples.record
         if record_type is QAQuery:
-            return Completion(answer_block(0))
+            return self._qa(request, offered)
         if record_type is not RPQuery:
             return Completion("")
         q = request.meta.get("record")
@@ -436,6 +449,34 @@ class AgentOracleProvider(InProcessProvider):
         return Completion(answer)
 
     @staticmethod
+    def _qa(request: ChatRequest, offered: set[str]) -> Completion:
+        """A QA answer: the network rebuilt from ``lookup`` results, explored from the
+        stations the question names (else the first one the prompt's tables show), then
+        every station named in the rows got, then any other the tables show; answered by the
+        type's own answer function (:func:`maptab.core.qa_types.qa_answer`)."""
+        q = request.meta.get("record")
+        if not isinstance(q, QAQuery):
+            q = QAQuery.from_dict(request.meta["sample"])
+        params = {k: v for k, v in q.params.items() if k in QA_STATED}
+        named = [v for k, v in params.items() if k in QA_STATIONS and isinstance(v, str)]
+        if "lookup" not in offered:  # what the question names, nothing more
+            return Completion(answer_block(_qa_value(q, _Explored((), q.scenario, named), params)))
+        history = _history(request.messages)
+        asked = {str(args.get("name")) for name, args, _ in history if name == "lookup"}
+        graph = _Explored((r for name, _, r in history if name == "lookup"), q.scenario)
+        listed = _prompt_stations(request.messages)
+        shown = [s for names in listed.values() for s in names]
+        if not asked:
+            todo = list(dict.fromkeys(named)) or shown[:1]
+        else:
+            todo = sorted(graph.unexplored() - asked)
+            if not todo:
+                todo = [s for s in dict.fromkeys(shown) if s not in asked | graph.looked]
+        if todo:
+            return _calls(*(("lookup", {"name": n}) for n in todo))
+        return Completion(answer_block(_qa_value(q, graph, params, listed)))
+
+    @staticmethod
     def _marks(stations: tuple[str, ...], graph: _Explored, history: list[Any]) -> Completion:
         """A route whose lines no input shows (the Edge column alone, no map): its transfer
         marks found with ``check`` (:func:`_mark_candidates`), :data:`MARK_BATCH` candidates
@@ -475,6 +516,64 @@ def _mark_candidates(stations: tuple[str, ...], graph: _Explored) -> Any:
         yield from combinations(inner, k)
 
 
+QA_STATIONS = ("a", "b", "c", "d")
+"""QA parameters that name stations (spots)."""
+QA_STATED = (*QA_STATIONS, "line", "line2", "attribute")
+"""QA parameters a question states (others, such as the spot a table drops, it does not)."""
+QA_TABLES = ("vertices", "mix")
+"""The tables whose stations QA types 21 and 22 read (``shown``, :mod:`maptab.core.qa_types`)."""
+
+
+def _qa_value(
+    q: QAQuery,
+    graph: _Explored,
+    params: dict[str, Any],
+    listed: dict[str, list[str]] | None = None,
+) -> float:
+    """The type's answer on the network rebuilt from ``graph``; the stations a table lists
+    are those a lookup found a row of it for, in the prompt's row order (``listed``: names
+    per table title). ``0`` where the network lacks what the answer needs."""
+    listed = listed or {}
+    shown: dict[str, list[str]] = {}
+    for part in QA_TABLES:
+        title = TABLE_TITLES[part]
+        if part in q.inputs:
+            order = {s: i for i, s in enumerate(listed.get(title, ()))}
+            rows = graph.rows.get(title, set())
+            shown[part] = sorted(rows, key=lambda s: (order.get(s, len(order)), s))
+    try:
+        return qa_answer(q.type, graph.network(q.map_id), params, shown)
+    except (MaptabError, ValueError, KeyError, ZeroDivisionError):
+        return 0.0
+
+
+def _prompt_stations(messages: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Per table title, the station names of the first column of each table the prompt
+    shows (CSV or JSON), in row order; an ``Edge`` cell gives its two stations."""
+    content = messages[0].get("content") if messages else None
+    out: dict[str, list[str]] = {}
+    for part in content if isinstance(content, list) else ():
+        text = str(part.get("text", "")) if isinstance(part, dict) else ""
+        head, _, body = text.partition("\n")
+        title = next((t for t in TABLE_TITLES.values() if head.startswith(f"{t} (")), None)
+        if title is None:
+            continue
+        if body.lstrip().startswith("["):
+            try:
+                rows = [r for r in json.loads(body) if isinstance(r, dict)]
+            except ValueError:
+                continue
+            cells = [str(r.get("Edge", r.get("Vertex", ""))) for r in rows]
+        else:
+            cells = [r[0] for r in list(csv.reader(body.split("\n")))[1:] if r]
+        names = dict.fromkeys(out.get(title, ()))
+        for cell in cells:
+            ends = cell.partition("-")[::2] if title == TABLE_TITLES["edges"] else (cell,)
+            names.update(dict.fromkeys(n for n in ends if n))
+        out[title] = list(names)
+    return out
+
+
 MARK_SEARCH = 3
 """Transfer marks at most that the ``agent-oracle`` tries anywhere on a route whose lines it
 cannot see (after its junctions)."""
@@ -510,14 +609,16 @@ def _history(messages: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any], 
 
 
 class _Explored:
-    """The stations and rows known from ``lookup`` results (:mod:`maptab.run.tools`)."""
+    """The stations and rows known from ``lookup`` results (:mod:`maptab.run.tools`), and
+    the stations ``named`` besides (known to exist, nothing else)."""
 
-    def __init__(self, results: Any, scenario: str) -> None:
+    def __init__(self, results: Any, scenario: str, named: Sequence[str] = ()) -> None:
         self.scenario = scenario
         self.vertices: dict[str, dict[str, str]] = {}
         self.edges: dict[tuple[str, str, str], dict[str, str]] = {}
-        self.seen: set[str] = set()
+        self.seen: set[str] = set(named)
         self.looked: set[str] = set()
+        self.rows: dict[str, set[str]] = {}  # per table title, the stations with a row of it
         self.count: dict[frozenset[str], int] = {}  # rows per station pair, in one table
         for text in results:
             key = self.key(text)
@@ -530,6 +631,7 @@ class _Explored:
                     if title in ("Vertex_tab", "Mix_tab"):
                         self.vertices[row["Vertex"]] = row
                         self.seen.add(row["Vertex"])
+                        self.rows.setdefault(title, set()).add(row["Vertex"])
                     elif title in ("Edge_tab", "Map_edges"):
                         u, _, v = row["Edge"].partition("-")
                         self.seen.update((u, v))
@@ -585,6 +687,8 @@ class _Explored:
             for st in (e.u, e.v):
                 if e.line and e.line not in lines.setdefault(st, []):
                     lines[st].append(e.line)
+        if not edges:  # a vertex table alone: its lines, each a chain of its stations
+            edges = self._membership()
         vertices = {}
         for st in sorted(self.seen):
             r = self.vertices.get(st, {})
@@ -599,6 +703,19 @@ class _Explored:
                 num(r, "Transfer Time"),
             )
         return Network(self.scenario, vertices, edges, map_id)  # type: ignore[arg-type]
+
+    def _membership(self) -> list[Edge]:
+        """Edges that carry only which stations each line serves, as the ``Line`` column of
+        vertex rows says (their order along the line is not shown: name order stands in)."""
+        members: dict[str, list[str]] = {}
+        for st in sorted(self.vertices):
+            for line in split_lines(self.vertices[st].get("Line") or ""):
+                members.setdefault(line, []).append(st)
+        return [
+            Edge(u, v, line)
+            for line, sts in members.items()
+            for u, v in zip(sts, sts[1:], strict=False)
+        ]
 
 
 def _sections(text: str) -> list[tuple[str, list[dict[str, str]]]]:
