@@ -130,3 +130,25 @@ def test_shares_move_the_dataset_toward_the_targets() -> None:
         totals[label] = (tied, nr)
     assert totals["capped"][0] < totals["uniform"][0]
     assert totals["capped"][1] < totals["uniform"][1]
+
+
+def test_targets_are_scaled_to_the_maps_with_a_cycle() -> None:
+    """A map without a cycle has no tied or NR pair: the others aim higher, so the
+    scenario's share is the target; never above one half."""
+    from maptab.generate.pipeline import MapSummary, pair_shares
+    from maptab.generate.queries import PAIR_SHARES
+
+    def summary(map_id: str, scenario: str, cycles: int) -> MapSummary:
+        return MapSummary(map_id, scenario, "en", (1.0,), 20, 100, cycles)
+
+    maps = [summary("m0", "metromap", 0), summary("m1", "metromap", 3)]
+    maps += [summary("t0", "travelmap", 2)]
+    got = pair_shares(maps, {"m0": 30, "m1": 10, "t0": 5})
+    metro = PAIR_SHARES["metromap"]
+    assert got["metromap"].tied == pytest.approx(min(metro.tied * 4, 0.5))
+    assert metro.nr is not None
+    assert got["metromap"].nr == pytest.approx(min(metro.nr * 4, 0.5))
+    assert got["travelmap"].tied == pytest.approx(PAIR_SHARES["travelmap"].tied)
+    assert got["travelmap"].nr == PAIR_SHARES["travelmap"].nr
+    tree_only = pair_shares([summary("m0", "metromap", 0)], {"m0": 30})
+    assert tree_only["metromap"].tied == pytest.approx(metro.tied)

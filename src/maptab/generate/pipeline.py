@@ -35,7 +35,7 @@ import numpy as np
 
 from maptab._progress import Progress, or_silent
 from maptab.core import qa_types
-from maptab.core.network import Network
+from maptab.core.network import Network, connected_components
 from maptab.core.route_text import check_network_names
 from maptab.core.schema import QA_STYLES, RP_STYLES, QAQuery, ReasonMapQuestion, RPQuery
 from maptab.core.tables import derive_mix
@@ -172,10 +172,13 @@ class MapSummary:
     metrics: tuple[float, ...]
     stations: int
     capacity: int
+    cycles: int = 0
 
 
 def summarize_map(net: Network) -> MapSummary:
     """The :class:`MapSummary` of ``net``."""
+    graph = net.simple_graph()
+    track = sum(len(v) for v in graph.values()) // 2
     return MapSummary(
         net.map_id,
         net.scenario,
@@ -183,7 +186,26 @@ def summarize_map(net: Network) -> MapSummary:
         tuple(float(m(net)) for m in difficulty.MAP_METRICS[net.scenario]),
         len(net.vertices),
         len(eligible_pairs(net)),
+        track - len(graph) + len(connected_components(graph)),
     )
+
+
+def pair_shares(summaries: list[MapSummary], quotas: dict[str, int]) -> dict[str, PairShares]:
+    """Each scenario's :data:`~maptab.generate.queries.PAIR_SHARES`, scaled to the maps that
+    can meet them: a map without a cycle has neither tied nor NR pairs, so the others aim
+    at ``target / share of the scenario's pairs on maps with a cycle`` (at most 0.5)."""
+    out = {}
+    for scenario, target in PAIR_SHARES.items():
+        mine = [m for m in summaries if m.scenario == scenario]
+        total = sum(quotas.get(m.map_id, 0) for m in mine)
+        cyclic = sum(quotas.get(m.map_id, 0) for m in mine if m.cycles > 0)
+        scale = total / cyclic if cyclic else 1.0
+        out[scenario] = PairShares(
+            tied=min(target.tied * scale, 0.5),
+            nr=None if target.nr is None else min(target.nr * scale, 0.5),
+            lookahead=target.lookahead,
+        )
+    return out
 
 
 def summarize_recipe(recipe: MapRecipe) -> MapSummary:
@@ -266,9 +288,9 @@ def rp_queries_for_map(
     cost_model: str = "additive",
     shares: PairShares | None = None,
 ) -> list[RPQuery]:
-    """The RP queries of one map: ``quota`` OD pairs × 12 categories, the pairs drawn within
+    """The RP queries of one map: ``quota`` OD pairs × 12 categories, the pairs drawn toward
     ``shares`` (:func:`~maptab.generate.queries.select_pairs`; generated maps get
-    :data:`~maptab.generate.queries.PAIR_SHARES`, a user's own maps none).
+    :func:`pair_shares`, a user's own maps none: a uniform draw).
 
     Instruction styles cycle over the pairs of a scenario (SPEC 9): pair ``p`` of this map
     gets style ``(style_offset + p) mod 5`` in every category, where ``style_offset`` counts
@@ -391,6 +413,7 @@ class MapJob:
     style: str = "clean"
     renderer: MapImager | None = None
     image: Path | None = None
+    shares: PairShares | None = None
 
     def network(self) -> Network:
         """The map's network (re-synthesised from its recipe when it has one)."""
@@ -436,7 +459,7 @@ def map_queries(
         job.pair_offset,
         report_totals=job.report_totals,
         cost_model=job.cost_model,
-        shares=PAIR_SHARES[net.scenario] if job.recipe is not None else None,
+        shares=job.shares,
     )
     qa_rows = qa_queries_for_map(net, entry, job.seed, job.map_offset)
     rm: list[ReasonMapQuestion] = []
@@ -723,7 +746,8 @@ def _write(
         clock.lap("allocation (Algorithm 1)")
         # phase 2: every map of this shard, written by the process that builds it
         positions = range(shard_index, n, shard_count)
-        jobs = _jobs(entries, quotas, seed, spec, options, recipes, nets, renderer, images)
+        shares = pair_shares(known, quotas) if recipes is not None else None
+        jobs = _jobs(entries, quotas, seed, spec, options, recipes, nets, renderer, images, shares)
         mine = (job for p, job in enumerate(jobs) if p % shard_count == shard_index)
         folder = writer.root / PARTS
         folder.mkdir()
@@ -762,8 +786,11 @@ def _jobs(
     nets: list[Network] | None,
     renderer: MapImager | None,
     images: dict[str, Path] | None,
+    shares: dict[str, PairShares] | None = None,
 ) -> Iterator[MapJob]:
-    """Phase 2's job of every map, in map order (made as they are submitted)."""
+    """Phase 2's job of every map, in map order (made as they are submitted); generated
+    maps ask their OD pairs toward ``shares`` (:func:`pair_shares`), a user's own maps
+    uniformly."""
     pairs_before: dict[str, int] = defaultdict(int)
     maps_before: dict[str, int] = defaultdict(int)
     slow = _slow_maps()
@@ -783,6 +810,7 @@ def _jobs(
             style=options.get("map_style", "clean"),
             renderer=renderer,
             image=(images or {}).get(entry.id),
+            shares=(shares or {}).get(entry.scenario),
         )
         pairs_before[entry.scenario] += quotas[entry.id]
         maps_before[entry.scenario] += 1
