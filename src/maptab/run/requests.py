@@ -238,35 +238,46 @@ def _resized(im: Any, size: tuple[int, int]) -> Any:
     return im.resize(size, Image.Resampling.LANCZOS, reducing_gap=3.0)
 
 
-def crop_image(
-    path: Path, box: tuple[float, float, float, float], spec: ImageSpec
-) -> tuple[bytes, tuple[int, int], tuple[int, int]]:
-    """``(bytes, sent size, crop size)`` of the part of the original image at ``path``
-    inside ``box`` (``x0, y0, x1, y1`` normalised to [0, 1] from the top-left corner),
-    prepared as the whole map is (:class:`ImageSpec`: the same budget, resize and
-    format). A crop is at least 1 px a side."""
-    from PIL import Image
-
-    x0, y0, x1, y1 = box
+def decoded_image(path: Path) -> Any:
+    """The image at ``path``, decoded (:class:`DatasetError` naming the file when it is not a
+    readable image or is too large): what :func:`crop_image` cuts from."""
     with open_image(path, error=DatasetError) as im:
         try:
             im.load()
-            w, h = im.size
-            left, top = min(w - 1, math.floor(x0 * w)), min(h - 1, math.floor(y0 * h))
-            right, bottom = max(left + 1, math.ceil(x1 * w)), max(top + 1, math.ceil(y1 * h))
-            crop = im.crop((left, top, min(w, right), min(h, bottom)))
-            size = spec.target(*crop.size)
-            out = crop if size == crop.size else _resized(crop, size)
-            if spec.format == "jpeg":
-                rgba = out.convert("RGBA")
-                out = Image.new("RGB", rgba.size, "white")
-                out.paste(rgba, mask=rgba.getchannel("A"))
-            elif out.mode not in ("RGB", "RGBA", "L", "LA", "P"):
-                out = out.convert("RGBA")
-            buf = io.BytesIO()
-            out.save(buf, format=spec.format.upper(), optimize=False)
         except (OSError, ValueError) as exc:
             raise DatasetError(f"{path}: not a readable image ({exc})") from None
+        return im
+
+
+def crop_image(
+    source: Path | Any, box: tuple[float, float, float, float], spec: ImageSpec
+) -> tuple[bytes, tuple[int, int], tuple[int, int]]:
+    """``(bytes, sent size, crop size)`` of the part of the original image inside ``box``
+    (``x0, y0, x1, y1`` normalised to [0, 1] from the top-left corner), prepared as the whole
+    map is (:class:`ImageSpec`: the same budget, resize and format). ``source`` is the image
+    file, or the image :func:`decoded_image` read from it (a caller cutting one map many times
+    decodes it once). A crop is at least 1 px a side."""
+    from PIL import Image
+
+    im = decoded_image(source) if isinstance(source, str | os.PathLike) else source
+    x0, y0, x1, y1 = box
+    try:
+        w, h = im.size
+        left, top = min(w - 1, math.floor(x0 * w)), min(h - 1, math.floor(y0 * h))
+        right, bottom = max(left + 1, math.ceil(x1 * w)), max(top + 1, math.ceil(y1 * h))
+        crop = im.crop((left, top, min(w, right), min(h, bottom)))
+        size = spec.target(*crop.size)
+        out = crop if size == crop.size else _resized(crop, size)
+        if spec.format == "jpeg":
+            rgba = out.convert("RGBA")
+            out = Image.new("RGB", rgba.size, "white")
+            out.paste(rgba, mask=rgba.getchannel("A"))
+        elif out.mode not in ("RGB", "RGBA", "L", "LA", "P"):
+            out = out.convert("RGBA")
+        buf = io.BytesIO()
+        out.save(buf, format=spec.format.upper(), optimize=False)
+    except (OSError, ValueError) as exc:
+        raise DatasetError(f"{source}: not a readable image ({exc})") from None
     return buf.getvalue(), out.size, crop.size
 
 

@@ -43,11 +43,13 @@ and ``run.json``'s summary adds ``tool_stats``. An in-process model converses in
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -315,16 +317,24 @@ async def arun(
                     bar.tick(pred.error is not None)
 
             async def converse() -> None:
-                assert toolbox is not None and budget is not None
+                assert toolbox is not None and budget is not None and tools_thread is not None
                 for sample in pending:
                     pred, extra = await _answer_tools(
-                        sample, builder, provider, row_settings, toolbox, budget
+                        sample, builder, provider, row_settings, toolbox, budget, tools_thread
                     )
                     store.append_line(pred.id, pred.error, _with(lines.line(pred), extra))
                     bar.tick(pred.error is not None)
 
             lines = PredictionLines()
-            with bar:
+            # a served model's tool calls run off the event loop (one thread: the toolbox's
+            # caches see one caller), so a zoom's image work does not hold up the requests
+            # of the other conversations
+            tools_thread = (
+                ThreadPoolExecutor(1, thread_name_prefix="maptab-tools")
+                if toolbox is not None and complete_sync is None
+                else None
+            )
+            with bar, tools_thread or contextlib.nullcontext():
                 if toolbox is not None and complete_sync is not None:  # in process, in turns
                     assert budget is not None
                     for sample in pending:
@@ -431,15 +441,19 @@ async def _answer_tools(
     settings: dict[str, Any],
     toolbox: Toolbox,
     budget: ToolBudget,
+    tools_thread: Executor,
 ) -> tuple[Prediction, dict[str, Any]]:
-    """One sample's conversation (:class:`~maptab.run.tools.Conversation`) and its row; a
-    failed request ends it with the row's ``error`` set and the transcript so far kept."""
+    """One sample's conversation (:class:`~maptab.run.tools.Conversation`) and its row, its
+    tool calls run in ``tools_thread``; a failed request ends it with the row's ``error`` set
+    and the transcript so far kept."""
     base = base_row(sample, provider, settings)
     conv = Conversation(builder.request(sample), toolbox, budget)
+    loop = asyncio.get_running_loop()
     t0 = time.perf_counter()
     try:
         while (request := conv.next_request()) is not None:
-            conv.receive(await provider.complete(request))
+            completion = await provider.complete(request)
+            await loop.run_in_executor(tools_thread, conv.receive, completion)
     except (DatasetError, StoreError, EndpointUnreachable):
         raise
     except Exception as exc:  # one sample's failure is recorded, not fatal (module doc)

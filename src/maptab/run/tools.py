@@ -45,6 +45,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
+from pathlib import Path
 from typing import Any
 
 from maptab.core.costs import CostError, Weights, route_cost, route_totals
@@ -55,7 +56,14 @@ from maptab.core.schema import RP_BY_NAME, RPQuery
 from maptab.errors import MaptabError
 from maptab.io.dataset import TABLE_FILES, DatasetError, Maps
 from maptab.run.provider import Completion
-from maptab.run.requests import TABLE_TITLES, ChatRequest, ImageSpec, RequestBuilder, crop_image
+from maptab.run.requests import (
+    TABLE_TITLES,
+    ChatRequest,
+    ImageSpec,
+    RequestBuilder,
+    crop_image,
+    decoded_image,
+)
 from maptab.tasks.base import get as get_kind
 
 __all__ = [
@@ -237,6 +245,7 @@ class Toolbox:
         self.names = tuple(n for n in TOOL_NAMES if n in names)
         self.image = image or builder.encoder.spec
         self.maps = _Maps(builder)
+        self._decoded: tuple[Path, Any] | None = None
 
     def _prompt(self, request: ChatRequest) -> Any:
         kind = get_kind(request.kind)
@@ -289,7 +298,9 @@ class Toolbox:
         path = self.builder.dataset.image_path(map_id)
         if path is None:
             raise _Refused("this map has no image")
-        data, size, crop = crop_image(path, box, self.image)
+        if self._decoded is None or self._decoded[0] != path:
+            self._decoded = (path, decoded_image(path))  # the last map's image, decoded once
+        data, size, crop = crop_image(self._decoded[1], box, self.image)
         url = f"data:image/{self.image.format};base64,{base64.b64encode(data).decode('ascii')}"
         ref = f"maptab:zoom/{map_id}/" + ",".join(f"{v:g}" for v in box)
         text = (
