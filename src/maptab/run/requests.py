@@ -202,24 +202,8 @@ class ImageEncoder:
         """The prepared image's bytes. Only this one image is decoded at full size, and only
         until it is resized (a 278 Mpx RGB map takes 0.8 GB for a few seconds); the file on
         disk is left as it is."""
-        with open_image(path, error=DatasetError) as im:
-            try:
-                im.load()
-                size = self.spec.target(*im.size)
-                out = im if size == im.size else _resized(im, size)
-                if self.spec.format == "jpeg":  # transparent areas on white, not black
-                    from PIL import Image
-
-                    rgba = out.convert("RGBA")
-                    out = Image.new("RGB", rgba.size, "white")
-                    out.paste(rgba, mask=rgba.getchannel("A"))
-                elif out.mode not in ("RGB", "RGBA", "L", "LA", "P"):
-                    out = out.convert("RGBA")
-                buf = io.BytesIO()
-                out.save(buf, format=self.spec.format.upper(), optimize=False)
-            except (OSError, ValueError) as exc:
-                raise DatasetError(f"{path}: not a readable image ({exc})") from None
-        return buf.getvalue()
+        data, _ = prepared_image(decoded_image(path), self.spec, path)
+        return data
 
 
 def _resized(im: Any, size: tuple[int, int]) -> Any:
@@ -257,17 +241,26 @@ def crop_image(
     map is (:class:`ImageSpec`: the same budget, resize and format). ``source`` is the image
     file, or the image :func:`decoded_image` read from it (a caller cutting one map many times
     decodes it once). A crop is at least 1 px a side."""
-    from PIL import Image
 
     im = decoded_image(source) if isinstance(source, str | os.PathLike) else source
     x0, y0, x1, y1 = box
+    w, h = im.size
+    left, top = min(w - 1, math.floor(x0 * w)), min(h - 1, math.floor(y0 * h))
+    right, bottom = max(left + 1, math.ceil(x1 * w)), max(top + 1, math.ceil(y1 * h))
+    crop = im.crop((left, top, min(w, right), min(h, bottom)))
+    data, size = prepared_image(crop, spec, source)
+    return data, size, crop.size
+
+
+def prepared_image(im: Any, spec: ImageSpec, source: object) -> tuple[bytes, tuple[int, int]]:
+    """``(bytes, size)`` of ``im`` resized into ``spec``'s budget (never up) and encoded in its
+    format (JPEG: transparent areas on white, not black); :class:`DatasetError` naming
+    ``source`` when Pillow refuses it."""
+    from PIL import Image
+
     try:
-        w, h = im.size
-        left, top = min(w - 1, math.floor(x0 * w)), min(h - 1, math.floor(y0 * h))
-        right, bottom = max(left + 1, math.ceil(x1 * w)), max(top + 1, math.ceil(y1 * h))
-        crop = im.crop((left, top, min(w, right), min(h, bottom)))
-        size = spec.target(*crop.size)
-        out = crop if size == crop.size else _resized(crop, size)
+        size = spec.target(*im.size)
+        out = im if size == im.size else _resized(im, size)
         if spec.format == "jpeg":
             rgba = out.convert("RGBA")
             out = Image.new("RGB", rgba.size, "white")
@@ -278,7 +271,7 @@ def crop_image(
         out.save(buf, format=spec.format.upper(), optimize=False)
     except (OSError, ValueError) as exc:
         raise DatasetError(f"{source}: not a readable image ({exc})") from None
-    return buf.getvalue(), out.size, crop.size
+    return buf.getvalue(), out.size
 
 
 # --------------------------------------------------------------------------- tables
