@@ -180,17 +180,20 @@ def check_scenic(net: Network, spec: ScenicSpec) -> None:
 
 # ---------------------------------------------------------------- strategies
 @st.composite
-def metro_specs(draw, max_lines: int = 7, max_stations: int = 120) -> MetroSpec:
-    n_lines = draw(st.integers(1, max_lines))
-    loops = draw(st.integers(0, min(2, n_lines - 1)))
+def metro_specs(
+    draw, max_lines: int = 7, max_stations: int = 120, with_trunks: bool = False
+) -> MetroSpec:
+    """Valid specs of every kind; ``with_trunks``: at least one trunk (so two lines or more)."""
+    n_lines = draw(st.integers(2 if with_trunks else 1, max_lines))
+    loops = draw(st.integers(0, min(2, n_lines - 1 - with_trunks)))
     free = n_lines - 1 - loops
-    shared = draw(st.integers(0, min(3, free)))
-    trunks = draw(st.integers(0, min(3, free - shared)))
+    trunks = draw(st.integers(int(with_trunks), min(3, free)))
+    shared = draw(st.integers(0, min(3, free - trunks)))
     branches = draw(st.integers(0, min(2, free + 1)))
     floor = (6 if trunks else 3) + 4 * loops + 2 * (n_lines - 1 - loops) + branches
     n_stations = draw(st.integers(max(15, floor), max(max_stations, floor)))
     lang = draw(st.sampled_from(sorted(LANGUAGES)))
-    rates = st.sampled_from([0.0, 0.3, 1.0])
+    rates = st.sampled_from([0.0, 0.3, 0.5, 1.0])
     return MetroSpec(
         n_lines,
         n_stations,

@@ -17,7 +17,6 @@ from _examples import examples
 from maptab.core.network import Network, connected_components
 from maptab.core.validate import validate_network
 from maptab.generate.attributes import synthesize_attributes
-from maptab.generate.names import LANGUAGES
 from maptab.generate.synth import MetroSpec, sample_metro_spec, synth_metro
 from maptab.report.describe import (
     LARGE_MAP,
@@ -25,33 +24,12 @@ from maptab.report.describe import (
     network_figures,
     summarize_networks,
 )
+from test_synth import SEEDS, metro_specs
 
-SEEDS = st.integers(0, 2**32 - 1)
 
-
-@st.composite
-def trunk_specs(draw, max_lines: int = 8, max_stations: int = 160) -> MetroSpec:
+def trunk_specs(max_lines: int = 8, max_stations: int = 160) -> st.SearchStrategy[MetroSpec]:
     """Specs with trunks, tees and joins switched on (and sometimes off)."""
-    n_lines = draw(st.integers(2, max_lines))
-    loops = draw(st.integers(0, min(1, n_lines - 2)))
-    free = n_lines - 1 - loops
-    trunks = draw(st.integers(1, min(3, free)))
-    shared = draw(st.integers(0, min(2, free - trunks)))
-    branches = draw(st.integers(0, min(2, free + 1)))
-    floor = 6 + 4 * loops + 2 * (n_lines - 1 - loops) + branches
-    n_stations = draw(st.integers(max(15, floor), max(max_stations, floor)))
-    rates = st.sampled_from([0.0, 0.5, 1.0])
-    return MetroSpec(
-        n_lines,
-        n_stations,
-        loops,
-        branches,
-        shared,
-        draw(st.sampled_from(sorted(LANGUAGES))),
-        trunks=trunks,
-        tee_rate=draw(rates),
-        join_rate=draw(rates),
-    )
+    return metro_specs(max_lines, max_stations, with_trunks=True)
 
 
 def _pair(u: str, v: str) -> frozenset[str]:
