@@ -325,7 +325,7 @@ def test_cli_shows_progress_while_reading_unless_told_not_to(tmp_path, monkeypat
         tiles_read.append(tile.shape)
         return [], 0.0
 
-    monkeypatch.setattr(ocr, "_rapid_engine", lambda: engine)
+    monkeypatch.setattr(ocr, "rapid_engine", lambda: engine)
     image = tmp_path / "map.png"
     Image.new("RGB", (2000, 900), "white").save(image)  # two tiles
     meta = tmp_path / "m.json"

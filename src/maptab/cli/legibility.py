@@ -50,7 +50,7 @@ class _CountingEngine:
     def __call__(self, tile: Any, **options: Any) -> Any:
         from maptab.render import ocr
 
-        result = ocr._rapid_engine()(tile, **options)
+        result = ocr.rapid_engine()(tile, **options)
         self.ticker.tick()
         return result
 

@@ -280,7 +280,9 @@ Reader = Callable[[Image.Image], list[Detection]]
 
 
 @lru_cache(maxsize=1)
-def _rapid_engine():  # pragma: no cover - exercised when the extra is installed
+def rapid_engine():  # pragma: no cover - exercised when the extra is installed
+    """The RapidOCR engine :func:`read_image` uses by default, loaded once per process
+    (:class:`OcrUnavailableError` without the ``ocr`` extra)."""
     try:
         from rapidocr_onnxruntime import RapidOCR
     except ImportError as exc:
@@ -293,7 +295,7 @@ def _rapid_engine():  # pragma: no cover - exercised when the extra is installed
 def ocr_available() -> bool:
     """True when the RapidOCR engine can be imported."""
     try:
-        _rapid_engine()
+        rapid_engine()
     except OcrUnavailableError:
         return False
     return True
@@ -358,7 +360,7 @@ def read_image(
     otherwise gets upside down; about 1.5–2× slower; off for the published figures)."""
     import numpy as np
 
-    run = engine or _rapid_engine()
+    run = engine or rapid_engine()
     img = image.convert("RGB")
     size, f = shrunk(img.width, img.height, max_pixels)
     if f < 1.0:
