@@ -533,3 +533,19 @@ def test_agent_oracle_is_exact_on_every_table_sample_of_mini(mini, tmp_path):
     ]
     assert all(by[c][0] == by[c][1] == 48 for c in TABLE_CATEGORIES), (by, wrong)
     assert by["map_only"][0] < by["map_only"][1]  # no lookup offered: no map reading
+
+
+def test_a_model_that_ignores_the_tools_scores_as_without_them(mini, tmp_path):
+    """The control: ``shortest`` answers at once whatever it is offered, so a tool-use run of
+    it scores every sample exactly as the plain run does (one turn, no call)."""
+    plain, tools = tmp_path / "plain", tmp_path / "tools"
+    run(mini, make_provider("shortest"), plain, limit=120)
+    run(mini, make_provider("shortest"), tools, limit=120, tools=("zoom", "lookup", "check"))
+    assert all(r["tool_calls"] == 0 and r["turns"] == 1 for r in _rows(tools))
+    _strict(plain), _strict(tools)
+
+    def scores(out: Path) -> dict[str, dict]:
+        rows = [json.loads(x) for x in (out / "scores.jsonl").read_text().splitlines()]
+        return {r["id"]: {k: v for k, v in r.items() if k != "latency_s"} for r in rows}
+
+    assert scores(tools) == scores(plain) and len(scores(plain)) == 120
