@@ -429,19 +429,7 @@ def maptab(
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
 ) -> Task:
     """Any registered maptab task kind (``-T kind=<name>``)."""
-    return maptab_task(
-        kind,
-        dataset,
-        split,
-        categories,
-        limit,
-        table_format,
-        images,
-        seed,
-        tools,
-        max_turns,
-        max_tool_calls,
-    )
+    return maptab_task(**locals())  # the parameters above, as they are
 
 
 @task
@@ -458,19 +446,7 @@ def maptab_rp(
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
 ) -> Task:
     """MapTab route planning (SPEC 11-13)."""
-    return maptab_task(
-        "rp",
-        dataset,
-        split,
-        categories,
-        limit,
-        table_format,
-        images,
-        seed,
-        tools,
-        max_turns,
-        max_tool_calls,
-    )
+    return maptab_task("rp", **locals())  # the parameters above, as they are
 
 
 @task
@@ -487,19 +463,7 @@ def maptab_qa(
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
 ) -> Task:
     """MapTab map question answering (SPEC 10-13)."""
-    return maptab_task(
-        "qa",
-        dataset,
-        split,
-        categories,
-        limit,
-        table_format,
-        images,
-        seed,
-        tools,
-        max_turns,
-        max_tool_calls,
-    )
+    return maptab_task("qa", **locals())  # the parameters above, as they are
 
 
 @task
@@ -516,16 +480,4 @@ def reasonmap(
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
 ) -> Task:
     """ReasonMap questions, short and long (SPEC 14)."""
-    return maptab_task(
-        "reasonmap",
-        dataset,
-        split,
-        categories,
-        limit,
-        table_format,
-        images,
-        seed,
-        tools,
-        max_turns,
-        max_tool_calls,
-    )
+    return maptab_task("reasonmap", **locals())  # the parameters above, as they are
