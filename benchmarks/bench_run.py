@@ -35,21 +35,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from fakeserver import write_dataset  # noqa: E402
+from fakeserver import spawn, write_dataset  # noqa: E402
 from maptab.run import make_provider, run  # noqa: E402
 
 
 def _server(delay: float) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(HERE.parent / "tests" / "fakeserver.py"), "--delay", str(delay)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    line = proc.stdout.readline() if proc.stdout else ""
-    if not line.startswith("PORT "):
-        proc.kill()
-        raise SystemExit(f"fake server did not start: {line!r}")
-    return proc, f"http://127.0.0.1:{int(line.split()[1])}/v1"
+    return spawn(HERE.parent / "tests" / "fakeserver.py", "--delay", str(delay))
 
 
 def _timed(ds: Path, out: Path, spec: str, limit: int, **kw) -> tuple[int, float, float]:

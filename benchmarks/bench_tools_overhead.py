@@ -55,7 +55,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from fakeserver import FakeServer, Reply, _send, write_dataset  # noqa: E402
+from fakeserver import FakeServer, Reply, _send, spawn, write_dataset  # noqa: E402
 from maptab.api import run_model  # noqa: E402
 
 STATIONS = ("Alpha", "Beta", "Gamma", "Delta", "Eta", "Zeta", "Theta")
@@ -133,16 +133,7 @@ def serve(latency: float) -> None:
 
 
 def _server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, __file__, "--serve", "--latency", str(latency)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    line = proc.stdout.readline() if proc.stdout else ""
-    if not line.startswith("PORT "):
-        proc.kill()
-        raise SystemExit(f"fake server did not start: {line!r}")
-    return proc, f"http://127.0.0.1:{int(line.split()[1])}/v1"
+    return spawn(__file__, "--serve", "--latency", str(latency))
 
 
 def _stats(base_url: str) -> dict[str, Any]:

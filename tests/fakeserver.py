@@ -24,6 +24,8 @@ import csv
 import gzip
 import hashlib
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -388,6 +390,17 @@ def _write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(header)
         w.writerows(rows)
+
+
+def spawn(script: str | Path, *args: str) -> tuple[subprocess.Popen[str], str]:
+    """Run ``script`` (this file, or one serving a subclass the same way) in a process of its
+    own; ``(process, base URL)`` once it has printed ``PORT <n>``."""
+    proc = subprocess.Popen([sys.executable, str(script), *args], stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline() if proc.stdout else ""
+    if not line.startswith("PORT "):
+        proc.kill()
+        raise SystemExit(f"fake server did not start: {line!r}")
+    return proc, f"http://127.0.0.1:{int(line.split()[1])}/v1"
 
 
 def main() -> None:
