@@ -356,52 +356,15 @@ def test_a_rerun_with_other_tools_is_refused_and_jobs_with_tools_too(ds, tmp_pat
 
 
 def test_cli_options(ds, tmp_path):
-    r = CliRunner().invoke(
-        app,
-        [
-            "run",
-            str(ds),
-            "--model",
-            "oracle",
-            "--max-turns",
-            "3",
-            "--out",
-            str(tmp_path / "a"),
-            "--no-progress",
-        ],
-    )
+    def run_cli(out: str, *options: str):
+        argv = ["run", str(ds), *options, "--out", str(tmp_path / out), "--no-progress"]
+        return CliRunner().invoke(app, argv)
+
+    r = run_cli("a", "--model", "oracle", "--max-turns", "3")
     assert r.exit_code != 0 and "--max-turns and --max-tool-calls need --tools" in r.output
-    r = CliRunner().invoke(
-        app,
-        [
-            "run",
-            str(ds),
-            "--model",
-            "oracle",
-            "--tools",
-            "zoom,ls",
-            "--out",
-            str(tmp_path / "b"),
-            "--no-progress",
-        ],
-    )
+    r = run_cli("b", "--model", "oracle", "--tools", "zoom,ls")
     assert r.exit_code != 0 and "unknown tool 'ls'" in r.output
-    r = CliRunner().invoke(
-        app,
-        [
-            "run",
-            str(ds),
-            "--model",
-            "agent-oracle",
-            "--tools",
-            "all",
-            "--max-tool-calls",
-            "5",
-            "--out",
-            str(tmp_path / "c"),
-            "--no-progress",
-        ],
-    )
+    r = run_cli("c", "--model", "agent-oracle", "--tools", "all", "--max-tool-calls", "5")
     assert r.exit_code == 0, r.output
     rows = _rows(tmp_path / "c")
     assert all(row["tool_calls"] <= 5 for row in rows)
