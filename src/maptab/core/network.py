@@ -44,6 +44,13 @@ def hop_distances(graph: Mapping[str, Iterable[str]], source: str) -> dict[str, 
     return dist
 
 
+def cycle_rank(graph: Mapping[str, Iterable[str]]) -> int:
+    """Independent cycles of an adjacency mapping (each edge listed at both ends):
+    ``|E| − |V| + components``."""
+    edges = sum(len(list(v)) for v in graph.values()) // 2
+    return edges - len(graph) + len(connected_components(graph))
+
+
 def fewest_hops_counts(
     graph: Mapping[str, Iterable[str]], source: str, dist: Mapping[str, int] | None = None
 ) -> dict[str, int]:

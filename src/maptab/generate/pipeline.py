@@ -35,7 +35,7 @@ import numpy as np
 
 from maptab._progress import Progress, or_silent
 from maptab.core import qa_types
-from maptab.core.network import Network, connected_components
+from maptab.core.network import Network, cycle_rank
 from maptab.core.route_text import check_network_names
 from maptab.core.schema import QA_STYLES, RP_STYLES, QAQuery, ReasonMapQuestion, RPQuery
 from maptab.core.tables import derive_mix
@@ -177,8 +177,6 @@ class MapSummary:
 
 def summarize_map(net: Network) -> MapSummary:
     """The :class:`MapSummary` of ``net``."""
-    graph = net.simple_graph()
-    track = sum(len(v) for v in graph.values()) // 2
     return MapSummary(
         net.map_id,
         net.scenario,
@@ -186,7 +184,7 @@ def summarize_map(net: Network) -> MapSummary:
         tuple(float(m(net)) for m in difficulty.MAP_METRICS[net.scenario]),
         len(net.vertices),
         len(eligible_pairs(net)),
-        track - len(graph) + len(connected_components(graph)),
+        cycle_rank(net.simple_graph()),
     )
 
 
