@@ -225,10 +225,12 @@ def _size(text: str) -> tuple[int, int]:
 
 
 def _shard(text: str) -> tuple[int, int]:
-    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
-    if not m or not int(m.group(1)) < int(m.group(2)):
-        raise MaptabError(f"--shard must be I/N with 0 <= I < N, not {text!r}")
-    return int(m.group(1)), int(m.group(2))
+    from maptab.io.dataset import DatasetError, parse_shard
+
+    try:
+        return parse_shard(text)
+    except DatasetError:
+        raise MaptabError(f"--shard must be I/N with 0 <= I < N, not {text!r}") from None
 
 
 def _slug(spec: str) -> str:

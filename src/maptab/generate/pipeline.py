@@ -52,6 +52,7 @@ from maptab.io.dataset import (
     MapEntry,
     MapImager,
     map_folder,
+    parse_shard,
     query_lines,
     write_map_files,
 )
@@ -540,18 +541,6 @@ def _completions(
 
 def _window(workers: int) -> int:
     return 2 * workers
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """``"i/N"`` as ``(i, N)`` with ``0 <= i < N``; :class:`DatasetError` otherwise."""
-    index, sep, count = text.strip().partition("/")
-    try:
-        i, n = int(index), int(count)
-    except ValueError:
-        i, n = -1, 0
-    if not sep or n < 1 or not 0 <= i < n:
-        raise DatasetError(f"shard {text!r}: expected i/N with 0 <= i < N (e.g. 0/4)")
-    return i, n
 
 
 def scaled_preset(spec: Preset, maps: int) -> Preset:

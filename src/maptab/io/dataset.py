@@ -126,6 +126,19 @@ def shard_of(items: Sequence[T], shard: tuple[int, int] | None) -> list[T]:
     return list(items[i::n])
 
 
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"i/N"`` as ``(i, N)`` with ``0 <= i < N`` (``--shard`` of ``maptab build`` and ``maptab
+    run``); :class:`DatasetError` otherwise."""
+    index, sep, count = text.strip().partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        i, n = -1, 0
+    if not sep or n < 1 or not 0 <= i < n:
+        raise DatasetError(f"shard {text!r}: expected i/N with 0 <= i < N (e.g. 0/4)")
+    return i, n
+
+
 def _parse_selectors(
     kinds: list[TaskKind], categories: Iterable[str] | None
 ) -> tuple[set[str], dict[str, list[Callable[[Any], bool]]]]:
